@@ -1,0 +1,1 @@
+//! Binding crate; filled by its issue.

@@ -1,0 +1,1386 @@
+//! Circuit breakers: stop calling a downstream that is failing.
+//!
+//! resilience4j's model, which the seeds configure directly: states
+//! `closed`, `open`, `half_open`, plus `disabled`, `forced_open` and
+//! `metrics_only`; a `count_based` window (the last N calls) or a
+//! `time_based` one (the last N seconds, in per-second buckets); a failure
+//! rate and a slow-call rate that open the breaker when either reaches its
+//! threshold; a wait in the open state (optionally growing with each
+//! re-open); a few trial calls in half-open that decide closed or open
+//! again; and a maximum half-open wait so that trials that never report
+//! cannot leave it stuck (resilience4j #903/#935). A `consecutive` breaker
+//! opens after N consecutive failures and half-opens with one probe
+//! (cockatiel, Polly's classic breaker).
+//!
+//! Time is an argument (`now`, monotonic nanoseconds); a `now` earlier than
+//! one already seen counts as equal to it. Every transition is returned as
+//! a [`Transition`] (from, to, reason, now). Work per call is O(1) (a time
+//! window's eviction is amortised) and memory is bounded by the window.
+
+use crate::backoff;
+use crate::classify::{self, Category, Failure, Matcher, Verdict};
+use crate::doc::{self, Obj};
+use crate::duration::format_duration;
+use crate::{Error, ErrorCode, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// The state of a breaker.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Calls flow; outcomes are recorded.
+    Closed,
+    /// Calls are refused until the wait ends.
+    Open,
+    /// A few trial calls decide closed or open.
+    HalfOpen,
+    /// Calls flow; nothing is recorded.
+    Disabled,
+    /// Calls are refused until a manual transition.
+    ForcedOpen,
+    /// Calls flow; outcomes are recorded; the breaker never opens.
+    MetricsOnly,
+}
+
+impl State {
+    /// Returns the stable code (`"half_open"`, …).
+    pub const fn code(self) -> &'static str {
+        match self {
+            State::Closed => "closed",
+            State::Open => "open",
+            State::HalfOpen => "half_open",
+            State::Disabled => "disabled",
+            State::ForcedOpen => "forced_open",
+            State::MetricsOnly => "metrics_only",
+        }
+    }
+
+    /// Parses a code.
+    pub fn from_code(s: &str) -> Option<State> {
+        [State::Closed, State::Open, State::HalfOpen, State::Disabled, State::ForcedOpen, State::MetricsOnly]
+            .into_iter()
+            .find(|x| x.code() == s)
+    }
+}
+
+/// Why a transition happened.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TransitionReason {
+    /// The failure rate reached its threshold.
+    FailureRate,
+    /// The slow-call rate reached its threshold.
+    SlowCallRate,
+    /// N consecutive failures (consecutive breaker).
+    ConsecutiveFailures,
+    /// The open wait ended and a trial call arrived.
+    WaitElapsed,
+    /// The trial calls passed.
+    TrialsPassed,
+    /// The trial calls failed.
+    TrialsFailed,
+    /// The half-open evaluation did not finish within its maximum wait.
+    HalfOpenTimeout,
+    /// A manual transition.
+    Manual,
+}
+
+impl TransitionReason {
+    /// Returns the stable code (`"failure_rate"`, …).
+    pub const fn code(self) -> &'static str {
+        match self {
+            TransitionReason::FailureRate => "failure_rate",
+            TransitionReason::SlowCallRate => "slow_call_rate",
+            TransitionReason::ConsecutiveFailures => "consecutive_failures",
+            TransitionReason::WaitElapsed => "wait_elapsed",
+            TransitionReason::TrialsPassed => "trials_passed",
+            TransitionReason::TrialsFailed => "trials_failed",
+            TransitionReason::HalfOpenTimeout => "half_open_timeout",
+            TransitionReason::Manual => "manual",
+        }
+    }
+}
+
+/// A state change: from, to, why and when.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Transition {
+    /// The state before.
+    pub from: State,
+    /// The state after.
+    pub to: State,
+    /// Why.
+    pub reason: TransitionReason,
+    /// When (the `now` of the call that caused it), in nanoseconds.
+    pub at: u64,
+}
+
+/// The window kind of a breaker.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BreakerKind {
+    /// The last `sliding_window_size` calls.
+    CountBased,
+    /// The last `sliding_window_size` seconds, in one-second buckets.
+    TimeBased,
+    /// N consecutive failures.
+    Consecutive,
+}
+
+impl BreakerKind {
+    /// Returns the document name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BreakerKind::CountBased => "count_based",
+            BreakerKind::TimeBased => "time_based",
+            BreakerKind::Consecutive => "consecutive",
+        }
+    }
+}
+
+/// How a breaker counts an outcome.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Counted {
+    /// A success.
+    Success,
+    /// A failure.
+    Failure,
+    /// Not recorded at all.
+    Ignored,
+}
+
+impl Counted {
+    /// Returns the stable code.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Counted::Success => "success",
+            Counted::Failure => "failure",
+            Counted::Ignored => "ignored",
+        }
+    }
+}
+
+/// A user rule deciding how an outcome counts (first match wins).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CountRule {
+    /// What the rule matches.
+    pub when: Matcher,
+    /// How a matching outcome counts.
+    pub count: Counted,
+}
+
+/// The settings of a breaker. Durations are nanoseconds; rates are percent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakerConfig {
+    /// A name for metrics and errors.
+    pub name: Option<String>,
+    /// The window kind.
+    pub kind: BreakerKind,
+    /// Percent of failures that opens the breaker, in (0, 100]; default 50.
+    pub failure_rate_threshold: f64,
+    /// Percent of slow calls that opens the breaker, in (0, 100]; default 100.
+    pub slow_call_rate_threshold: f64,
+    /// A call longer than this is slow; default 60 s.
+    pub slow_call_duration_threshold: u64,
+    /// Calls needed before rates are judged; default 100.
+    pub minimum_number_of_calls: u32,
+    /// Calls (count_based) or seconds (time_based) in the window; default 100.
+    pub sliding_window_size: u32,
+    /// The wait in the open state; default 60 s.
+    pub wait_duration_in_open_state: u64,
+    /// Growth of the wait with each re-open since the last close (1 = fixed).
+    pub wait_multiplier: f64,
+    /// Cap of the growing wait; default: the wait itself times 2^10 capped at 1 h, or `wait` when fixed.
+    pub max_wait_duration_in_open_state: u64,
+    /// Trial calls in half-open; default 10 (1 for consecutive).
+    pub permitted_number_of_calls_in_half_open_state: u32,
+    /// Longest half-open evaluation before returning to open; default 60 s; 0 = forever.
+    pub max_wait_duration_in_half_open_state: u64,
+    /// Consecutive failures that open a `consecutive` breaker; default 5.
+    pub failure_threshold: u32,
+    /// User rules for how outcomes count, before the defaults.
+    pub count_rules: Vec<CountRule>,
+    /// The state a new breaker starts in (closed, disabled, forced_open or metrics_only).
+    pub initial_state: State,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            name: None,
+            kind: BreakerKind::CountBased,
+            failure_rate_threshold: 50.0,
+            slow_call_rate_threshold: 100.0,
+            slow_call_duration_threshold: 60 * NS_PER_S,
+            minimum_number_of_calls: 100,
+            sliding_window_size: 100,
+            wait_duration_in_open_state: 60 * NS_PER_S,
+            wait_multiplier: 1.0,
+            max_wait_duration_in_open_state: 60 * NS_PER_S,
+            permitted_number_of_calls_in_half_open_state: 10,
+            max_wait_duration_in_half_open_state: 60 * NS_PER_S,
+            failure_threshold: 5,
+            count_rules: Vec::new(),
+            initial_state: State::Closed,
+        }
+    }
+}
+
+/// Largest count-based window (calls) and time-based window (seconds).
+pub const MAX_WINDOW: u32 = 100_000;
+
+impl BreakerConfig {
+    /// Checks the settings.
+    ///
+    /// # Errors
+    /// `out_of_range` for thresholds outside (0, 100], a window or minimum of
+    /// 0 or past [`MAX_WINDOW`], permitted calls of 0, a wait multiplier
+    /// below 1; `invalid_combination` when the growing wait's cap is below
+    /// the wait; `invalid_value` for an initial state of open or half_open.
+    pub fn validate(&self) -> Result<()> {
+        for (field, v) in [
+            ("failure_rate_threshold", self.failure_rate_threshold),
+            ("slow_call_rate_threshold", self.slow_call_rate_threshold),
+        ] {
+            if !(v > 0.0 && v <= 100.0) {
+                return Err(Error::new(ErrorCode::OutOfRange, field, format!("must be in (0, 100], got {v}")));
+            }
+        }
+        for (field, v) in [
+            ("minimum_number_of_calls", self.minimum_number_of_calls),
+            ("sliding_window_size", self.sliding_window_size),
+        ] {
+            if v == 0 || v > MAX_WINDOW {
+                return Err(Error::new(ErrorCode::OutOfRange, field, format!("must be in [1, {MAX_WINDOW}], got {v}")));
+            }
+        }
+        if self.permitted_number_of_calls_in_half_open_state == 0 {
+            return Err(Error::new(
+                ErrorCode::OutOfRange,
+                "permitted_number_of_calls_in_half_open_state",
+                "must be at least 1",
+            ));
+        }
+        if self.failure_threshold == 0 {
+            return Err(Error::new(ErrorCode::OutOfRange, "failure_threshold", "must be at least 1"));
+        }
+        if !(self.wait_multiplier.is_finite() && self.wait_multiplier >= 1.0) {
+            return Err(Error::new(
+                ErrorCode::OutOfRange,
+                "wait_multiplier",
+                format!("must be a finite number ≥ 1, got {}", self.wait_multiplier),
+            ));
+        }
+        if self.max_wait_duration_in_open_state < self.wait_duration_in_open_state {
+            return Err(Error::new(
+                ErrorCode::InvalidCombination,
+                "max_wait_duration_in_open_state",
+                "must not be below wait_duration_in_open_state",
+            ));
+        }
+        if matches!(self.initial_state, State::Open | State::HalfOpen) {
+            return Err(Error::new(
+                ErrorCode::InvalidValue,
+                "initial_state",
+                "a breaker starts closed, disabled, forced_open or metrics_only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Decides how an outcome counts: user rules first, then the defaults —
+    /// everything but a client error (invalid request, auth, not found,
+    /// conflict), `cancelled` and an open-breaker rejection is a failure.
+    pub fn count(&self, failure: &Failure<'_>, verdict: &Verdict) -> Counted {
+        for r in &self.count_rules {
+            if r.when.matches(failure, &mut || verdict.category) {
+                return r.count;
+            }
+        }
+        Self::default_count(verdict.category)
+    }
+
+    /// The default counting of a category.
+    pub fn default_count(c: Category) -> Counted {
+        match c {
+            Category::Cancelled | Category::OpenBreaker => Counted::Ignored,
+            c if c.is_client_error() => Counted::Success,
+            _ => Counted::Failure,
+        }
+    }
+
+    /// The wait after the k-th open since the last close (k ≥ 1).
+    fn wait_for(&self, k: u32) -> u64 {
+        if self.wait_multiplier == 1.0 || k <= 1 {
+            return self.wait_duration_in_open_state;
+        }
+        let b = backoff::BackoffBuilder {
+            kind: Some(backoff::BackoffKind::Exponential),
+            initial: Some(self.wait_duration_in_open_state),
+            max_delay: Some(self.max_wait_duration_in_open_state),
+            multiplier: Some(self.wait_multiplier),
+            jitter: Some(backoff::Jitter::None),
+            ..Default::default()
+        };
+        match b.build() {
+            Ok(b) => b.delay_unchecked(k, 0.0, 0),
+            Err(_) => self.wait_duration_in_open_state,
+        }
+    }
+
+    /// Reads a breaker object of a policy document.
+    ///
+    /// Keys: `kind` (`count_based` | `time_based` | `consecutive`), the
+    /// resilience4j names (`failure_rate_threshold`, …, with the seeds'
+    /// aliases such as `permitted_calls_in_half_open`), `wait_multiplier`,
+    /// `max_wait_duration_in_open_state`, `failure_threshold`, `name`,
+    /// `initial_state` and `count` (rules: matchers + `"count": "success" |
+    /// "failure" | "ignored"`).
+    pub fn from_json_value(v: &Value, path: &str) -> Result<BreakerConfig> {
+        let mut o = Obj::new(v, path)?;
+        let mut c = BreakerConfig::default();
+        if let Some((s, f)) = o.str("kind", &["sliding_window_type", "type"])? {
+            c.kind = match s.to_ascii_lowercase().as_str() {
+                "count_based" => BreakerKind::CountBased,
+                "time_based" => BreakerKind::TimeBased,
+                "consecutive" => BreakerKind::Consecutive,
+                _ => {
+                    return Err(Error::new(
+                        ErrorCode::InvalidValue,
+                        f,
+                        format!("must be count_based, time_based or consecutive, got {s:?}"),
+                    ))
+                }
+            };
+        }
+        if c.kind == BreakerKind::Consecutive {
+            c.permitted_number_of_calls_in_half_open_state = 1;
+        }
+        if let Some((s, _)) = o.str("name", &[])? {
+            c.name = Some(s.to_owned());
+        }
+        if let Some(x) = o.f64("failure_rate_threshold", &[])? {
+            c.failure_rate_threshold = x;
+        }
+        if let Some(x) = o.f64("slow_call_rate_threshold", &[])? {
+            c.slow_call_rate_threshold = x;
+        }
+        if let Some(x) = o.duration("slow_call_duration_threshold", &[])? {
+            c.slow_call_duration_threshold = x;
+        }
+        if let Some(x) = o.uint("minimum_number_of_calls", &[], 1, u64::from(MAX_WINDOW))? {
+            c.minimum_number_of_calls = x as u32;
+        }
+        if let Some(x) = o.uint("sliding_window_size", &[], 1, u64::from(MAX_WINDOW))? {
+            c.sliding_window_size = x as u32;
+        }
+        let mut wait_given = false;
+        if let Some(x) = o.duration("wait_duration_in_open_state", &["wait_duration", "break_duration"])? {
+            c.wait_duration_in_open_state = x;
+            wait_given = true;
+        }
+        if let Some(x) = o.f64("wait_multiplier", &[])? {
+            c.wait_multiplier = x;
+        }
+        match o.duration("max_wait_duration_in_open_state", &["max_wait"])? {
+            Some(x) => c.max_wait_duration_in_open_state = x,
+            None if c.wait_multiplier > 1.0 => {
+                c.max_wait_duration_in_open_state = c
+                    .wait_duration_in_open_state
+                    .saturating_mul(1024)
+                    .min(3600 * NS_PER_S)
+                    .max(c.wait_duration_in_open_state)
+            }
+            None => c.max_wait_duration_in_open_state = c.wait_duration_in_open_state,
+        }
+        let _ = wait_given;
+        if let Some(x) = o.uint(
+            "permitted_number_of_calls_in_half_open_state",
+            &["permitted_calls_in_half_open", "permitted_calls_in_half_open_state"],
+            1,
+            u64::from(MAX_WINDOW),
+        )? {
+            c.permitted_number_of_calls_in_half_open_state = x as u32;
+        }
+        if let Some(x) = o.duration("max_wait_duration_in_half_open_state", &[])? {
+            c.max_wait_duration_in_half_open_state = x;
+        }
+        if let Some(x) = o.uint("failure_threshold", &["consecutive_failures"], 1, u64::from(u32::MAX))? {
+            c.failure_threshold = x as u32;
+        }
+        if let Some((s, f)) = o.str("initial_state", &[])? {
+            c.initial_state = State::from_code(s)
+                .ok_or_else(|| Error::new(ErrorCode::InvalidValue, f, format!("is not a breaker state: {s:?}")))?;
+        }
+        if let Some((v, f)) = o.take("count", &["record"])? {
+            let items = v.as_array().ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidType,
+                    f.clone(),
+                    format!("must be a list of rules, got {}", doc::type_name(v)),
+                )
+            })?;
+            for (i, item) in items.iter().enumerate() {
+                let p = format!("{f}[{i}]");
+                let mut ro = Obj::new(item, &p)?;
+                let when = classify::parse_matcher(&mut ro)?;
+                let count = match ro.str("count", &[])? {
+                    Some(("success", _)) => Counted::Success,
+                    Some(("failure", _)) => Counted::Failure,
+                    Some(("ignored", _)) | Some(("ignore", _)) => Counted::Ignored,
+                    Some((s, f)) => {
+                        return Err(Error::new(
+                            ErrorCode::InvalidValue,
+                            f,
+                            format!("must be success, failure or ignored, got {s:?}"),
+                        ))
+                    }
+                    None => {
+                        return Err(Error::new(ErrorCode::MissingField, ro.field("count"), "every rule sets count"))
+                    }
+                };
+                ro.finish()?;
+                c.count_rules.push(CountRule { when, count });
+            }
+        }
+        o.finish()?;
+        c.validate().map_err(|e| e.within(path))?;
+        Ok(c)
+    }
+
+    /// Writes the settings as a document object (every key, defaults included).
+    pub fn to_json_value(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("kind".into(), self.kind.name().into());
+        if let Some(n) = &self.name {
+            m.insert("name".into(), n.as_str().into());
+        }
+        m.insert("failure_rate_threshold".into(), self.failure_rate_threshold.into());
+        m.insert("slow_call_rate_threshold".into(), self.slow_call_rate_threshold.into());
+        m.insert("slow_call_duration_threshold".into(), format_duration(self.slow_call_duration_threshold).into());
+        m.insert("minimum_number_of_calls".into(), self.minimum_number_of_calls.into());
+        m.insert("sliding_window_size".into(), self.sliding_window_size.into());
+        m.insert("wait_duration_in_open_state".into(), format_duration(self.wait_duration_in_open_state).into());
+        m.insert("wait_multiplier".into(), self.wait_multiplier.into());
+        m.insert(
+            "max_wait_duration_in_open_state".into(),
+            format_duration(self.max_wait_duration_in_open_state).into(),
+        );
+        m.insert(
+            "permitted_number_of_calls_in_half_open_state".into(),
+            self.permitted_number_of_calls_in_half_open_state.into(),
+        );
+        m.insert(
+            "max_wait_duration_in_half_open_state".into(),
+            format_duration(self.max_wait_duration_in_half_open_state).into(),
+        );
+        m.insert("failure_threshold".into(), self.failure_threshold.into());
+        m.insert("initial_state".into(), self.initial_state.code().into());
+        if !self.count_rules.is_empty() {
+            let rules = self
+                .count_rules
+                .iter()
+                .map(|r| {
+                    let mut o = serde_json::Map::new();
+                    classify::matcher_to_json(&r.when, &mut o);
+                    o.insert("count".into(), r.count.code().into());
+                    Value::Object(o)
+                })
+                .collect();
+            m.insert("count".into(), Value::Array(rules));
+        }
+        Value::Object(m)
+    }
+
+    /// A short digest of the settings that shape the state (for snapshots).
+    fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut v = self.to_json_value();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("name");
+            o.remove("initial_state");
+        }
+        let h = Sha256::digest(v.to_string().as_bytes());
+        h.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// One recorded call: failure and slow bits.
+const FAIL: u8 = 1;
+const SLOW: u8 = 2;
+
+/// The aggregate of a window: calls, failures, slow calls.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowTotals {
+    /// Recorded calls.
+    pub calls: u32,
+    /// Failed calls.
+    pub failures: u32,
+    /// Slow calls.
+    pub slow: u32,
+}
+
+impl WindowTotals {
+    fn add(&mut self, bits: u8) {
+        self.calls += 1;
+        self.failures += u32::from(bits & FAIL != 0);
+        self.slow += u32::from(bits & SLOW != 0);
+    }
+    fn sub(&mut self, bits: u8) {
+        self.calls -= 1;
+        self.failures -= u32::from(bits & FAIL != 0);
+        self.slow -= u32::from(bits & SLOW != 0);
+    }
+
+    /// Returns the failure rate in percent (0 with no calls).
+    pub fn failure_rate(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            f64::from(self.failures) * 100.0 / f64::from(self.calls)
+        }
+    }
+
+    /// Returns the slow-call rate in percent (0 with no calls).
+    pub fn slow_rate(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            f64::from(self.slow) * 100.0 / f64::from(self.calls)
+        }
+    }
+}
+
+/// A per-second bucket of a time window.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Bucket {
+    /// The second (now / 1 s) this bucket counts.
+    second: u64,
+    calls: u32,
+    failures: u32,
+    slow: u32,
+}
+
+/// The sliding window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Window {
+    /// Ring of the last N calls' bits.
+    Count { ring: Vec<u8>, next: usize, len: usize, totals: WindowTotals },
+    /// Ring of N one-second buckets.
+    Time { buckets: Vec<Bucket>, totals: WindowTotals },
+    /// Consecutive failures.
+    Consecutive { failures: u32 },
+}
+
+impl Window {
+    fn new(c: &BreakerConfig) -> Window {
+        match c.kind {
+            BreakerKind::CountBased => Window::Count {
+                ring: vec![0; c.sliding_window_size as usize],
+                next: 0,
+                len: 0,
+                totals: WindowTotals::default(),
+            },
+            BreakerKind::TimeBased => Window::Time {
+                buckets: vec![Bucket { second: u64::MAX, ..Default::default() }; c.sliding_window_size as usize],
+                totals: WindowTotals::default(),
+            },
+            BreakerKind::Consecutive => Window::Consecutive { failures: 0 },
+        }
+    }
+
+    /// Drops time buckets older than the window at `now`.
+    fn advance(&mut self, now: u64) {
+        if let Window::Time { buckets, totals } = self {
+            let sec = now / NS_PER_S;
+            let n = buckets.len() as u64;
+            for b in buckets.iter_mut() {
+                if b.second != u64::MAX && b.second + n <= sec {
+                    totals.calls -= b.calls;
+                    totals.failures -= b.failures;
+                    totals.slow -= b.slow;
+                    *b = Bucket { second: u64::MAX, ..Default::default() };
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, now: u64, bits: u8) {
+        match self {
+            Window::Count { ring, next, len, totals } => {
+                if *len == ring.len() {
+                    totals.sub(ring[*next]);
+                } else {
+                    *len += 1;
+                }
+                ring[*next] = bits;
+                totals.add(bits);
+                *next = (*next + 1) % ring.len();
+            }
+            Window::Time { buckets, totals } => {
+                let sec = now / NS_PER_S;
+                let n = buckets.len() as u64;
+                let i = (sec % n) as usize;
+                let b = &mut buckets[i];
+                if b.second != sec {
+                    if b.second != u64::MAX {
+                        totals.calls -= b.calls;
+                        totals.failures -= b.failures;
+                        totals.slow -= b.slow;
+                    }
+                    *b = Bucket { second: sec, ..Default::default() };
+                }
+                b.calls += 1;
+                b.failures += u32::from(bits & FAIL != 0);
+                b.slow += u32::from(bits & SLOW != 0);
+                totals.add(bits);
+            }
+            Window::Consecutive { failures } => {
+                if bits & FAIL != 0 {
+                    *failures = failures.saturating_add(1);
+                } else {
+                    *failures = 0;
+                }
+            }
+        }
+    }
+
+    fn totals(&self) -> WindowTotals {
+        match self {
+            Window::Count { totals, .. } | Window::Time { totals, .. } => *totals,
+            Window::Consecutive { failures } => WindowTotals { calls: *failures, failures: *failures, slow: 0 },
+        }
+    }
+
+    fn clear(&mut self, c: &BreakerConfig) {
+        *self = Window::new(c);
+    }
+}
+
+/// A permission to make one call, carrying the breaker's state epoch.
+///
+/// Report it with [`CircuitBreaker::on_result`] or give it back with
+/// [`CircuitBreaker::release`]; an outcome on a permit from an older epoch
+/// (admitted before a transition, or voided) is ignored.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Permit {
+    epoch: u64,
+    trial: bool,
+    started: u64,
+}
+
+impl Permit {
+    /// Returns true for a half-open trial call.
+    pub fn is_trial(&self) -> bool {
+        self.trial
+    }
+
+    /// Returns the `now` at which the permit was taken.
+    pub fn started(&self) -> u64 {
+        self.started
+    }
+}
+
+/// The answer of [`CircuitBreaker::try_acquire`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Acquire {
+    /// The call may go.
+    Permitted(Permit),
+    /// The call is refused.
+    Rejected {
+        /// The state that refused.
+        state: State,
+        /// Nanoseconds until a trial call will be admitted (`u64::MAX`: not by waiting).
+        retry_after: u64,
+    },
+}
+
+/// A circuit breaker: plain data with pure transitions.
+///
+/// Share it among sessions behind a lock ([`SharedBreaker`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CircuitBreaker {
+    config: BreakerConfig,
+    state: State,
+    epoch: u64,
+    window: Window,
+    /// When the current state was entered.
+    since: u64,
+    /// The wait of the current open period.
+    open_wait: u64,
+    /// Opens since the last close (k of the growing wait).
+    opens: u32,
+    /// Half-open: trials admitted and still counting toward the limit.
+    trials_admitted: u32,
+    /// Half-open: trial outcomes.
+    trials: WindowTotals,
+    last_now: u64,
+    rejections: u64,
+    transitions: u64,
+}
+
+/// A breaker shared by reference among sessions (`Send + Sync`).
+pub type SharedBreaker = std::sync::Arc<std::sync::Mutex<CircuitBreaker>>;
+
+impl CircuitBreaker {
+    /// Creates a breaker in its configured initial state.
+    ///
+    /// # Errors
+    /// As [`BreakerConfig::validate`].
+    pub fn new(config: BreakerConfig) -> Result<Self> {
+        config.validate()?;
+        let window = Window::new(&config);
+        Ok(CircuitBreaker {
+            state: config.initial_state,
+            epoch: 0,
+            window,
+            since: 0,
+            open_wait: config.wait_duration_in_open_state,
+            opens: 0,
+            trials_admitted: 0,
+            trials: WindowTotals::default(),
+            last_now: 0,
+            rejections: 0,
+            transitions: 0,
+            config,
+        })
+    }
+
+    /// Wraps the breaker for sharing.
+    pub fn shared(self) -> SharedBreaker {
+        std::sync::Arc::new(std::sync::Mutex::new(self))
+    }
+
+    /// Returns the settings.
+    pub fn config(&self) -> &BreakerConfig {
+        &self.config
+    }
+
+    /// Returns the current state (an open breaker whose wait has ended stays
+    /// open until a call arrives).
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Returns the window's totals (for half-open: the trials so far).
+    pub fn totals(&self) -> WindowTotals {
+        if self.state == State::HalfOpen {
+            self.trials
+        } else {
+            self.window.totals()
+        }
+    }
+
+    /// Returns how many calls were refused.
+    pub fn rejections(&self) -> u64 {
+        self.rejections
+    }
+
+    /// Returns how many transitions happened.
+    pub fn transitions(&self) -> u64 {
+        self.transitions
+    }
+
+    fn clock(&mut self, now: u64) -> u64 {
+        if now > self.last_now {
+            self.last_now = now;
+        }
+        self.last_now
+    }
+
+    fn go(&mut self, to: State, reason: TransitionReason, now: u64) -> Transition {
+        let from = self.state;
+        self.state = to;
+        self.epoch += 1;
+        self.since = now;
+        self.transitions += 1;
+        match to {
+            State::Open => {
+                self.opens = self.opens.saturating_add(1);
+                self.open_wait = self.config.wait_for(self.opens);
+            }
+            State::HalfOpen => {
+                self.trials_admitted = 0;
+                self.trials = WindowTotals::default();
+            }
+            State::Closed => {
+                self.opens = 0;
+                self.window.clear(&self.config);
+            }
+            _ => {}
+        }
+        if to != State::HalfOpen {
+            self.trials_admitted = 0;
+            self.trials = WindowTotals::default();
+        }
+        Transition { from, to, reason, at: now }
+    }
+
+    /// Half-open past its maximum wait returns to open.
+    fn expire_half_open(&mut self, now: u64) -> Option<Transition> {
+        let max = self.config.max_wait_duration_in_half_open_state;
+        if self.state == State::HalfOpen && max > 0 && now.saturating_sub(self.since) >= max {
+            return Some(self.go(State::Open, TransitionReason::HalfOpenTimeout, now));
+        }
+        None
+    }
+
+    /// Asks to make one call at `now`.
+    ///
+    /// Moves open → half_open on the first call strictly after the open wait
+    /// ends; half-open admits at most the permitted trial calls. Returns the
+    /// answer and the transition it caused, if any.
+    pub fn try_acquire(&mut self, now: u64) -> (Acquire, Option<Transition>) {
+        let now = self.clock(now);
+        let mut t = self.expire_half_open(now);
+        let permit = |s: &Self, trial| Acquire::Permitted(Permit { epoch: s.epoch, trial, started: now });
+        match self.state {
+            State::Closed | State::Disabled | State::MetricsOnly => (permit(self, false), t),
+            State::ForcedOpen => {
+                self.rejections += 1;
+                (Acquire::Rejected { state: State::ForcedOpen, retry_after: u64::MAX }, t)
+            }
+            State::Open => {
+                let until = self.since.saturating_add(self.open_wait);
+                if now > until {
+                    let tr = self.go(State::HalfOpen, TransitionReason::WaitElapsed, now);
+                    t = Some(t.map_or(tr, |first| Transition { from: first.from, ..tr }));
+                    self.trials_admitted = 1;
+                    (permit(self, true), t)
+                } else {
+                    self.rejections += 1;
+                    (Acquire::Rejected { state: State::Open, retry_after: until - now + 1 }, t)
+                }
+            }
+            State::HalfOpen => {
+                if self.trials_admitted < self.config.permitted_number_of_calls_in_half_open_state {
+                    self.trials_admitted += 1;
+                    (permit(self, true), t)
+                } else {
+                    self.rejections += 1;
+                    let max = self.config.max_wait_duration_in_half_open_state;
+                    let retry_after =
+                        if max == 0 { u64::MAX } else { self.since.saturating_add(max).saturating_sub(now).max(1) };
+                    (Acquire::Rejected { state: State::HalfOpen, retry_after }, t)
+                }
+            }
+        }
+    }
+
+    /// Gives a permit back without an outcome (cancellation, drop): a
+    /// half-open trial slot returns to the pool.
+    pub fn release(&mut self, permit: Permit, now: u64) -> Option<Transition> {
+        let now = self.clock(now);
+        let t = self.expire_half_open(now);
+        if permit.epoch == self.epoch && permit.trial && self.state == State::HalfOpen {
+            self.trials_admitted = self.trials_admitted.saturating_sub(1);
+        }
+        t
+    }
+
+    /// Records the outcome of a permitted call that took `duration` nanoseconds.
+    ///
+    /// An outcome on a permit from an older epoch is ignored; `Ignored`
+    /// outcomes release the permit.
+    pub fn on_result(&mut self, permit: Permit, now: u64, counted: Counted, duration: u64) -> Option<Transition> {
+        let now = self.clock(now);
+        if let Some(t) = self.expire_half_open(now) {
+            return Some(t);
+        }
+        if permit.epoch != self.epoch {
+            return None;
+        }
+        if counted == Counted::Ignored {
+            return self.release(permit, now);
+        }
+        let mut bits = if counted == Counted::Failure { FAIL } else { 0 };
+        if duration > self.config.slow_call_duration_threshold {
+            bits |= SLOW;
+        }
+        match self.state {
+            State::Closed | State::MetricsOnly => {
+                self.window.advance(now);
+                self.window.record(now, bits);
+                if self.state == State::Closed {
+                    if let Some(reason) = self.judge_window() {
+                        return Some(self.go(State::Open, reason, now));
+                    }
+                }
+                None
+            }
+            State::HalfOpen if permit.trial => {
+                self.trials.add(bits);
+                let permitted = self.config.permitted_number_of_calls_in_half_open_state;
+                if self.config.kind == BreakerKind::Consecutive {
+                    return Some(if bits & FAIL != 0 {
+                        self.go(State::Open, TransitionReason::TrialsFailed, now)
+                    } else {
+                        self.go(State::Closed, TransitionReason::TrialsPassed, now)
+                    });
+                }
+                if self.trials.calls >= permitted {
+                    let t = self.trials;
+                    let failed = t.failure_rate() >= self.config.failure_rate_threshold
+                        || t.slow_rate() >= self.config.slow_call_rate_threshold;
+                    return Some(if failed {
+                        self.go(State::Open, TransitionReason::TrialsFailed, now)
+                    } else {
+                        self.go(State::Closed, TransitionReason::TrialsPassed, now)
+                    });
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Returns the reason to open, if the window says so.
+    fn judge_window(&self) -> Option<TransitionReason> {
+        let t = self.window.totals();
+        match self.config.kind {
+            BreakerKind::Consecutive => {
+                (t.failures >= self.config.failure_threshold).then_some(TransitionReason::ConsecutiveFailures)
+            }
+            kind => {
+                let min = if kind == BreakerKind::CountBased {
+                    self.config.minimum_number_of_calls.min(self.config.sliding_window_size)
+                } else {
+                    self.config.minimum_number_of_calls
+                };
+                if t.calls < min {
+                    None
+                } else if t.failure_rate() >= self.config.failure_rate_threshold {
+                    Some(TransitionReason::FailureRate)
+                } else if t.slow_rate() >= self.config.slow_call_rate_threshold {
+                    Some(TransitionReason::SlowCallRate)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Returns true when a call at `at` would be refused: open with its wait
+    /// not over by then, forced open, or half-open with no free trial permit.
+    /// (Used by sessions: never retry into an open breaker.)
+    pub fn refuses_at(&self, at: u64) -> bool {
+        match self.state {
+            State::Open => at <= self.since.saturating_add(self.open_wait),
+            State::ForcedOpen => true,
+            State::HalfOpen => {
+                let max = self.config.max_wait_duration_in_half_open_state;
+                let expired = max > 0 && at.saturating_sub(self.since) >= max;
+                if expired {
+                    // It will be open again, with a full wait from the expiry.
+                    true
+                } else {
+                    self.trials_admitted >= self.config.permitted_number_of_calls_in_half_open_state
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Returns nanoseconds until a call at `now` could be admitted (0 if it could now).
+    pub fn remaining_open(&self, now: u64) -> u64 {
+        match self.state {
+            State::Open => self.since.saturating_add(self.open_wait).saturating_add(1).saturating_sub(now),
+            State::ForcedOpen => u64::MAX,
+            _ => 0,
+        }
+    }
+
+    /// Moves to `to` by hand (resilience4j's `transitionTo…State`).
+    ///
+    /// # Errors
+    /// `invalid_transition` for a transition to the current state.
+    pub fn transition_to(&mut self, to: State, now: u64) -> Result<Transition> {
+        let now = self.clock(now);
+        if to == self.state {
+            return Err(Error::new(
+                ErrorCode::InvalidTransition,
+                "state",
+                format!("the breaker is already {}", to.code()),
+            ));
+        }
+        let t = self.go(to, TransitionReason::Manual, now);
+        if matches!(to, State::Disabled | State::ForcedOpen | State::MetricsOnly) {
+            self.window.clear(&self.config);
+        }
+        Ok(t)
+    }
+
+    /// Returns to closed with an empty window (resilience4j's `reset`).
+    pub fn reset(&mut self, now: u64) -> Option<Transition> {
+        let now = self.clock(now);
+        if self.state == State::Closed {
+            self.window.clear(&self.config);
+            self.opens = 0;
+            self.epoch += 1;
+            return None;
+        }
+        Some(self.go(State::Closed, TransitionReason::Manual, now))
+    }
+
+    /// Captures the full state for storage or sharing, with durations
+    /// relative to `now` and the wall clock `wall_now_ms` it was taken at.
+    pub fn snapshot(&self, now: u64, wall_now_ms: u64) -> BreakerSnapshot {
+        let now = now.max(self.last_now);
+        let (ring, totals_time) = match &self.window {
+            Window::Count { ring, next, len, .. } => {
+                // Oldest first.
+                let n = ring.len();
+                let start = (*next + n - *len) % n;
+                (Some((0..*len).map(|i| ring[(start + i) % n]).collect()), None)
+            }
+            Window::Time { buckets, .. } => {
+                let sec = now / NS_PER_S;
+                let mut bs: Vec<SnapshotBucket> = buckets
+                    .iter()
+                    .filter(|b| b.second != u64::MAX && b.second <= sec && b.second + buckets.len() as u64 > sec)
+                    .map(|b| SnapshotBucket {
+                        age_s: sec - b.second,
+                        calls: b.calls,
+                        failures: b.failures,
+                        slow: b.slow,
+                    })
+                    .collect();
+                bs.sort_by_key(|b| std::cmp::Reverse(b.age_s));
+                (None, Some(bs))
+            }
+            Window::Consecutive { .. } => (None, None),
+        };
+        BreakerSnapshot {
+            version: 1,
+            config_digest: self.config.digest(),
+            taken_at_ms: wall_now_ms,
+            state: self.state,
+            elapsed_in_state_ns: now.saturating_sub(self.since),
+            open_wait_ns: self.open_wait,
+            opens: self.opens,
+            trials_admitted: self.trials_admitted,
+            trials: self.trials,
+            consecutive_failures: match self.window {
+                Window::Consecutive { failures } => failures,
+                _ => 0,
+            },
+            calls: ring,
+            buckets: totals_time,
+        }
+    }
+
+    /// Rebuilds a breaker from a snapshot taken (possibly in another process)
+    /// with the same settings, resolving its durations against `now` less the
+    /// wall time the snapshot spent stored (`wall_now_ms − taken_at_ms`,
+    /// floored at 0).
+    ///
+    /// Outstanding permits of the snapshotting process do not carry over:
+    /// half-open trials admitted there count as taken.
+    ///
+    /// # Errors
+    /// `invalid_snapshot` for an unknown version or inconsistent contents;
+    /// `snapshot_mismatch` when it was taken with other settings.
+    pub fn restore(config: BreakerConfig, snap: &BreakerSnapshot, now: u64, wall_now_ms: u64) -> Result<Self> {
+        let bad = |why: &str| Error::new(ErrorCode::InvalidSnapshot, "snapshot", why.to_owned());
+        if snap.version != 1 {
+            return Err(Error::new(
+                ErrorCode::InvalidSnapshot,
+                "snapshot.version",
+                format!("unknown snapshot version {}", snap.version),
+            ));
+        }
+        let mut b = CircuitBreaker::new(config)?;
+        if snap.config_digest != b.config.digest() {
+            return Err(Error::new(
+                ErrorCode::SnapshotMismatch,
+                "snapshot.config_digest",
+                "the snapshot was taken from a breaker with other settings",
+            ));
+        }
+        let stored_ns = wall_now_ms.saturating_sub(snap.taken_at_ms).saturating_mul(1_000_000);
+        let elapsed = snap.elapsed_in_state_ns.saturating_add(stored_ns);
+        b.last_now = now;
+        b.state = snap.state;
+        b.since = now.saturating_sub(elapsed);
+        b.opens = snap.opens;
+        if snap.open_wait_ns > b.config.max_wait_duration_in_open_state.max(b.config.wait_duration_in_open_state) {
+            return Err(bad("open wait beyond the configured maximum"));
+        }
+        b.open_wait = snap.open_wait_ns;
+        if snap.trials_admitted > b.config.permitted_number_of_calls_in_half_open_state
+            || snap.trials.calls > snap.trials_admitted
+            || snap.trials.failures > snap.trials.calls
+            || snap.trials.slow > snap.trials.calls
+        {
+            return Err(bad("half-open counts are inconsistent"));
+        }
+        b.trials_admitted = snap.trials_admitted;
+        b.trials = snap.trials;
+        if now < elapsed && snap.state == State::Open {
+            // The clock origin is too recent to place `since`; keep the remaining wait exact.
+            b.since = 0;
+            b.open_wait = snap.open_wait_ns.saturating_sub(elapsed.saturating_sub(now));
+        }
+        match (&mut b.window, &snap.calls, &snap.buckets) {
+            (Window::Count { ring, next, len, totals }, Some(calls), None) => {
+                if calls.len() > ring.len() || calls.iter().any(|c| *c & !(FAIL | SLOW) != 0) {
+                    return Err(bad("window contents do not fit the window"));
+                }
+                for (i, c) in calls.iter().enumerate() {
+                    ring[i] = *c;
+                    totals.add(*c);
+                }
+                *len = calls.len();
+                *next = calls.len() % ring.len();
+            }
+            (Window::Time { buckets, totals }, None, Some(bs)) => {
+                let n = buckets.len() as u64;
+                let stored_s = stored_ns / NS_PER_S;
+                let sec = now / NS_PER_S;
+                for sb in bs {
+                    if sb.failures > sb.calls || sb.slow > sb.calls {
+                        return Err(bad("bucket counts are inconsistent"));
+                    }
+                    let age = sb.age_s.saturating_add(stored_s);
+                    if age >= n || age > sec {
+                        continue;
+                    }
+                    let second = sec - age;
+                    let i = (second % n) as usize;
+                    if buckets[i].second == second {
+                        return Err(bad("two buckets for one second"));
+                    }
+                    buckets[i] = Bucket { second, calls: sb.calls, failures: sb.failures, slow: sb.slow };
+                    totals.calls += sb.calls;
+                    totals.failures += sb.failures;
+                    totals.slow += sb.slow;
+                }
+            }
+            (Window::Consecutive { failures }, None, None) => *failures = snap.consecutive_failures,
+            _ => return Err(bad("window kind does not match the settings")),
+        }
+        Ok(b)
+    }
+}
+
+/// One bucket of a time window in a snapshot, by age in whole seconds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotBucket {
+    /// Seconds before the snapshot.
+    pub age_s: u64,
+    /// Calls in that second.
+    pub calls: u32,
+    /// Failures in that second.
+    pub failures: u32,
+    /// Slow calls in that second.
+    pub slow: u32,
+}
+
+/// A breaker's full state, with remaining durations instead of instants.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakerSnapshot {
+    /// Format version (1).
+    pub version: u32,
+    /// A digest of the settings it was taken with.
+    pub config_digest: String,
+    /// Wall-clock Unix epoch milliseconds at which it was taken.
+    pub taken_at_ms: u64,
+    /// The state.
+    pub state: State,
+    /// Nanoseconds spent in the state when taken.
+    pub elapsed_in_state_ns: u64,
+    /// The wait of the current open period.
+    pub open_wait_ns: u64,
+    /// Opens since the last close.
+    pub opens: u32,
+    /// Half-open trials admitted.
+    pub trials_admitted: u32,
+    /// Half-open trial outcomes.
+    pub trials: WindowTotals,
+    /// Consecutive failures (consecutive breakers).
+    pub consecutive_failures: u32,
+    /// Count window: the recorded calls, oldest first (bit 1 failure, bit 2 slow).
+    pub calls: Option<Vec<u8>>,
+    /// Time window: the buckets, oldest first.
+    pub buckets: Option<Vec<SnapshotBucket>>,
+}
+
+impl BreakerSnapshot {
+    /// Serialises the snapshot as JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Parses a snapshot from JSON.
+    ///
+    /// # Errors
+    /// `invalid_snapshot` for anything that is not a snapshot.
+    pub fn from_json(text: &str) -> Result<Self> {
+        if text.len() > 16 << 20 {
+            return Err(Error::new(ErrorCode::TooLarge, "snapshot", "snapshot text over 16 MiB"));
+        }
+        serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidSnapshot,
+                "snapshot",
+                format!("not a breaker snapshot: {}", e.to_string().to_lowercase()),
+            )
+        })
+    }
+}
+
+impl CircuitBreaker {
+    /// Returns a readable line on the state for `explain`-style output.
+    pub fn describe(&self) -> String {
+        let c = &self.config;
+        match c.kind {
+            BreakerKind::Consecutive => format!(
+                "opens after {} consecutive failures; stays open {}; then one probe call",
+                c.failure_threshold,
+                format_duration(c.wait_duration_in_open_state)
+            ),
+            kind => format!(
+                "opens when ≥ {}% of the last {} {} fail or ≥ {}% are slower than {} (judged after {} calls); stays open {}{}; then {} trial calls decide",
+                c.failure_rate_threshold,
+                c.sliding_window_size,
+                if kind == BreakerKind::CountBased { "calls" } else { "seconds of calls" },
+                c.slow_call_rate_threshold,
+                format_duration(c.slow_call_duration_threshold),
+                if kind == BreakerKind::CountBased { c.minimum_number_of_calls.min(c.sliding_window_size) } else { c.minimum_number_of_calls },
+                format_duration(c.wait_duration_in_open_state),
+                if c.wait_multiplier > 1.0 {
+                    format!(" (×{} per re-open, up to {})", c.wait_multiplier, format_duration(c.max_wait_duration_in_open_state))
+                } else {
+                    String::new()
+                },
+                c.permitted_number_of_calls_in_half_open_state
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = NS_PER_S;
+
+    fn small() -> BreakerConfig {
+        BreakerConfig {
+            minimum_number_of_calls: 4,
+            sliding_window_size: 4,
+            wait_duration_in_open_state: 10 * S,
+            max_wait_duration_in_open_state: 10 * S,
+            permitted_number_of_calls_in_half_open_state: 2,
+            ..Default::default()
+        }
+    }
+
+    fn call(b: &mut CircuitBreaker, now: u64, c: Counted) -> Option<Transition> {
+        match b.try_acquire(now).0 {
+            Acquire::Permitted(p) => b.on_result(p, now, c, 0),
+            Acquire::Rejected { .. } => panic!("rejected at {now}"),
+        }
+    }
+
+    #[test]
+    fn opens_at_threshold_and_half_opens_strictly_after_wait() {
+        let mut b = CircuitBreaker::new(small()).unwrap();
+        assert!(call(&mut b, 0, Counted::Failure).is_none());
+        assert!(call(&mut b, 1, Counted::Success).is_none());
+        assert!(call(&mut b, 2, Counted::Success).is_none());
+        let t = call(&mut b, 3, Counted::Failure).unwrap();
+        assert_eq!((t.from, t.to, t.reason), (State::Closed, State::Open, TransitionReason::FailureRate));
+        let (a, _) = b.try_acquire(3 + 10 * S);
+        assert_eq!(a, Acquire::Rejected { state: State::Open, retry_after: 1 });
+        let (a, t) = b.try_acquire(3 + 10 * S + 1);
+        assert!(matches!(a, Acquire::Permitted(p) if p.is_trial()));
+        assert_eq!(t.unwrap().to, State::HalfOpen);
+    }
+
+    #[test]
+    fn half_open_admits_only_permitted_and_stale_permits_are_ignored() {
+        let mut b = CircuitBreaker::new(small()).unwrap();
+        let old = match b.try_acquire(0).0 {
+            Acquire::Permitted(p) => p,
+            _ => unreachable!(),
+        };
+        b.transition_to(State::Open, 0).unwrap();
+        assert!(b.on_result(old, 1, Counted::Failure, 0).is_none());
+        let (a1, _) = b.try_acquire(11 * S);
+        let (a2, _) = b.try_acquire(11 * S);
+        let (a3, _) = b.try_acquire(11 * S);
+        assert!(matches!(a1, Acquire::Permitted(_)));
+        assert!(matches!(a2, Acquire::Permitted(_)));
+        assert!(matches!(a3, Acquire::Rejected { state: State::HalfOpen, .. }));
+        if let Acquire::Permitted(p) = a2 {
+            b.release(p, 11 * S);
+        }
+        assert!(matches!(b.try_acquire(11 * S).0, Acquire::Permitted(_)));
+    }
+
+    #[test]
+    fn half_open_times_out() {
+        let mut b = CircuitBreaker::new(small()).unwrap();
+        b.transition_to(State::HalfOpen, 0).unwrap();
+        let (a, _) = b.try_acquire(1);
+        let p = match a {
+            Acquire::Permitted(p) => p,
+            _ => unreachable!(),
+        };
+        let t = b.on_result(p, 60 * S, Counted::Success, 0).unwrap();
+        assert_eq!(t.reason, TransitionReason::HalfOpenTimeout);
+        assert_eq!(b.state(), State::Open);
+    }
+
+    #[test]
+    fn snapshot_restores_with_stored_time() {
+        let mut b = CircuitBreaker::new(small()).unwrap();
+        for i in 0..4 {
+            call(&mut b, i, Counted::Failure);
+        }
+        assert_eq!(b.state(), State::Open);
+        let snap = b.snapshot(4 * S, 1_000_000);
+        let json = snap.to_json();
+        let back = BreakerSnapshot::from_json(&json).unwrap();
+        // Restored 3 s later (wall) in a process whose clock reads 500 s.
+        let mut r = CircuitBreaker::restore(small(), &back, 500 * S, 1_003_000).unwrap();
+        // Opened at ~3 ns; wait 10 s; 4 s elapsed + 3 s stored → 3 s left.
+        assert!(matches!(r.try_acquire(500 * S + 2 * S).0, Acquire::Rejected { .. }));
+        assert!(matches!(r.try_acquire(500 * S + 4 * S).0, Acquire::Permitted(_)));
+        let other = BreakerConfig { sliding_window_size: 5, ..small() };
+        assert_eq!(CircuitBreaker::restore(other, &back, 0, 0).unwrap_err().code(), "snapshot_mismatch");
+    }
+
+    #[test]
+    fn time_window_forgets_old_seconds() {
+        let c = BreakerConfig {
+            kind: BreakerKind::TimeBased,
+            sliding_window_size: 2,
+            minimum_number_of_calls: 3,
+            ..small()
+        };
+        let mut b = CircuitBreaker::new(c).unwrap();
+        call(&mut b, 0, Counted::Failure);
+        call(&mut b, S, Counted::Failure);
+        // The failure at 0 s left the window at 2 s.
+        assert!(call(&mut b, 2 * S, Counted::Failure).is_none());
+        assert_eq!(b.totals().calls, 2);
+        assert!(call(&mut b, 2 * S + 1, Counted::Failure).is_some());
+    }
+
+    #[test]
+    fn consecutive_breaker() {
+        let c = BreakerConfig { kind: BreakerKind::Consecutive, failure_threshold: 3, ..small() };
+        let mut b = CircuitBreaker::new(c).unwrap();
+        call(&mut b, 0, Counted::Failure);
+        call(&mut b, 1, Counted::Failure);
+        call(&mut b, 2, Counted::Success);
+        call(&mut b, 3, Counted::Failure);
+        call(&mut b, 4, Counted::Failure);
+        let t = call(&mut b, 5, Counted::Failure).unwrap();
+        assert_eq!(t.reason, TransitionReason::ConsecutiveFailures);
+    }
+}

@@ -1,0 +1,847 @@
+//! Retry budgets: a fleet-wide limit on how much retrying may add.
+//!
+//! Why budgets and not just `max_attempts`? Attempts bound one operation;
+//! they do nothing about many operations failing together. When a
+//! downstream is down, every caller retries `max_attempts − 1` times, and
+//! three layers each retrying four times turn one click into 64 calls. A
+//! budget caps retries as a share of the traffic (or of a token pool), so a
+//! healthy service retries freely and a failing one quickly stops adding
+//! load.
+//!
+//! Five kinds, each the arithmetic of a well-known client:
+//! - [`BudgetKind::TokenBucket`] — AWS SDK "standard" mode (500 tokens, a
+//!   retry costs 5, 10 after a timeout; a success refunds or adds 1);
+//! - [`BudgetKind::Grpc`] — gRFC A6 retry throttling, in integer thousandths;
+//! - [`BudgetKind::Ratio`] — Finagle's RetryBudget: retries ≤ ratio · first
+//!   attempts + a minimum per second, over a sliding window;
+//! - [`BudgetKind::Concurrency`] — Envoy: retries in flight < max(ratio ·
+//!   calls in flight, minimum);
+//! - [`BudgetKind::Adaptive`] — Google SRE client-side throttling, consulted
+//!   before every attempt.
+//!
+//! A refusal always names the budget and the reason. Time is an argument;
+//! memory is bounded by a fixed number of buckets.
+
+use crate::classify::Category;
+use crate::doc::Obj;
+use crate::duration::format_duration;
+use crate::{Error, ErrorCode, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// The arithmetic of a budget.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BudgetKind {
+    /// AWS SDK standard mode's retry quota.
+    TokenBucket {
+        /// Tokens when full (500).
+        capacity: u32,
+        /// Cost of a retry (5).
+        retry_cost: u32,
+        /// Cost of a retry after a `timeout` (10).
+        timeout_cost: u32,
+        /// Cost of a retry after `overloaded` (5).
+        throttling_cost: u32,
+        /// Tokens a success without a retry adds (1).
+        success_increment: u32,
+    },
+    /// gRFC A6 retry throttling.
+    Grpc {
+        /// Tokens when full, in thousandths (`max_tokens` · 1000, at most 1 000 000).
+        max_milli: u64,
+        /// Thousandths an OK adds (`token_ratio` truncated to 3 decimals).
+        ratio_milli: u64,
+    },
+    /// Finagle's RetryBudget.
+    Ratio {
+        /// Retries allowed per first attempt (0.1).
+        ratio: f64,
+        /// Retries allowed per second regardless of traffic (1).
+        min_retries_per_second: f64,
+        /// The window (10 s), split into 10 buckets.
+        window: u64,
+    },
+    /// Envoy's retry budget.
+    Concurrency {
+        /// Share of calls in flight that may be retries (0.2).
+        ratio: f64,
+        /// Retries always allowed in flight (3).
+        min_concurrency: u32,
+    },
+    /// Google SRE client-side throttling.
+    Adaptive {
+        /// The multiplier K (2).
+        k: f64,
+        /// The window (2 min), split into buckets.
+        window: u64,
+    },
+}
+
+/// A budget's settings: a name and its arithmetic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetConfig {
+    /// The name refusals and metrics carry (default: the kind).
+    pub name: String,
+    /// The arithmetic.
+    pub kind: BudgetKind,
+}
+
+/// Why a budget refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The budget's name.
+    pub budget: String,
+    /// A stable code: `insufficient_tokens`, `below_threshold`,
+    /// `ratio_exceeded`, `too_many_retries_in_flight`, `throttled`.
+    pub reason: &'static str,
+    /// A readable detail (`"cost 10 > 3 tokens"`).
+    pub detail: String,
+}
+
+const RATIO_BUCKETS: usize = 10;
+const ADAPTIVE_BUCKETS: usize = 60;
+
+/// Counts per time slot in a ring of buckets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Ring {
+    /// Slot width in nanoseconds.
+    width: u64,
+    /// (slot index, a, b) per bucket; slot u64::MAX = empty.
+    slots: Vec<(u64, u64, u64)>,
+}
+
+impl Ring {
+    fn new(window: u64, n: usize) -> Ring {
+        Ring { width: (window / n as u64).max(1), slots: vec![(u64::MAX, 0, 0); n] }
+    }
+
+    fn bucket(&mut self, now: u64) -> &mut (u64, u64, u64) {
+        let slot = now / self.width;
+        let n = self.slots.len();
+        let b = &mut self.slots[(slot % n as u64) as usize];
+        if b.0 != slot {
+            *b = (slot, 0, 0);
+        }
+        b
+    }
+
+    fn sums(&self, now: u64) -> (u64, u64) {
+        let slot = now / self.width;
+        let n = self.slots.len() as u64;
+        self.slots
+            .iter()
+            .filter(|b| b.0 != u64::MAX && b.0 <= slot && b.0 + n > slot)
+            .fold((0, 0), |(a, c), b| (a + b.1, c + b.2))
+    }
+}
+
+/// The mutable state of a budget.
+#[derive(Clone, Debug, PartialEq)]
+enum Tokens {
+    Bucket { tokens: u32 },
+    Grpc { milli: u64 },
+    Ratio { ring: Ring },
+    Concurrency { calls: u64, retries: u64 },
+    Adaptive { ring: Ring },
+}
+
+/// A retry budget: plain data, shared among sessions behind a lock ([`SharedBudget`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Budget {
+    config: BudgetConfig,
+    state: Tokens,
+    last_now: u64,
+    refusals: u64,
+    withdrawals: u64,
+}
+
+/// A budget shared by reference among sessions (`Send + Sync`).
+pub type SharedBudget = std::sync::Arc<std::sync::Mutex<Budget>>;
+
+fn ratio_check(v: f64, field: &'static str) -> Result<()> {
+    if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+        return Err(Error::new(ErrorCode::OutOfRange, field, format!("must be in [0, 1], got {v}")));
+    }
+    Ok(())
+}
+
+impl BudgetConfig {
+    /// AWS SDK standard mode: 500 tokens, costs 5 / 10 / 5, +1 on success.
+    pub fn token_bucket() -> BudgetConfig {
+        BudgetConfig {
+            name: "token_bucket".into(),
+            kind: BudgetKind::TokenBucket {
+                capacity: 500,
+                retry_cost: 5,
+                timeout_cost: 10,
+                throttling_cost: 5,
+                success_increment: 1,
+            },
+        }
+    }
+
+    /// Finagle's defaults here: ratio 0.1, 1 retry per second, 10 s window.
+    pub fn ratio() -> BudgetConfig {
+        BudgetConfig {
+            name: "ratio".into(),
+            kind: BudgetKind::Ratio { ratio: 0.1, min_retries_per_second: 1.0, window: 10 * NS_PER_S },
+        }
+    }
+
+    /// Envoy's defaults: 20 %, at least 3.
+    pub fn concurrency() -> BudgetConfig {
+        BudgetConfig { name: "concurrency".into(), kind: BudgetKind::Concurrency { ratio: 0.2, min_concurrency: 3 } }
+    }
+
+    /// The SRE book's defaults: K = 2 over 2 minutes.
+    pub fn adaptive() -> BudgetConfig {
+        BudgetConfig { name: "adaptive".into(), kind: BudgetKind::Adaptive { k: 2.0, window: 120 * NS_PER_S } }
+    }
+
+    /// gRFC A6 throttling with the given `max_tokens` and `token_ratio`.
+    ///
+    /// # Errors
+    /// `out_of_range` unless `max_tokens` is in (0, 1000] and `token_ratio` > 0
+    /// (after truncation to 3 decimals).
+    pub fn grpc(max_tokens: f64, token_ratio: f64) -> Result<BudgetConfig> {
+        if !(max_tokens.is_finite() && max_tokens > 0.0 && max_tokens <= 1000.0) {
+            return Err(Error::new(
+                ErrorCode::OutOfRange,
+                "max_tokens",
+                format!("must be in (0, 1000], got {max_tokens}"),
+            ));
+        }
+        if !(token_ratio.is_finite() && token_ratio > 0.0) {
+            return Err(Error::new(ErrorCode::OutOfRange, "token_ratio", format!("must be > 0, got {token_ratio}")));
+        }
+        let ratio_milli = (token_ratio * 1000.0).trunc();
+        if ratio_milli < 1.0 || ratio_milli > 1e12 {
+            return Err(Error::new(
+                ErrorCode::OutOfRange,
+                "token_ratio",
+                "must be at least 0.001 (tokens are kept to 3 decimals)",
+            ));
+        }
+        // max_tokens · 1000 in integer thousandths, truncated like the ratio.
+        let max_milli = (max_tokens * 1000.0).trunc() as u64;
+        Ok(BudgetConfig { name: "grpc".into(), kind: BudgetKind::Grpc { max_milli, ratio_milli: ratio_milli as u64 } })
+    }
+
+    /// Checks the settings.
+    ///
+    /// # Errors
+    /// `out_of_range` for ratios outside [0, 1], a zero capacity or window,
+    /// a negative minimum, K < 1.
+    pub fn validate(&self) -> Result<()> {
+        match &self.kind {
+            BudgetKind::TokenBucket { capacity, .. } => {
+                if *capacity == 0 {
+                    return Err(Error::new(ErrorCode::OutOfRange, "capacity", "must be at least 1"));
+                }
+            }
+            BudgetKind::Grpc { max_milli, ratio_milli } => {
+                if *max_milli == 0 || *max_milli > 1_000_000 {
+                    return Err(Error::new(ErrorCode::OutOfRange, "max_tokens", "must be in (0, 1000]"));
+                }
+                if *ratio_milli == 0 {
+                    return Err(Error::new(ErrorCode::OutOfRange, "token_ratio", "must be at least 0.001"));
+                }
+            }
+            BudgetKind::Ratio { ratio, min_retries_per_second, window } => {
+                ratio_check(*ratio, "ratio")?;
+                if !(min_retries_per_second.is_finite() && *min_retries_per_second >= 0.0) {
+                    return Err(Error::new(
+                        ErrorCode::OutOfRange,
+                        "min_retries_per_second",
+                        format!("must be a finite number ≥ 0, got {min_retries_per_second}"),
+                    ));
+                }
+                if *window < RATIO_BUCKETS as u64 {
+                    return Err(Error::new(ErrorCode::OutOfRange, "window", "must be at least 10ns"));
+                }
+            }
+            BudgetKind::Concurrency { ratio, .. } => ratio_check(*ratio, "ratio")?,
+            BudgetKind::Adaptive { k, window } => {
+                if !(k.is_finite() && *k >= 1.0) {
+                    return Err(Error::new(
+                        ErrorCode::OutOfRange,
+                        "k",
+                        format!("must be a finite number ≥ 1, got {k}"),
+                    ));
+                }
+                if *window < ADAPTIVE_BUCKETS as u64 {
+                    return Err(Error::new(ErrorCode::OutOfRange, "window", "must be at least 60ns"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns the kind's document name.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            BudgetKind::TokenBucket { .. } => "token_bucket",
+            BudgetKind::Grpc { .. } => "grpc",
+            BudgetKind::Ratio { .. } => "ratio",
+            BudgetKind::Concurrency { .. } => "concurrency",
+            BudgetKind::Adaptive { .. } => "adaptive",
+        }
+    }
+
+    /// Reads a budget object of a policy document: `kind` plus the kind's keys.
+    pub fn from_json_value(v: &Value, path: &str) -> Result<BudgetConfig> {
+        let mut o = Obj::new(v, path)?;
+        let (kind, kf) = o
+            .str("kind", &["type"])?
+            .ok_or_else(|| Error::new(ErrorCode::MissingField, o.field("kind"), "a budget names its kind"))?;
+        let mut c = match kind {
+            "token_bucket" => {
+                let mut c = BudgetConfig::token_bucket();
+                if let BudgetKind::TokenBucket {
+                    capacity,
+                    retry_cost,
+                    timeout_cost,
+                    throttling_cost,
+                    success_increment,
+                } = &mut c.kind
+                {
+                    let max = u64::from(u32::MAX);
+                    if let Some(x) = o.uint("capacity", &["max_capacity"], 1, max)? {
+                        *capacity = x as u32;
+                    }
+                    if let Some(x) = o.uint("retry_cost", &[], 0, max)? {
+                        *retry_cost = x as u32;
+                    }
+                    if let Some(x) = o.uint("timeout_cost", &["timeout_retry_cost"], 0, max)? {
+                        *timeout_cost = x as u32;
+                    }
+                    if let Some(x) = o.uint("throttling_cost", &["throttling_retry_cost"], 0, max)? {
+                        *throttling_cost = x as u32;
+                    }
+                    if let Some(x) = o.uint("success_increment", &["no_retry_increment"], 0, max)? {
+                        *success_increment = x as u32;
+                    }
+                }
+                c
+            }
+            "grpc" => {
+                let m = o.f64("max_tokens", &[])?;
+                let r = o.f64("token_ratio", &[])?;
+                match (m, r) {
+                    (Some(m), Some(r)) => BudgetConfig::grpc(m, r).map_err(|e| e.within(path))?,
+                    _ => {
+                        return Err(Error::new(
+                            ErrorCode::MissingField,
+                            o.field(if m.is_none() { "max_tokens" } else { "token_ratio" }),
+                            "grpc retry throttling requires max_tokens and token_ratio",
+                        ))
+                    }
+                }
+            }
+            "ratio" => {
+                let mut c = BudgetConfig::ratio();
+                if let BudgetKind::Ratio { ratio, min_retries_per_second, window } = &mut c.kind {
+                    if let Some(x) = o.f64("ratio", &["percent_can_retry"])? {
+                        *ratio = x;
+                    }
+                    if let Some(x) = o.f64("min_retries_per_second", &["min_retries_per_sec"])? {
+                        *min_retries_per_second = x;
+                    }
+                    if let Some(x) = o.duration("window", &["ttl"])? {
+                        *window = x;
+                    }
+                }
+                c
+            }
+            "concurrency" => {
+                let mut c = BudgetConfig::concurrency();
+                if let BudgetKind::Concurrency { ratio, min_concurrency } = &mut c.kind {
+                    if let Some(x) = o.f64("ratio", &["budget_percent"])? {
+                        *ratio = x;
+                    }
+                    if let Some(x) = o.uint("min_concurrency", &["min_retry_concurrency"], 0, u64::from(u32::MAX))? {
+                        *min_concurrency = x as u32;
+                    }
+                }
+                c
+            }
+            "adaptive" => {
+                let mut c = BudgetConfig::adaptive();
+                if let BudgetKind::Adaptive { k, window } = &mut c.kind {
+                    if let Some(x) = o.f64("k", &[])? {
+                        *k = x;
+                    }
+                    if let Some(x) = o.duration("window", &[])? {
+                        *window = x;
+                    }
+                }
+                c
+            }
+            other => {
+                return Err(Error::new(
+                    ErrorCode::InvalidValue,
+                    kf,
+                    format!("must be token_bucket, grpc, ratio, concurrency or adaptive, got {other:?}"),
+                ))
+            }
+        };
+        if let Some((n, _)) = o.str("name", &[])? {
+            c.name = n.to_owned();
+        }
+        o.finish()?;
+        c.validate().map_err(|e| e.within(path))?;
+        Ok(c)
+    }
+
+    /// Writes the settings as a document object.
+    pub fn to_json_value(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("kind".into(), self.kind_name().into());
+        m.insert("name".into(), self.name.as_str().into());
+        match &self.kind {
+            BudgetKind::TokenBucket { capacity, retry_cost, timeout_cost, throttling_cost, success_increment } => {
+                m.insert("capacity".into(), (*capacity).into());
+                m.insert("retry_cost".into(), (*retry_cost).into());
+                m.insert("timeout_cost".into(), (*timeout_cost).into());
+                m.insert("throttling_cost".into(), (*throttling_cost).into());
+                m.insert("success_increment".into(), (*success_increment).into());
+            }
+            BudgetKind::Grpc { max_milli, ratio_milli } => {
+                m.insert("max_tokens".into(), (*max_milli as f64 / 1000.0).into());
+                m.insert("token_ratio".into(), (*ratio_milli as f64 / 1000.0).into());
+            }
+            BudgetKind::Ratio { ratio, min_retries_per_second, window } => {
+                m.insert("ratio".into(), (*ratio).into());
+                m.insert("min_retries_per_second".into(), (*min_retries_per_second).into());
+                m.insert("window".into(), format_duration(*window).into());
+            }
+            BudgetKind::Concurrency { ratio, min_concurrency } => {
+                m.insert("ratio".into(), (*ratio).into());
+                m.insert("min_concurrency".into(), (*min_concurrency).into());
+            }
+            BudgetKind::Adaptive { k, window } => {
+                m.insert("k".into(), (*k).into());
+                m.insert("window".into(), format_duration(*window).into());
+            }
+        }
+        Value::Object(m)
+    }
+
+    /// Describes the budget in one line, for `explain`.
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            BudgetKind::TokenBucket { capacity, retry_cost, timeout_cost, throttling_cost, success_increment } => format!(
+                "token bucket of {capacity}: a retry costs {retry_cost} ({timeout_cost} after a timeout, {throttling_cost} after overload); a success refunds its retry's cost or adds {success_increment}"
+            ),
+            BudgetKind::Grpc { max_milli, ratio_milli } => format!(
+                "grpc throttling: {} tokens, a retryable failure takes 1, an OK adds {}; retries stop at or below {} tokens",
+                *max_milli as f64 / 1000.0,
+                *ratio_milli as f64 / 1000.0,
+                *max_milli as f64 / 2000.0
+            ),
+            BudgetKind::Ratio { ratio, min_retries_per_second, window } => format!(
+                "retries ≤ {ratio} × first attempts + {min_retries_per_second}/s over {}",
+                format_duration(*window)
+            ),
+            BudgetKind::Concurrency { ratio, min_concurrency } => format!(
+                "retries in flight < max({ratio} × calls in flight, {min_concurrency})"
+            ),
+            BudgetKind::Adaptive { k, window } => format!(
+                "client-side throttling: reject with probability (requests − {k} × accepts)/(requests + 1) over {}",
+                format_duration(*window)
+            ),
+        }
+    }
+}
+
+impl Budget {
+    /// Creates a full budget.
+    ///
+    /// # Errors
+    /// As [`BudgetConfig::validate`].
+    pub fn new(config: BudgetConfig) -> Result<Budget> {
+        config.validate()?;
+        let state = match &config.kind {
+            BudgetKind::TokenBucket { capacity, .. } => Tokens::Bucket { tokens: *capacity },
+            BudgetKind::Grpc { max_milli, .. } => Tokens::Grpc { milli: *max_milli },
+            BudgetKind::Ratio { window, .. } => Tokens::Ratio { ring: Ring::new(*window, RATIO_BUCKETS) },
+            BudgetKind::Concurrency { .. } => Tokens::Concurrency { calls: 0, retries: 0 },
+            BudgetKind::Adaptive { window, .. } => Tokens::Adaptive { ring: Ring::new(*window, ADAPTIVE_BUCKETS) },
+        };
+        Ok(Budget { config, state, last_now: 0, refusals: 0, withdrawals: 0 })
+    }
+
+    /// Wraps the budget for sharing.
+    pub fn shared(self) -> SharedBudget {
+        std::sync::Arc::new(std::sync::Mutex::new(self))
+    }
+
+    /// Returns the settings.
+    pub fn config(&self) -> &BudgetConfig {
+        &self.config
+    }
+
+    /// Returns the budget's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Returns how many retries it refused.
+    pub fn refusals(&self) -> u64 {
+        self.refusals
+    }
+
+    /// Returns how many retries it paid for.
+    pub fn withdrawals(&self) -> u64 {
+        self.withdrawals
+    }
+
+    fn clock(&mut self, now: u64) -> u64 {
+        if now > self.last_now {
+            self.last_now = now;
+        }
+        self.last_now
+    }
+
+    /// Returns the budget's level for metrics: tokens (token bucket, grpc
+    /// as a float), or (retries, requests) in the window, or (retries, calls)
+    /// in flight, or (requests, accepts) — as a JSON object.
+    pub fn level(&self, now: u64) -> Value {
+        let now = now.max(self.last_now);
+        match &self.state {
+            Tokens::Bucket { tokens } => serde_json::json!({ "tokens": tokens }),
+            Tokens::Grpc { milli } => serde_json::json!({ "tokens": *milli as f64 / 1000.0 }),
+            Tokens::Ratio { ring } => {
+                let (requests, retries) = ring.sums(now);
+                serde_json::json!({ "requests": requests, "retries": retries })
+            }
+            Tokens::Concurrency { calls, retries } => serde_json::json!({ "calls": calls, "retries": retries }),
+            Tokens::Adaptive { ring } => {
+                let (requests, accepts) = ring.sums(now);
+                serde_json::json!({ "requests": requests, "accepts": accepts })
+            }
+        }
+    }
+
+    /// Returns the token count of a token bucket (or grpc tokens in thousandths).
+    pub fn tokens(&self) -> Option<u64> {
+        match self.state {
+            Tokens::Bucket { tokens } => Some(u64::from(tokens)),
+            Tokens::Grpc { milli } => Some(milli),
+            _ => None,
+        }
+    }
+
+    /// A logical operation starts (its first attempt): a ratio budget
+    /// deposits 1, a concurrency budget counts a call in flight.
+    pub fn on_operation_start(&mut self, now: u64) {
+        let now = self.clock(now);
+        match &mut self.state {
+            Tokens::Ratio { ring } => ring.bucket(now).1 += 1,
+            Tokens::Concurrency { calls, .. } => *calls += 1,
+            _ => {}
+        }
+    }
+
+    /// A logical operation ends (success, give-up, cancel or drop): a
+    /// concurrency budget releases the call and its retry slot, if held.
+    pub fn on_operation_end(&mut self, held_retry_slot: bool) {
+        if let Tokens::Concurrency { calls, retries } = &mut self.state {
+            *calls = calls.saturating_sub(1);
+            if held_retry_slot {
+                *retries = retries.saturating_sub(1);
+            }
+        }
+    }
+
+    /// The adaptive throttle, consulted before every attempt: counts the
+    /// request and rejects iff `r` < max(0, (requests − K·accepts)/(requests + 1)).
+    /// Other kinds never reject here. Returns the refusal, if any.
+    pub fn before_attempt(&mut self, now: u64, r: f64) -> Option<Refusal> {
+        let now = self.clock(now);
+        if let (Tokens::Adaptive { ring }, BudgetKind::Adaptive { k, .. }) = (&mut self.state, &self.config.kind) {
+            // The probability comes from the window before this request; the
+            // request is counted whatever the answer.
+            let (requests, accepts) = ring.sums(now);
+            ring.bucket(now).1 += 1;
+            let p = ((requests as f64 - k * accepts as f64) / (requests as f64 + 1.0)).max(0.0);
+            if r < p {
+                self.refusals += 1;
+                return Some(Refusal {
+                    budget: self.config.name.clone(),
+                    reason: "throttled",
+                    detail: format!(
+                        "rejected locally with probability {p:.3} ({requests} requests, {accepts} accepts)"
+                    ),
+                });
+            }
+        }
+        None
+    }
+
+    /// Returns true for a budget consulted in [`before_attempt`](Self::before_attempt).
+    pub fn is_adaptive(&self) -> bool {
+        matches!(self.state, Tokens::Adaptive { .. })
+    }
+
+    /// Records a failed attempt that reached the point of classification.
+    ///
+    /// `counts` is true when the category's rule is not `never` (a failure
+    /// for budgets); `reached_backend` is false for local failures
+    /// (connect, open breaker, local exhaustion); `declined_pushback` is a
+    /// gRPC don't-retry pushback; `refused` marks a refused connection,
+    /// which takes no token.
+    pub fn on_failure(&mut self, now: u64, f: FailureFacts) {
+        let now = self.clock(now);
+        match &mut self.state {
+            Tokens::Grpc { milli } => {
+                if (f.counts && !f.refused) || f.declined_pushback {
+                    *milli = milli.saturating_sub(1000);
+                }
+            }
+            Tokens::Adaptive { ring } => {
+                if f.reached_backend && f.category != Category::Overloaded {
+                    ring.bucket(now).2 += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Records a successful attempt; `retry_cost` is what the token bucket
+    /// took for the retry that led to it (`None` for a first attempt).
+    pub fn on_success(&mut self, now: u64, retry_cost: Option<u32>) {
+        let now = self.clock(now);
+        match (&mut self.state, &self.config.kind) {
+            (Tokens::Bucket { tokens }, BudgetKind::TokenBucket { capacity, success_increment, .. }) => {
+                let add = retry_cost.unwrap_or(*success_increment);
+                *tokens = tokens.saturating_add(add).min(*capacity);
+            }
+            (Tokens::Grpc { milli }, BudgetKind::Grpc { max_milli, ratio_milli }) => {
+                *milli = milli.saturating_add(*ratio_milli).min(*max_milli);
+            }
+            (Tokens::Adaptive { ring }, _) => ring.bucket(now).2 += 1,
+            _ => {}
+        }
+    }
+
+    /// The cost a token bucket charges for a retry after `category`.
+    fn cost(&self, category: Category, refused: bool) -> u32 {
+        match &self.config.kind {
+            BudgetKind::TokenBucket { retry_cost, timeout_cost, throttling_cost, .. } => {
+                if refused {
+                    0
+                } else {
+                    match category {
+                        Category::Timeout => *timeout_cost,
+                        Category::Overloaded => *throttling_cost,
+                        _ => *retry_cost,
+                    }
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    /// Checks, without changing anything, whether a retry after `category`
+    /// is affordable. `holds_retry_slot` is true when the session already
+    /// holds a concurrency retry slot.
+    pub fn check(&self, now: u64, category: Category, refused: bool, holds_retry_slot: bool) -> Result<(), Refusal> {
+        let now = now.max(self.last_now);
+        let refuse =
+            |reason: &'static str, detail: String| Err(Refusal { budget: self.config.name.clone(), reason, detail });
+        match (&self.state, &self.config.kind) {
+            (Tokens::Bucket { tokens }, _) => {
+                let cost = self.cost(category, refused);
+                if cost > *tokens {
+                    return refuse("insufficient_tokens", format!("cost {cost} > {tokens} tokens"));
+                }
+            }
+            (Tokens::Grpc { milli }, BudgetKind::Grpc { max_milli, .. }) => {
+                if refused {
+                    return Ok(());
+                }
+                if *milli * 2 <= *max_milli {
+                    return refuse(
+                        "below_threshold",
+                        format!("{} tokens ≤ {}", *milli as f64 / 1000.0, *max_milli as f64 / 2000.0),
+                    );
+                }
+            }
+            (Tokens::Ratio { ring }, BudgetKind::Ratio { ratio, min_retries_per_second, window }) => {
+                if refused {
+                    return Ok(());
+                }
+                let (requests, retries) = ring.sums(now);
+                let allowed = ratio * requests as f64 + min_retries_per_second * (*window as f64 / 1e9);
+                if (retries + 1) as f64 > allowed {
+                    return refuse(
+                        "ratio_exceeded",
+                        format!("{} retries would exceed {ratio} × {requests} requests + minimum", retries + 1),
+                    );
+                }
+            }
+            (Tokens::Concurrency { calls, retries }, BudgetKind::Concurrency { ratio, min_concurrency }) => {
+                if holds_retry_slot {
+                    return Ok(());
+                }
+                let limit = ((ratio * *calls as f64).floor() as u64).max(u64::from(*min_concurrency));
+                if *retries >= limit {
+                    return refuse(
+                        "too_many_retries_in_flight",
+                        format!("{retries} retries in flight ≥ limit {limit} ({calls} calls)"),
+                    );
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Counts a refusal found by [`check`](Self::check).
+    pub fn count_refusal(&mut self) {
+        self.refusals += 1;
+    }
+
+    /// Pays for a retry that [`check`](Self::check) allowed. Returns the
+    /// token-bucket cost taken (to refund on success) and whether a
+    /// concurrency retry slot was taken.
+    pub fn withdraw(
+        &mut self,
+        now: u64,
+        category: Category,
+        refused: bool,
+        holds_retry_slot: bool,
+    ) -> (Option<u32>, bool) {
+        let now = self.clock(now);
+        self.withdrawals += 1;
+        let cost = self.cost(category, refused);
+        match &mut self.state {
+            Tokens::Bucket { tokens } => {
+                *tokens = tokens.saturating_sub(cost);
+                (Some(cost), false)
+            }
+            Tokens::Ratio { ring } => {
+                if !refused {
+                    ring.bucket(now).2 += 1;
+                }
+                (None, false)
+            }
+            Tokens::Concurrency { retries, .. } => {
+                if holds_retry_slot {
+                    (None, false)
+                } else {
+                    *retries += 1;
+                    (None, true)
+                }
+            }
+            _ => (None, false),
+        }
+    }
+}
+
+/// What a budget needs to know about a failed attempt.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FailureFacts {
+    /// The category.
+    pub category: Category,
+    /// The category's rule is not `never`: a failure for budgets.
+    pub counts: bool,
+    /// The attempt reached the backend.
+    pub reached_backend: bool,
+    /// A gRPC don't-retry pushback.
+    pub declined_pushback: bool,
+    /// A refused connection (takes no token).
+    pub refused: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(c: Category) -> FailureFacts {
+        FailureFacts { category: c, counts: true, reached_backend: true, declined_pushback: false, refused: false }
+    }
+
+    #[test]
+    fn token_bucket_arithmetic() {
+        let mut b = Budget::new(BudgetConfig::token_bucket()).unwrap();
+        assert!(b.check(0, Category::Timeout, false, false).is_ok());
+        assert_eq!(b.withdraw(0, Category::Timeout, false, false).0, Some(10));
+        assert_eq!(b.tokens(), Some(490));
+        b.on_success(0, Some(10));
+        assert_eq!(b.tokens(), Some(500));
+        b.on_success(0, None);
+        assert_eq!(b.tokens(), Some(500));
+        for _ in 0..100 {
+            b.withdraw(0, Category::ServerError, false, false);
+        }
+        assert_eq!(b.tokens(), Some(0));
+        assert_eq!(b.check(0, Category::ServerError, false, false).unwrap_err().reason, "insufficient_tokens");
+        assert!(b.check(0, Category::Connect, true, false).is_ok());
+    }
+
+    #[test]
+    fn grpc_threshold() {
+        let mut b = Budget::new(BudgetConfig::grpc(10.0, 0.1).unwrap()).unwrap();
+        for _ in 0..5 {
+            b.on_failure(0, facts(Category::ServerError));
+        }
+        assert_eq!(b.tokens(), Some(5000));
+        assert!(b.check(0, Category::ServerError, false, false).is_err());
+        b.on_success(0, None);
+        assert_eq!(b.tokens(), Some(5100));
+        assert!(b.check(0, Category::ServerError, false, false).is_ok());
+        assert!(BudgetConfig::grpc(0.0, 0.1).is_err());
+        assert!(BudgetConfig::grpc(1001.0, 0.1).is_err());
+        assert!(BudgetConfig::grpc(10.0, 0.0009).is_err());
+    }
+
+    #[test]
+    fn ratio_budget() {
+        let mut b = Budget::new(BudgetConfig::ratio()).unwrap();
+        // 10 s window, 1/s minimum: 10 retries with no traffic.
+        for _ in 0..10 {
+            assert!(b.check(0, Category::ServerError, false, false).is_ok());
+            b.withdraw(0, Category::ServerError, false, false);
+        }
+        assert!(b.check(0, Category::ServerError, false, false).is_err());
+        for _ in 0..10 {
+            b.on_operation_start(0);
+        }
+        assert!(b.check(0, Category::ServerError, false, false).is_ok());
+        // All of it leaves the window after 10 s.
+        assert_eq!(b.level(20 * NS_PER_S), serde_json::json!({"requests": 0, "retries": 0}));
+    }
+
+    #[test]
+    fn concurrency_budget() {
+        let mut b = Budget::new(BudgetConfig::concurrency()).unwrap();
+        for _ in 0..10 {
+            b.on_operation_start(0);
+        }
+        for _ in 0..3 {
+            assert!(b.check(0, Category::ServerError, false, false).is_ok());
+            assert!(b.withdraw(0, Category::ServerError, false, false).1);
+        }
+        assert!(b.check(0, Category::ServerError, false, false).is_err());
+        assert!(b.check(0, Category::ServerError, false, true).is_ok());
+        b.on_operation_end(true);
+        assert!(b.check(0, Category::ServerError, false, false).is_ok());
+    }
+
+    #[test]
+    fn adaptive_throttle() {
+        let mut b = Budget::new(BudgetConfig::adaptive()).unwrap();
+        // No accepts: p = n/(n+1) grows toward 1.
+        assert!(b.before_attempt(0, 0.0).is_none()); // p = 0
+        assert!(b.before_attempt(0, 0.6).is_none()); // p = 1/2
+        assert!(b.before_attempt(0, 0.6).is_some()); // p = 2/3
+        b.on_success(0, None);
+        b.on_success(0, None);
+        // 3 requests, 2 accepts: p = max(0, (3 - 4)/4) = 0.
+        assert!(b.before_attempt(0, 0.0).is_none());
+    }
+}

@@ -1,0 +1,857 @@
+//! Classification: what a failed attempt was, and whether it may be retried.
+//!
+//! The input is what the host saw of one failed attempt ([`Failure`]): an
+//! HTTP status, a gRPC code, the flattened cause chain of error names, the
+//! method, the caller's declarations and the response headers. The output
+//! is a [`Verdict`]: a [`Category`], a [`RetryRule`], whether the request is
+//! safe to repeat, and the server's delay and hints.
+//!
+//! It is an allow-list: what nothing knows is `unknown`, never retried.
+//! Precedence (SPEC §4.3): the retry-exhausted marker, `cancelled` names and
+//! open-breaker names decide first wherever they stand in the chain; then
+//! the user's rules, first match wins; then the built-in tables — a gRPC code
+//! (not OK), then an HTTP status the table knows, then the names in chain
+//! order (the first name any table knows decides; wrappers that defer to
+//! their cause decide only when nothing else does).
+
+use crate::doc::{self, Obj};
+use crate::retry_after::{read_headers, ServerAdvice};
+use crate::{Error, ErrorCode, Result};
+use serde_json::Value;
+
+/// What kind of failure an attempt met.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// The request never left: connection refused, DNS failure, connect timeout.
+    Connect,
+    /// The server says it did not process the request (408, 425).
+    NotProcessed,
+    /// The server is overloaded and says so (429, 503 with Retry-After, RESOURCE_EXHAUSTED, a pushback).
+    Overloaded,
+    /// The connection dropped after the request may have been sent.
+    ConnectionLost,
+    /// The outcome is unknown: the request may or may not have run.
+    Timeout,
+    /// The server failed (500, 502, 503 without Retry-After, other 5xx, INTERNAL, UNKNOWN).
+    ServerError,
+    /// A local resource ran out (pool timeout, rejected execution).
+    ResourceExhausted,
+    /// 409 (with an idempotency key: the original is still in progress).
+    Conflict,
+    /// The request is wrong and will stay wrong (400, 405, 413, 422, 501, …).
+    InvalidRequest,
+    /// Not authenticated or not allowed (401, 403, 407, 511).
+    Auth,
+    /// 404, 410.
+    NotFound,
+    /// A local circuit breaker refused the call.
+    OpenBreaker,
+    /// An inner layer already retried and gave up.
+    RetryExhausted,
+    /// The caller cancelled.
+    Cancelled,
+    /// A bug in the calling code (TypeError, NullPointerException, …).
+    ProgrammingError,
+    /// Nothing knows it; never retried.
+    Unknown,
+}
+
+impl Category {
+    /// Every category, in table order.
+    pub const ALL: [Category; 16] = [
+        Category::Connect,
+        Category::NotProcessed,
+        Category::Overloaded,
+        Category::ConnectionLost,
+        Category::Timeout,
+        Category::ServerError,
+        Category::ResourceExhausted,
+        Category::Conflict,
+        Category::InvalidRequest,
+        Category::Auth,
+        Category::NotFound,
+        Category::OpenBreaker,
+        Category::RetryExhausted,
+        Category::Cancelled,
+        Category::ProgrammingError,
+        Category::Unknown,
+    ];
+
+    /// Returns the stable snake_case code (`"connection_lost"`, …).
+    pub const fn code(self) -> &'static str {
+        match self {
+            Category::Connect => "connect",
+            Category::NotProcessed => "not_processed",
+            Category::Overloaded => "overloaded",
+            Category::ConnectionLost => "connection_lost",
+            Category::Timeout => "timeout",
+            Category::ServerError => "server_error",
+            Category::ResourceExhausted => "resource_exhausted",
+            Category::Conflict => "conflict",
+            Category::InvalidRequest => "invalid_request",
+            Category::Auth => "auth",
+            Category::NotFound => "not_found",
+            Category::OpenBreaker => "open_breaker",
+            Category::RetryExhausted => "retry_exhausted",
+            Category::Cancelled => "cancelled",
+            Category::ProgrammingError => "programming_error",
+            Category::Unknown => "unknown",
+        }
+    }
+
+    /// Parses a code.
+    pub fn from_code(s: &str) -> Option<Category> {
+        Category::ALL.iter().copied().find(|c| c.code() == s)
+    }
+
+    /// Returns the built-in retry rule of the category (SPEC §4.1).
+    pub const fn default_rule(self) -> RetryRule {
+        match self {
+            Category::Connect | Category::NotProcessed | Category::Overloaded | Category::ResourceExhausted => {
+                RetryRule::Always
+            }
+            Category::ConnectionLost | Category::Timeout | Category::ServerError => RetryRule::IfIdempotent,
+            _ => RetryRule::Never,
+        }
+    }
+
+    /// Returns true for the client errors a breaker counts as successes
+    /// (invalid request, auth, not found, conflict).
+    pub const fn is_client_error(self) -> bool {
+        matches!(self, Category::InvalidRequest | Category::Auth | Category::NotFound | Category::Conflict)
+    }
+
+    /// Returns true for categories whose names decide before user rules.
+    const fn is_priority(self) -> bool {
+        matches!(self, Category::RetryExhausted | Category::Cancelled | Category::OpenBreaker)
+    }
+}
+
+/// Whether a category may be retried.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RetryRule {
+    /// Retry whatever the method: nothing ran, or the server asks for it.
+    Always,
+    /// Retry only when repeating the request is safe (SPEC §4.2).
+    IfIdempotent,
+    /// Never retry.
+    Never,
+}
+
+impl RetryRule {
+    /// Returns the stable code (`"if_idempotent"`, …).
+    pub const fn code(self) -> &'static str {
+        match self {
+            RetryRule::Always => "always",
+            RetryRule::IfIdempotent => "if_idempotent",
+            RetryRule::Never => "never",
+        }
+    }
+
+    /// Parses a code.
+    pub fn from_code(s: &str) -> Option<RetryRule> {
+        match s {
+            "always" => Some(RetryRule::Always),
+            "if_idempotent" => Some(RetryRule::IfIdempotent),
+            "never" => Some(RetryRule::Never),
+            _ => None,
+        }
+    }
+}
+
+/// A gRPC status code, 0 (OK) to 16 (UNAUTHENTICATED).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GrpcCode(u8);
+
+impl GrpcCode {
+    /// OK.
+    pub const OK: GrpcCode = GrpcCode(0);
+    /// CANCELLED.
+    pub const CANCELLED: GrpcCode = GrpcCode(1);
+    /// UNAVAILABLE.
+    pub const UNAVAILABLE: GrpcCode = GrpcCode(14);
+
+    /// Creates a code from its number; `None` past 16.
+    pub const fn new(code: u8) -> Option<GrpcCode> {
+        if code <= 16 {
+            Some(GrpcCode(code))
+        } else {
+            None
+        }
+    }
+
+    /// Parses a number (`"14"`) or a name (`"UNAVAILABLE"`, any case).
+    pub fn parse(s: &str) -> Option<GrpcCode> {
+        if let Ok(n) = s.parse::<u8>() {
+            return GrpcCode::new(n);
+        }
+        tables::GRPC_NAMES.iter().position(|n| n.eq_ignore_ascii_case(s)).map(|i| GrpcCode(i as u8))
+    }
+
+    /// Returns the number.
+    pub const fn number(self) -> u8 {
+        self.0
+    }
+
+    /// Returns the upper-case name.
+    pub fn name(self) -> &'static str {
+        tables::GRPC_NAMES[self.0 as usize]
+    }
+}
+
+/// The compiled classification tables (see `core/data/`).
+#[allow(missing_docs)]
+mod tables {
+    use super::Category;
+    include!(concat!(env!("OUT_DIR"), "/tables.rs"));
+}
+
+/// One row of a built-in table, for documentation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TableRow {
+    /// The name, status or code.
+    pub key: &'static str,
+    /// The status or code number (0 for names).
+    pub number: u16,
+    /// The category code.
+    pub category: &'static str,
+    /// Flags (`qualified`, `defer`) for names.
+    pub flags: &'static str,
+    /// The ecosystem (`java`, `python`, `node`, `browser`, `dotnet`, `grpc`, `http`, …).
+    pub ecosystem: &'static str,
+    /// Source or reason.
+    pub note: &'static str,
+}
+
+/// Returns every row of the built-in tables (names, HTTP statuses, gRPC codes).
+pub fn builtin_tables() -> Vec<TableRow> {
+    let mut rows = Vec::new();
+    for (s, c, n) in tables::HTTP_ROWS {
+        rows.push(TableRow { key: "", number: *s, category: c, flags: "", ecosystem: "http", note: n });
+    }
+    for (code, name, c, n) in tables::GRPC_ROWS {
+        rows.push(TableRow { key: name, number: u16::from(*code), category: c, flags: "", ecosystem: "grpc", note: n });
+    }
+    for (name, c, f, e, n) in tables::NAME_ROWS {
+        rows.push(TableRow { key: name, number: 0, category: c, flags: f, ecosystem: e, note: n });
+    }
+    rows
+}
+
+/// Flags of a built-in name.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct NameFlags(u8);
+
+impl NameFlags {
+    /// A wrapper that decides only when nothing else in the chain does.
+    pub const fn defers(self) -> bool {
+        self.0 & 1 != 0
+    }
+    /// A refused connection (counts as an attempt, takes no budget token).
+    pub const fn refused(self) -> bool {
+        self.0 & 2 != 0
+    }
+}
+
+fn find(table: &'static [(&'static str, Category, u8)], key: &str) -> Option<(Category, NameFlags)> {
+    table.binary_search_by(|(k, _, _)| (*k).cmp(key)).ok().map(|i| (table[i].1, NameFlags(table[i].2)))
+}
+
+fn simple_name(name: &str) -> &str {
+    match name.rfind('.') {
+        Some(i) => &name[i + 1..],
+        None => name,
+    }
+}
+
+/// Looks a chain name up in the built-in names: full name, then simple name,
+/// then the part after the last `$` (Java nested classes).
+pub fn lookup_name(name: &str) -> Option<(Category, NameFlags)> {
+    if let Some(hit) = find(tables::EXACT, name) {
+        return Some(hit);
+    }
+    let simple = simple_name(name);
+    if let Some(hit) = find(tables::SIMPLE, simple) {
+        return Some(hit);
+    }
+    match simple.rfind('$') {
+        Some(i) => find(tables::SIMPLE, &simple[i + 1..]),
+        None => None,
+    }
+}
+
+/// Returns the built-in category of an HTTP status, if the table knows it
+/// (any other 5xx but 501, 505 and 511 is a server error).
+pub fn status_category(status: u16) -> Option<Category> {
+    tables::http_table(status).or(if (500..=599).contains(&status) { Some(Category::ServerError) } else { None })
+}
+
+/// Returns the built-in category of a gRPC code (`None` for OK).
+pub fn grpc_category(code: GrpcCode) -> Option<Category> {
+    tables::GRPC_TABLE[code.0 as usize]
+}
+
+/// Returns true for the methods RFC 9110 makes idempotent (GET, HEAD,
+/// OPTIONS, TRACE, PUT, DELETE), compared ASCII case-insensitively.
+pub fn is_idempotent_method(method: &str) -> bool {
+    ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].iter().any(|m| m.eq_ignore_ascii_case(method))
+}
+
+/// What the host saw of one failed attempt. Every field is optional.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Failure<'a> {
+    /// The HTTP status.
+    pub status: Option<u16>,
+    /// The gRPC status code.
+    pub grpc_code: Option<GrpcCode>,
+    /// The flattened cause chain, outermost error first: for each error its
+    /// code, its name, its class names most specific first; then its cause.
+    pub error_names: &'a [&'a str],
+    /// The HTTP method.
+    pub method: Option<&'a str>,
+    /// The caller declares the request idempotent.
+    pub idempotent: Option<bool>,
+    /// The caller sent an idempotency key the server deduplicates on.
+    pub idempotency_key_sent: bool,
+    /// Response headers (names match case-insensitively).
+    pub headers: &'a [(&'a str, &'a str)],
+    /// How long the attempt took, in nanoseconds (for slow-call accounting).
+    pub elapsed: Option<u64>,
+    /// Wall-clock Unix epoch milliseconds, to resolve HTTP-dates.
+    pub wall_now_ms: Option<u64>,
+}
+
+impl Failure<'_> {
+    /// Returns true when repeating the request is safe: an idempotent
+    /// method, or the caller's declaration (SPEC §4.2). A key the session
+    /// minted by itself does not count.
+    pub fn is_safe(&self) -> bool {
+        self.idempotent == Some(true)
+            || self.idempotency_key_sent
+            || (self.idempotent != Some(false) && self.method.is_some_and(is_idempotent_method))
+    }
+}
+
+/// What decided a verdict.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DecidedBy {
+    /// A retry-exhausted, cancelled or open-breaker name (index in the chain), or the
+    /// `x-retry-exhausted` header (`None`).
+    Marker(Option<usize>),
+    /// The user rule at this index.
+    Rule(usize),
+    /// The gRPC code.
+    GrpcCode,
+    /// The HTTP status.
+    Status,
+    /// The chain name at this index.
+    Name(usize),
+    /// A wrapper at this index that defers to its cause; nothing else decided.
+    Wrapper(usize),
+    /// Nothing: the verdict is `unknown`.
+    Nothing,
+}
+
+/// The outcome of classifying one failure.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// The category.
+    pub category: Category,
+    /// The retry rule after user rules and server hints.
+    pub retry: RetryRule,
+    /// Repeating the request is safe (method or declaration).
+    pub safe: bool,
+    /// The rule allows a retry given `safe`, and the server did not decline.
+    pub retryable: bool,
+    /// The server declined a retry (`x-should-retry: false`, a bad pushback).
+    pub server_declined: bool,
+    /// What the headers said.
+    pub advice: ServerAdvice,
+    /// What decided.
+    pub decided_by: DecidedBy,
+}
+
+/// A pattern over statuses: one status, a class (`"5xx"`) or a range (`"500-504"`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct StatusRange {
+    /// Lowest status matched.
+    pub lo: u16,
+    /// Highest status matched.
+    pub hi: u16,
+}
+
+/// What a rule matches: every matcher given must match (none given matches all).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Matcher {
+    /// Statuses (any may match).
+    pub status: Vec<StatusRange>,
+    /// gRPC codes (any may match).
+    pub grpc_code: Vec<GrpcCode>,
+    /// Name patterns (exact, qualified or `*` glob; any may match any chain name).
+    pub name: Vec<String>,
+    /// Built-in categories (any may match the category the tables give).
+    pub category: Vec<Category>,
+}
+
+/// One user classification rule: a matcher, the retry rule to apply and
+/// optionally the category to report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    /// What the rule matches.
+    pub when: Matcher,
+    /// The retry rule to apply.
+    pub retry: RetryRule,
+    /// The category to report instead (`as` in documents).
+    pub set_category: Option<Category>,
+}
+
+/// Matches `text` against a glob where `*` matches any run of characters.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let (mut star, mut mark) = (None::<usize>, 0usize);
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some(pi);
+            pi += 1;
+            mark = ti;
+        } else if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == b'*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// Returns true when a chain holds a refused connection (ECONNREFUSED and
+/// its equivalents; not a connect timeout).
+pub fn is_refused(names: &[&str]) -> bool {
+    names.iter().any(|n| lookup_name(n).is_some_and(|(_, f)| f.refused()))
+}
+
+/// Returns true when a user name pattern matches a chain name: the full
+/// name, its simple name, or the part after the last `$`.
+pub fn name_matches(pattern: &str, name: &str) -> bool {
+    let simple = simple_name(name);
+    let dollar = simple.rfind('$').map(|i| &simple[i + 1..]);
+    let test = |cand: &str| if pattern.contains('*') { glob(pattern, cand) } else { pattern == cand };
+    test(name) || (simple.len() != name.len() && test(simple)) || dollar.is_some_and(test)
+}
+
+impl Matcher {
+    /// Returns true when the failure matches; `builtin` gives the category
+    /// the built-in tables assign (computed only if a category matcher needs it).
+    pub fn matches(&self, f: &Failure<'_>, builtin: &mut dyn FnMut() -> Category) -> bool {
+        if !self.status.is_empty() && !f.status.is_some_and(|s| self.status.iter().any(|r| (r.lo..=r.hi).contains(&s)))
+        {
+            return false;
+        }
+        if !self.grpc_code.is_empty() && !f.grpc_code.is_some_and(|c| self.grpc_code.contains(&c)) {
+            return false;
+        }
+        if !self.name.is_empty() && !f.error_names.iter().any(|n| self.name.iter().any(|p| name_matches(p, n))) {
+            return false;
+        }
+        if !self.category.is_empty() && !self.category.contains(&builtin()) {
+            return false;
+        }
+        true
+    }
+
+    /// Returns true when no matcher is given.
+    pub fn is_empty(&self) -> bool {
+        self.status.is_empty() && self.grpc_code.is_empty() && self.name.is_empty() && self.category.is_empty()
+    }
+}
+
+/// The classification settings of a policy: user rules over the built-in tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Classifier {
+    /// Use the built-in tables (default true). The retry-exhausted,
+    /// cancelled and open-breaker names apply even when false.
+    pub defaults: bool,
+    /// User rules, first match wins.
+    pub rules: Vec<Rule>,
+}
+
+impl Default for Classifier {
+    fn default() -> Self {
+        Classifier { defaults: true, rules: Vec::new() }
+    }
+}
+
+impl Classifier {
+    /// Classifies a failure with the built-in tables and the user rules.
+    pub fn classify(&self, f: &Failure<'_>) -> Verdict {
+        let advice = read_headers(f.headers.iter().copied(), f.wall_now_ms);
+        self.classify_with(f, advice)
+    }
+
+    /// Classifies a failure whose headers were already read.
+    pub fn classify_with(&self, f: &Failure<'_>, advice: ServerAdvice) -> Verdict {
+        let safe = f.is_safe();
+        // 1. Markers decide first, wherever they stand.
+        // A cancellation whose chain also holds a timeout is the timeout's
+        // (asyncio.timeout raises TimeoutError from CancelledError; .NET's
+        // HttpClient raises TaskCanceledException around a TimeoutException).
+        let timed_out = f.error_names.iter().any(|n| matches!(lookup_name(n), Some((Category::Timeout, _))));
+        let marker = f.error_names.iter().enumerate().find_map(|(i, n)| match lookup_name(n) {
+            Some((Category::Cancelled, _)) if timed_out => None,
+            Some((c, _)) if c.is_priority() => Some((c, i)),
+            _ => None,
+        });
+        let (category, rule, decided_by) = if let Some((c, i)) = marker {
+            (c, RetryRule::Never, DecidedBy::Marker(Some(i)))
+        } else if advice.retry_exhausted {
+            (Category::RetryExhausted, RetryRule::Never, DecidedBy::Marker(None))
+        } else {
+            let mut cached: Option<(Category, DecidedBy)> = None;
+            let mut builtin = || *cached.get_or_insert_with(|| builtin_category(f, &advice, timed_out));
+            let mut hit = None;
+            for (i, r) in self.rules.iter().enumerate() {
+                if r.when.matches(f, &mut || builtin().0) {
+                    hit = Some((i, r));
+                    break;
+                }
+            }
+            match hit {
+                Some((i, r)) => {
+                    let cat = r.set_category.unwrap_or_else(|| builtin().0);
+                    (cat, r.retry, DecidedBy::Rule(i))
+                }
+                None if self.defaults => {
+                    let (c, by) = builtin();
+                    (c, default_rule(c, f), by)
+                }
+                None => (Category::Unknown, RetryRule::Never, DecidedBy::Nothing),
+            }
+        };
+        let mut retry = rule;
+        let mut server_declined = false;
+        if !matches!(decided_by, DecidedBy::Marker(_)) {
+            match advice.should_retry {
+                Some(false) => server_declined = true,
+                Some(true) if retry == RetryRule::IfIdempotent => retry = RetryRule::Always,
+                _ => {}
+            }
+            if advice.declined_by_pushback {
+                server_declined = true;
+            }
+        }
+        let retryable = !server_declined
+            && match retry {
+                RetryRule::Always => true,
+                RetryRule::IfIdempotent => safe,
+                RetryRule::Never => false,
+            };
+        Verdict { category, retry, safe, retryable, server_declined, advice, decided_by }
+    }
+}
+
+/// The rule a category gets by default, with conflict lifted by a sent key.
+fn default_rule(c: Category, f: &Failure<'_>) -> RetryRule {
+    if c == Category::Conflict && f.idempotency_key_sent {
+        RetryRule::Always
+    } else {
+        c.default_rule()
+    }
+}
+
+/// The built-in tables alone: gRPC code, status, then names.
+/// `skip_cancelled`: the chain also holds a timeout, so its cancellation was the timeout's.
+fn builtin_category(f: &Failure<'_>, advice: &ServerAdvice, skip_cancelled: bool) -> (Category, DecidedBy) {
+    if let Some(code) = f.grpc_code {
+        if let Some(c) = grpc_category(code) {
+            let c = if code == GrpcCode::UNAVAILABLE && advice.has_pushback() { Category::Overloaded } else { c };
+            return (c, DecidedBy::GrpcCode);
+        }
+    }
+    if let Some(s) = f.status {
+        if let Some(c) = status_category(s) {
+            let c = if s == 503 && advice.delay.is_some() { Category::Overloaded } else { c };
+            return (c, DecidedBy::Status);
+        }
+    }
+    let mut wrapper = None;
+    for (i, n) in f.error_names.iter().enumerate() {
+        match lookup_name(n) {
+            Some((Category::Cancelled, _)) if skip_cancelled => {}
+            Some((c, fl)) if !fl.defers() => return (c, DecidedBy::Name(i)),
+            Some((c, _)) if wrapper.is_none() => wrapper = Some((c, i)),
+            _ => {}
+        }
+    }
+    match wrapper {
+        Some((c, i)) => (c, DecidedBy::Wrapper(i)),
+        None => (Category::Unknown, DecidedBy::Nothing),
+    }
+}
+
+/// Classifies a failure with the built-in tables only.
+pub fn classify(f: &Failure<'_>) -> Verdict {
+    Classifier::default().classify(f)
+}
+
+// ---------------------------------------------------------------- documents
+
+fn status_range(v: &Value, field: &str) -> Result<StatusRange> {
+    let bad = |why: String| Error::new(ErrorCode::InvalidValue, field.to_owned(), why);
+    match v {
+        Value::Number(_) => {
+            let s = doc::uint(v, field, 100, 599)? as u16;
+            Ok(StatusRange { lo: s, hi: s })
+        }
+        Value::String(s) => {
+            let b = s.as_bytes();
+            if b.len() == 3 && b[0].is_ascii_digit() && (b[1] | 0x20) == b'x' && (b[2] | 0x20) == b'x' {
+                let c = u16::from(b[0] - b'0');
+                if (1..=5).contains(&c) {
+                    return Ok(StatusRange { lo: c * 100, hi: c * 100 + 99 });
+                }
+            }
+            let parse = |t: &str| t.parse::<u16>().ok().filter(|x| (100..=599).contains(x));
+            if let Some((lo, hi)) = s.split_once('-') {
+                if let (Some(lo), Some(hi)) = (parse(lo), parse(hi)) {
+                    if lo <= hi {
+                        return Ok(StatusRange { lo, hi });
+                    }
+                }
+            } else if let Some(x) = parse(s) {
+                return Ok(StatusRange { lo: x, hi: x });
+            }
+            Err(bad(format!("must be a status (429), a class (\"5xx\") or a range (\"500-504\"), got {s:?}")))
+        }
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be a status number or string, got {}", doc::type_name(other)),
+        )),
+    }
+}
+
+fn one_or_many<'v, T>(v: &'v Value, field: &str, mut each: impl FnMut(&'v Value, &str) -> Result<T>) -> Result<Vec<T>> {
+    match v {
+        Value::Array(items) => {
+            if items.is_empty() {
+                return Err(Error::new(ErrorCode::InvalidValue, field.to_owned(), "must not be an empty list"));
+            }
+            items.iter().enumerate().map(|(i, x)| each(x, &format!("{field}[{i}]"))).collect()
+        }
+        _ => Ok(vec![each(v, field)?]),
+    }
+}
+
+fn grpc_value(v: &Value, field: &str) -> Result<GrpcCode> {
+    match v {
+        Value::Number(_) => Ok(GrpcCode(doc::uint(v, field, 0, 16)? as u8)),
+        Value::String(s) => GrpcCode::parse(s).ok_or_else(|| {
+            Error::new(ErrorCode::InvalidValue, field.to_owned(), format!("is not a grpc status code: {s:?}"))
+        }),
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be a grpc code name or number, got {}", doc::type_name(other)),
+        )),
+    }
+}
+
+fn category_value(v: &Value, field: &str) -> Result<Category> {
+    match v {
+        Value::String(s) => Category::from_code(s)
+            .ok_or_else(|| Error::new(ErrorCode::InvalidValue, field.to_owned(), format!("is not a category: {s:?}"))),
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be a category name, got {}", doc::type_name(other)),
+        )),
+    }
+}
+
+fn name_value(v: &Value, field: &str) -> Result<String> {
+    match v {
+        Value::String(s) if !s.is_empty() && s.len() <= 512 => Ok(s.clone()),
+        Value::String(_) => Err(Error::new(ErrorCode::InvalidValue, field.to_owned(), "must be 1 to 512 characters")),
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be a name string, got {}", doc::type_name(other)),
+        )),
+    }
+}
+
+fn retry_value(v: &Value, field: &str) -> Result<RetryRule> {
+    match v {
+        Value::String(s) => RetryRule::from_code(s).ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidValue,
+                field.to_owned(),
+                format!("must be \"always\", \"if_idempotent\" or \"never\", got {s:?}"),
+            )
+        }),
+        Value::Bool(b) => Ok(if *b { RetryRule::Always } else { RetryRule::Never }),
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be \"always\", \"if_idempotent\" or \"never\", got {}", doc::type_name(other)),
+        )),
+    }
+}
+
+/// Reads the matcher keys (`status`, `grpc_code`, `name`, `category`) of a rule object.
+pub(crate) fn parse_matcher(o: &mut Obj<'_>) -> Result<Matcher> {
+    let mut m = Matcher::default();
+    if let Some((v, f)) = o.take("status", &[])? {
+        m.status = one_or_many(v, &f, status_range)?;
+    }
+    if let Some((v, f)) = o.take("grpc_code", &["grpc"])? {
+        m.grpc_code = one_or_many(v, &f, grpc_value)?;
+    }
+    if let Some((v, f)) = o.take("name", &["names", "exception"])? {
+        m.name = one_or_many(v, &f, name_value)?;
+    }
+    if let Some((v, f)) = o.take("category", &[])? {
+        m.category = one_or_many(v, &f, category_value)?;
+    }
+    Ok(m)
+}
+
+/// Reads one rule object (`status`, `grpc_code`, `name`, `category`, `retry`, `as`).
+pub(crate) fn parse_rule(v: &Value, path: &str) -> Result<Rule> {
+    let mut o = Obj::new(v, path)?;
+    let when = parse_matcher(&mut o)?;
+    let retry = match o.take("retry", &[])? {
+        Some((v, f)) => retry_value(v, &f)?,
+        None => return Err(Error::new(ErrorCode::MissingField, o.field("retry"), "every rule sets retry")),
+    };
+    let set_category = match o.take("as", &["set_category"])? {
+        Some((v, f)) => Some(category_value(v, &f)?),
+        None => None,
+    };
+    o.finish()?;
+    Ok(Rule { when, retry, set_category })
+}
+
+/// Reads a list of names (`non_retryable: [...]`) into one rule.
+pub(crate) fn parse_name_list(v: &Value, field: &str, retry: RetryRule) -> Result<Rule> {
+    let names = one_or_many(v, field, name_value)?;
+    Ok(Rule { when: Matcher { name: names, ..Default::default() }, retry, set_category: None })
+}
+
+/// Writes a matcher's keys into a document object.
+pub(crate) fn matcher_to_json(r: &Matcher, m: &mut serde_json::Map<String, Value>) {
+    let many = |xs: Vec<Value>| {
+        if xs.len() == 1 {
+            xs.into_iter().next().unwrap_or(Value::Null)
+        } else {
+            Value::Array(xs)
+        }
+    };
+    if !r.status.is_empty() {
+        let xs = r
+            .status
+            .iter()
+            .map(|s| if s.lo == s.hi { Value::from(s.lo) } else { Value::from(format!("{}-{}", s.lo, s.hi)) })
+            .collect();
+        m.insert("status".into(), many(xs));
+    }
+    if !r.grpc_code.is_empty() {
+        m.insert("grpc_code".into(), many(r.grpc_code.iter().map(|c| Value::from(c.name())).collect()));
+    }
+    if !r.name.is_empty() {
+        m.insert("name".into(), many(r.name.iter().map(|n| Value::from(n.as_str())).collect()));
+    }
+    if !r.category.is_empty() {
+        m.insert("category".into(), many(r.category.iter().map(|c| Value::from(c.code())).collect()));
+    }
+}
+
+/// Writes a rule back as a document object.
+pub(crate) fn rule_to_json(r: &Rule) -> Value {
+    let mut m = serde_json::Map::new();
+    matcher_to_json(&r.when, &mut m);
+    m.insert("retry".into(), Value::from(r.retry.code()));
+    if let Some(c) = r.set_category {
+        m.insert("as".into(), Value::from(c.code()));
+    }
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names<'a>(n: &'a [&'a str]) -> Failure<'a> {
+        Failure { error_names: n, ..Default::default() }
+    }
+
+    #[test]
+    fn glob_matches() {
+        assert!(glob("*", ""));
+        assert!(glob("com.acme.*", "com.acme.PaymentDeclined"));
+        assert!(glob("*Timeout*", "ReadTimeoutError"));
+        assert!(!glob("*Timeout", "TimeoutError"));
+        assert!(glob("a*b*c", "aXbYbZc"));
+        assert!(!glob("a*b*c", "aXbYbZ"));
+    }
+
+    #[test]
+    fn names_walk_in_order() {
+        let v = classify(&names(&["builtins.ConnectionResetError", "builtins.ConnectionError", "builtins.OSError"]));
+        assert_eq!(v.category, Category::ConnectionLost);
+        assert_eq!(v.decided_by, DecidedBy::Name(0));
+        let v = classify(&names(&["com.acme.Weird"]));
+        assert_eq!(v.category, Category::Unknown);
+        assert!(!v.retryable);
+    }
+
+    #[test]
+    fn post_timeout_needs_declaration() {
+        let f = Failure { status: Some(504), method: Some("POST"), ..Default::default() };
+        let v = classify(&f);
+        assert_eq!(v.category, Category::Timeout);
+        assert!(!v.retryable);
+        let v = classify(&Failure { idempotency_key_sent: true, ..f });
+        assert!(v.retryable);
+        let v = classify(&Failure { method: Some("get"), ..f });
+        assert!(v.retryable);
+    }
+
+    #[test]
+    fn marker_beats_rules() {
+        let c = Classifier {
+            defaults: true,
+            rules: vec![Rule {
+                when: Matcher { name: vec!["*".into()], ..Default::default() },
+                retry: RetryRule::Always,
+                set_category: None,
+            }],
+        };
+        let v = c.classify(&names(&["retrycore:retry_exhausted"]));
+        assert_eq!(v.category, Category::RetryExhausted);
+        assert!(!v.retryable);
+    }
+
+    #[test]
+    fn status_lifts() {
+        let h = [("Retry-After", "3")];
+        let v = classify(&Failure { status: Some(503), headers: &h, ..Default::default() });
+        assert_eq!(v.category, Category::Overloaded);
+        let v = classify(&Failure { status: Some(503), ..Default::default() });
+        assert_eq!(v.category, Category::ServerError);
+        let v = classify(&Failure { status: Some(599), ..Default::default() });
+        assert_eq!(v.category, Category::ServerError);
+        let v = classify(&Failure { status: Some(409), method: Some("POST"), ..Default::default() });
+        assert_eq!(v.retry, RetryRule::Never);
+        let v = classify(&Failure { status: Some(409), idempotency_key_sent: true, ..Default::default() });
+        assert_eq!(v.retry, RetryRule::Always);
+    }
+}

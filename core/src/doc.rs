@@ -1,0 +1,216 @@
+//! Reading JSON documents field by field, with aliases, precise errors and
+//! unknown keys rejected.
+
+use crate::duration::parse_duration;
+use crate::{Error, ErrorCode, Result};
+use serde_json::{Map, Value};
+
+/// Returns the JSON type name of a value, for error messages.
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Joins a path and a key: `("backoff", "initial")` → `"backoff.initial"`.
+pub(crate) fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Parses a JSON text, mapping syntax errors to `invalid_json`.
+pub(crate) fn parse_json(text: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| {
+        Error::new(ErrorCode::InvalidJson, "", format!("not valid json: {}", e.to_string().to_lowercase()))
+    })
+}
+
+/// An object being read; every key must be taken before [`Obj::finish`].
+pub(crate) struct Obj<'a> {
+    map: &'a Map<String, Value>,
+    path: String,
+    taken: Vec<&'a str>,
+}
+
+impl<'a> Obj<'a> {
+    /// Starts reading `v`, which must be an object, found at `path`.
+    pub fn new(v: &'a Value, path: &str) -> Result<Self> {
+        match v {
+            Value::Object(map) => Ok(Obj { map, path: path.to_owned(), taken: Vec::new() }),
+            other => Err(Error::new(
+                ErrorCode::InvalidType,
+                path.to_owned(),
+                format!("must be an object, got {}", type_name(other)),
+            )),
+        }
+    }
+
+    /// Returns the path of `key` inside this object.
+    pub fn field(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    /// Takes `key` or one of its aliases (at most one of them may be present).
+    pub fn take(&mut self, key: &'a str, aliases: &[&'a str]) -> Result<Option<(&'a Value, String)>> {
+        let mut found: Option<(&'a str, &'a Value)> = None;
+        for name in std::iter::once(&key).chain(aliases.iter()) {
+            if let Some((k, v)) = self.map.get_key_value(*name) {
+                if let Some((prev, _)) = found {
+                    return Err(Error::new(
+                        ErrorCode::InvalidCombination,
+                        self.field(k),
+                        format!("is an alias of {prev}; give only one of them"),
+                    ));
+                }
+                self.taken.push(k.as_str());
+                found = Some((k.as_str(), v));
+            }
+        }
+        Ok(found.filter(|(_, v)| !v.is_null()).map(|(k, v)| (v, self.field(k))))
+    }
+
+    /// Takes a duration string.
+    pub fn duration(&mut self, key: &'a str, aliases: &[&'a str]) -> Result<Option<u64>> {
+        match self.take(key, aliases)? {
+            None => Ok(None),
+            Some((Value::String(s), f)) => parse_duration(s, &f).map(Some),
+            Some((Value::Number(n), f)) => Err(Error::new(
+                ErrorCode::InvalidDuration,
+                f,
+                format!(
+                    "a bare number is ambiguous (ms or s?); write a string with a unit such as \"{n}ms\" or \"{n}s\""
+                ),
+            )),
+            Some((other, f)) => Err(Error::new(
+                ErrorCode::InvalidType,
+                f,
+                format!("must be a duration string such as \"250ms\", got {}", type_name(other)),
+            )),
+        }
+    }
+
+    /// Takes a boolean.
+    pub fn bool(&mut self, key: &'a str, aliases: &[&'a str]) -> Result<Option<bool>> {
+        match self.take(key, aliases)? {
+            None => Ok(None),
+            Some((Value::Bool(b), _)) => Ok(Some(*b)),
+            Some((other, f)) => {
+                Err(Error::new(ErrorCode::InvalidType, f, format!("must be a boolean, got {}", type_name(other))))
+            }
+        }
+    }
+
+    /// Takes a string.
+    pub fn str(&mut self, key: &'a str, aliases: &[&'a str]) -> Result<Option<(&'a str, String)>> {
+        match self.take(key, aliases)? {
+            None => Ok(None),
+            Some((Value::String(s), f)) => Ok(Some((s.as_str(), f))),
+            Some((other, f)) => {
+                Err(Error::new(ErrorCode::InvalidType, f, format!("must be a string, got {}", type_name(other))))
+            }
+        }
+    }
+
+    /// Takes a finite number.
+    pub fn f64(&mut self, key: &'a str, aliases: &[&'a str]) -> Result<Option<f64>> {
+        match self.take(key, aliases)? {
+            None => Ok(None),
+            Some((v, f)) => number(v, &f).map(Some),
+        }
+    }
+
+    /// Takes an integer in `[min, max]`.
+    pub fn uint(&mut self, key: &'a str, aliases: &[&'a str], min: u64, max: u64) -> Result<Option<u64>> {
+        match self.take(key, aliases)? {
+            None => Ok(None),
+            Some((v, f)) => uint(v, &f, min, max).map(Some),
+        }
+    }
+
+    /// Rejects every key not taken.
+    pub fn finish(self) -> Result<()> {
+        for k in self.map.keys() {
+            if !self.taken.contains(&k.as_str()) {
+                return Err(Error::new(ErrorCode::UnknownKey, self.field(k), "is not a known key"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a finite JSON number.
+pub(crate) fn number(v: &Value, field: &str) -> Result<f64> {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x.is_finite() => Ok(x),
+            _ => Err(Error::new(ErrorCode::OutOfRange, field.to_owned(), "must be a finite number")),
+        },
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be a number, got {}", type_name(other)),
+        )),
+    }
+}
+
+/// Reads an integer in `[min, max]`.
+pub(crate) fn uint(v: &Value, field: &str, min: u64, max: u64) -> Result<u64> {
+    match v {
+        Value::Number(n) => {
+            let got = if let Some(u) = n.as_u64() {
+                Some(u)
+            } else if n.as_i64().is_some() {
+                None
+            } else {
+                // 3.0 is accepted as 3; 3.5 is not an integer.
+                n.as_f64().filter(|x| x.fract() == 0.0 && *x >= 0.0 && *x < 1.8e19).map(|x| x as u64)
+            };
+            match got {
+                Some(u) if (min..=max).contains(&u) => Ok(u),
+                Some(u) => Err(Error::new(
+                    ErrorCode::OutOfRange,
+                    field.to_owned(),
+                    format!("must be an integer in [{min}, {max}], got {u}"),
+                )),
+                None => Err(Error::new(
+                    ErrorCode::OutOfRange,
+                    field.to_owned(),
+                    format!("must be an integer in [{min}, {max}], got {n}"),
+                )),
+            }
+        }
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be an integer, got {}", type_name(other)),
+        )),
+    }
+}
+
+/// Reads a `u64` written as a decimal string (JSON numbers stop at 2^53 in JavaScript).
+pub(crate) fn u64_string(v: &Value, field: &str) -> Result<u64> {
+    match v {
+        Value::String(s) if !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit()) => s
+            .parse::<u64>()
+            .map_err(|_| Error::new(ErrorCode::OutOfRange, field.to_owned(), "must be at most 18446744073709551615")),
+        Value::Number(n) if n.as_u64().is_some_and(|u| u <= (1u64 << 53)) => Ok(n.as_u64().unwrap_or(0)),
+        Value::Number(_) => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            "write large integers as a decimal string (JavaScript numbers stop at 2^53)",
+        )),
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be a decimal string of an unsigned 64-bit integer, got {}", type_name(other)),
+        )),
+    }
+}

@@ -1,0 +1,220 @@
+//! The one error type of the crate, with a stable snake_case code per kind.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// The kind of an [`Error`], each with a stable snake_case [`code`](ErrorCode::code).
+///
+/// Bindings surface the code unchanged (`err.code` in JavaScript, `exc.code`
+/// in Python); tests compare codes, never message text.
+#[non_exhaustive]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// The text is not valid JSON.
+    InvalidJson,
+    /// A value has the wrong JSON type (a string where a number belongs, …).
+    InvalidType,
+    /// A key the format does not define.
+    UnknownKey,
+    /// A `version` this build does not know.
+    UnknownVersion,
+    /// A required field is absent.
+    MissingField,
+    /// A duration that is not `<decimal><unit>`, or is negative or too large.
+    InvalidDuration,
+    /// A number outside its allowed range (NaN and infinities included).
+    OutOfRange,
+    /// A value that is well-typed but not allowed (an unknown kind, a bad pattern, …).
+    InvalidValue,
+    /// Two settings that cannot hold together (`initial` > `max_delay`, …).
+    InvalidCombination,
+    /// A call that the object's current state does not allow.
+    InvalidState,
+    /// A manual breaker transition that makes no sense.
+    InvalidTransition,
+    /// An idempotency key that breaks the key rules.
+    InvalidKey,
+    /// A header value that cannot be parsed.
+    InvalidHeader,
+    /// A JSON number that cannot be canonicalised (non-finite, or an integer a double cannot hold).
+    InvalidNumber,
+    /// A JSON string that cannot be canonicalised (a lone surrogate).
+    InvalidString,
+    /// Nesting deeper than the documented limit.
+    TooDeep,
+    /// A malformed JSON pointer, or one that selects nothing.
+    InvalidPointer,
+    /// A completion with a fencing token older than the record's.
+    StaleFence,
+    /// A record whose fencing token is ahead of the one presented.
+    FenceFromFuture,
+    /// A snapshot that is corrupt or of an unknown version.
+    InvalidSnapshot,
+    /// A snapshot taken from an object with another configuration.
+    SnapshotMismatch,
+    /// A dead letter that misses a required field or has an invalid one.
+    InvalidDeadLetter,
+    /// An input too large to accept (a string over the size limit, …).
+    TooLarge,
+}
+
+impl ErrorCode {
+    /// Returns the stable snake_case code of this kind.
+    pub const fn code(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidJson => "invalid_json",
+            ErrorCode::InvalidType => "invalid_type",
+            ErrorCode::UnknownKey => "unknown_key",
+            ErrorCode::UnknownVersion => "unknown_version",
+            ErrorCode::MissingField => "missing_field",
+            ErrorCode::InvalidDuration => "invalid_duration",
+            ErrorCode::OutOfRange => "out_of_range",
+            ErrorCode::InvalidValue => "invalid_value",
+            ErrorCode::InvalidCombination => "invalid_combination",
+            ErrorCode::InvalidState => "invalid_state",
+            ErrorCode::InvalidTransition => "invalid_transition",
+            ErrorCode::InvalidKey => "invalid_key",
+            ErrorCode::InvalidHeader => "invalid_header",
+            ErrorCode::InvalidNumber => "invalid_number",
+            ErrorCode::InvalidString => "invalid_string",
+            ErrorCode::TooDeep => "too_deep",
+            ErrorCode::InvalidPointer => "invalid_pointer",
+            ErrorCode::StaleFence => "stale_fence",
+            ErrorCode::FenceFromFuture => "fence_from_future",
+            ErrorCode::InvalidSnapshot => "invalid_snapshot",
+            ErrorCode::SnapshotMismatch => "snapshot_mismatch",
+            ErrorCode::InvalidDeadLetter => "invalid_dead_letter",
+            ErrorCode::TooLarge => "too_large",
+        }
+    }
+
+    /// Returns true for the codes that mean "this configuration is wrong".
+    ///
+    /// Bindings raise these as their configuration error (`ConfigError`, a
+    /// `ValueError` in Python; `RangeError`/`TypeError` in JavaScript).
+    pub const fn is_config(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::InvalidJson
+                | ErrorCode::InvalidType
+                | ErrorCode::UnknownKey
+                | ErrorCode::UnknownVersion
+                | ErrorCode::MissingField
+                | ErrorCode::InvalidDuration
+                | ErrorCode::OutOfRange
+                | ErrorCode::InvalidValue
+                | ErrorCode::InvalidCombination
+        )
+    }
+
+    /// Returns true when a JavaScript host should throw a `TypeError` (a wrong
+    /// type or shape) rather than a `RangeError` (a value out of its range).
+    pub const fn is_type_error(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::InvalidJson | ErrorCode::InvalidType | ErrorCode::UnknownKey | ErrorCode::MissingField
+        )
+    }
+
+    /// Every code, in declaration order (for docs and drift tests).
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::InvalidJson,
+        ErrorCode::InvalidType,
+        ErrorCode::UnknownKey,
+        ErrorCode::UnknownVersion,
+        ErrorCode::MissingField,
+        ErrorCode::InvalidDuration,
+        ErrorCode::OutOfRange,
+        ErrorCode::InvalidValue,
+        ErrorCode::InvalidCombination,
+        ErrorCode::InvalidState,
+        ErrorCode::InvalidTransition,
+        ErrorCode::InvalidKey,
+        ErrorCode::InvalidHeader,
+        ErrorCode::InvalidNumber,
+        ErrorCode::InvalidString,
+        ErrorCode::TooDeep,
+        ErrorCode::InvalidPointer,
+        ErrorCode::StaleFence,
+        ErrorCode::FenceFromFuture,
+        ErrorCode::InvalidSnapshot,
+        ErrorCode::SnapshotMismatch,
+        ErrorCode::InvalidDeadLetter,
+        ErrorCode::TooLarge,
+    ];
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// An error with a stable [`ErrorCode`], the field it concerns and a
+/// lowercase reason without a trailing period.
+///
+/// Displayed as `field: reason` (or just the reason when no field applies).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    code: ErrorCode,
+    field: Cow<'static, str>,
+    reason: String,
+}
+
+impl Error {
+    /// Creates an error of the given kind about `field`.
+    pub fn new(code: ErrorCode, field: impl Into<Cow<'static, str>>, reason: impl Into<String>) -> Self {
+        Error { code, field: field.into(), reason: reason.into() }
+    }
+
+    /// Returns the kind of the error.
+    pub fn kind(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// Returns the stable snake_case code (`"invalid_duration"`, …).
+    pub fn code(&self) -> &'static str {
+        self.code.code()
+    }
+
+    /// Returns the dotted path of the field concerned (`"backoff.initial"`), or `""`.
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// Returns the reason alone, without the field.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// Returns the same error about `prefix.field` (used when a nested
+    /// document is read as part of a larger one).
+    pub fn within(mut self, prefix: &str) -> Self {
+        if prefix.is_empty() {
+            return self;
+        }
+        self.field = if self.field.is_empty() {
+            Cow::Owned(prefix.to_owned())
+        } else if self.field.starts_with('[') {
+            Cow::Owned(format!("{prefix}{}", self.field))
+        } else {
+            Cow::Owned(format!("{prefix}.{}", self.field))
+        };
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            f.write_str(&self.reason)
+        } else {
+            write!(f, "{}: {}", self.field, self.reason)
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The result type of the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

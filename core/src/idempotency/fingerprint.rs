@@ -1,0 +1,270 @@
+//! Request fingerprints: SHA-256 of the canonical JSON of what was asked.
+
+use super::jcs::private::{Node, Sealed};
+use super::jcs::{check_depth, write_members, write_string, write_value, JsonInput, TreeError};
+use crate::{Error, ErrorCode, Result};
+use sha2::{Digest, Sha256};
+
+/// Which parts of a body a fingerprint keeps: a trie of pointer tokens.
+#[derive(Debug, Default)]
+struct Selection {
+    /// The whole subtree here is selected.
+    all: bool,
+    children: Vec<(String, Selection)>,
+}
+
+impl Selection {
+    fn insert(&mut self, tokens: &[String]) {
+        let mut node = self;
+        for t in tokens {
+            if node.all {
+                return;
+            }
+            let i = match node.children.iter().position(|(k, _)| k == t) {
+                Some(i) => i,
+                None => {
+                    node.children.push((t.clone(), Selection::default()));
+                    node.children.len() - 1
+                }
+            };
+            node = &mut node.children[i].1;
+        }
+        node.all = true;
+        node.children.clear();
+    }
+
+    fn child(&self, token: &str) -> Option<&Selection> {
+        self.children.iter().find(|(k, _)| k == token).map(|(_, s)| s)
+    }
+}
+
+/// Splits an RFC 6901 pointer into its unescaped tokens.
+fn pointer_tokens(pointer: &str) -> Result<Vec<String>> {
+    if pointer.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(rest) = pointer.strip_prefix('/') else {
+        return Err(Error::new(
+            ErrorCode::InvalidPointer,
+            "selected",
+            format!("pointer {pointer:?} must be empty or start with '/'"),
+        ));
+    };
+    rest.split('/')
+        .map(|t| {
+            let mut out = String::with_capacity(t.len());
+            let mut chars = t.chars();
+            while let Some(c) = chars.next() {
+                if c != '~' {
+                    out.push(c);
+                    continue;
+                }
+                match chars.next() {
+                    Some('0') => out.push('~'),
+                    Some('1') => out.push('/'),
+                    _ => {
+                        return Err(Error::new(
+                            ErrorCode::InvalidPointer,
+                            "selected",
+                            format!("pointer {pointer:?} has '~' not followed by '0' or '1'"),
+                        ))
+                    }
+                }
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+/// Reads an array index token as RFC 6901 writes it: `0` or digits without a leading zero.
+fn array_index(token: &str) -> Option<usize> {
+    let b = token.as_bytes();
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) || (b.len() > 1 && b[0] == b'0') {
+        return None;
+    }
+    token.parse().ok()
+}
+
+/// Follows `tokens` from `body`, or says why the pointer selects nothing.
+fn resolve<T: Sealed>(body: &T, pointer: &str, tokens: &[String]) -> Result<()> {
+    let mut node = body;
+    for (depth, t) in tokens.iter().enumerate() {
+        let next = match node.node() {
+            Node::Object => node.member(t),
+            Node::Array(items) => array_index(t).and_then(|i| items.get(i)),
+            _ => None,
+        };
+        match next {
+            Some(n) => node = n,
+            None => {
+                let at: Vec<&str> = pointer.splitn(depth + 2, '/').collect();
+                let parent = at[..at.len().saturating_sub(1)].join("/");
+                return Err(Error::new(
+                    ErrorCode::InvalidPointer,
+                    "selected",
+                    format!("pointer {pointer:?} selects nothing: no member {t:?} at {parent:?}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Appends the canonical form of the parts of `v` that `sel` keeps.
+fn write_selected<T: Sealed>(out: &mut String, v: &T, sel: &Selection, depth: usize) -> Result<(), TreeError> {
+    if sel.all {
+        return write_value(out, v, depth);
+    }
+    match v.node() {
+        Node::Array(items) => {
+            check_depth(depth)?;
+            let last = sel.children.iter().filter_map(|(t, _)| array_index(t)).max();
+            out.push('[');
+            if let Some(last) = last {
+                for (i, item) in items.iter().enumerate().take(last + 1) {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    match sel.child(&i.to_string()) {
+                        Some(s) => write_selected(out, item, s, depth + 1).map_err(|e| e.at(i.to_string()))?,
+                        None => out.push_str("null"),
+                    }
+                }
+            }
+            out.push(']');
+        }
+        Node::Object => {
+            check_depth(depth)?;
+            let mut members = Vec::new();
+            v.members(&mut members);
+            members.retain(|(k, _)| sel.child(k).is_some());
+            write_members(out, &mut members, depth, |out, k, v, depth| match sel.child(k) {
+                Some(s) => write_selected(out, v, s, depth),
+                None => write_value(out, v, depth),
+            })?;
+        }
+        _ => return write_value(out, v, depth),
+    }
+    Ok(())
+}
+
+/// Appends the canonical body, narrowed to `selected` when given.
+fn write_body<T: JsonInput>(out: &mut String, body: &T, selected: Option<&[&str]>) -> Result<()> {
+    let Some(pointers) = selected else {
+        return write_value(out, body, 0).map_err(|e| e.into_error("body"));
+    };
+    if pointers.is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidPointer,
+            "selected",
+            "is empty; it would make every body fingerprint the same",
+        ));
+    }
+    let mut sel = Selection::default();
+    for p in pointers {
+        let tokens = pointer_tokens(p)?;
+        resolve(body, p, &tokens)?;
+        sel.insert(&tokens);
+    }
+    write_selected(out, body, &sel, 0).map_err(|e| e.into_error("body"))
+}
+
+fn hex_digest(canonical: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(canonical.as_bytes());
+    let mut out = String::with_capacity(64);
+    for b in digest.iter() {
+        out.push(HEX[(b >> 4) as usize] as char);
+        out.push(HEX[(b & 15) as usize] as char);
+    }
+    out
+}
+
+fn non_empty(field: &'static str, v: &str) -> Result<()> {
+    if v.is_empty() {
+        return Err(Error::new(ErrorCode::InvalidValue, field, "is empty"));
+    }
+    Ok(())
+}
+
+/// Returns the canonical JSON that [`fingerprint_http`] hashes.
+///
+/// # Errors
+/// As [`fingerprint_http`].
+pub fn fingerprint_http_canonical<T: JsonInput>(
+    method: &str,
+    path: &str,
+    body: &T,
+    selected: Option<&[&str]>,
+) -> Result<String> {
+    non_empty("method", method)?;
+    non_empty("path", path)?;
+    let mut out = String::with_capacity(256);
+    out.push_str("{\"body\":");
+    write_body(&mut out, body, selected)?;
+    out.push_str(",\"method\":");
+    write_string(&mut out, method);
+    out.push_str(",\"path\":");
+    write_string(&mut out, path);
+    out.push('}');
+    Ok(out)
+}
+
+/// Returns the fingerprint of an HTTP request: lowercase hex SHA-256 of the
+/// RFC 8785 canonical JSON of `{"method", "path", "body"}`.
+///
+/// `method` and `path` are taken as given (methods are case-sensitive in
+/// HTTP; include the query in `path` only if it is part of the request's
+/// identity). A request without a body passes JSON `null`. Key order,
+/// whitespace and number spelling of the body do not change the result; any
+/// change of a value does.
+///
+/// `selected`, when given, narrows the body to the RFC 6901 JSON pointers
+/// listed: the body is replaced by a pruned copy that keeps only the selected
+/// subtrees, in their original positions. Objects keep only the members on a
+/// selected path; arrays keep their elements up to the highest selected
+/// index, with unselected elements before it written as `null` so the
+/// selected ones keep their indices. The pointer `""` selects the whole body.
+///
+/// # Errors
+/// - `invalid_value` when `method` or `path` is empty;
+/// - `invalid_pointer` when `selected` is empty, or a pointer is malformed
+///   (not starting with `/`, a `~` not followed by `0` or `1`) or selects
+///   nothing (a missing member, an index out of range or written with a
+///   leading zero, `-`, a step into a scalar);
+/// - `invalid_number`, `invalid_value` (duplicate key), `too_deep` from the
+///   body, naming the JSON pointer (see [`canonicalize_value`](super::canonicalize_value)).
+pub fn fingerprint_http<T: JsonInput>(method: &str, path: &str, body: &T, selected: Option<&[&str]>) -> Result<String> {
+    Ok(hex_digest(&fingerprint_http_canonical(method, path, body, selected)?))
+}
+
+/// Returns the canonical JSON that [`fingerprint_operation`] hashes.
+///
+/// # Errors
+/// As [`fingerprint_operation`].
+pub fn fingerprint_operation_canonical<T: JsonInput>(
+    operation: &str,
+    body: &T,
+    selected: Option<&[&str]>,
+) -> Result<String> {
+    non_empty("operation", operation)?;
+    let mut out = String::with_capacity(256);
+    out.push_str("{\"body\":");
+    write_body(&mut out, body, selected)?;
+    out.push_str(",\"operation\":");
+    write_string(&mut out, operation);
+    out.push('}');
+    Ok(out)
+}
+
+/// Returns the fingerprint of a non-HTTP call (a message, a gRPC method, a
+/// job): lowercase hex SHA-256 of the RFC 8785 canonical JSON of
+/// `{"operation", "body"}`.
+///
+/// `selected` narrows the body as for [`fingerprint_http`].
+///
+/// # Errors
+/// `invalid_value` when `operation` is empty; otherwise as [`fingerprint_http`].
+pub fn fingerprint_operation<T: JsonInput>(operation: &str, body: &T, selected: Option<&[&str]>) -> Result<String> {
+    Ok(hex_digest(&fingerprint_operation_canonical(operation, body, selected)?))
+}

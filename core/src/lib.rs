@@ -1,0 +1,42 @@
+//! One retry-policy engine for every runtime.
+//!
+//! Retries that nobody designed take systems down: three layers retrying four
+//! times each turn one click into 64 calls, retries without jitter hit a
+//! recovering server in lock-step, and a POST retried after a timeout charges
+//! a card twice. `retrycore` decides, as pure functions of their inputs:
+//!
+//! - how long to wait before each retry ([`backoff`]: constant, linear,
+//!   exponential and decorrelated kinds with full, equal, proportional,
+//!   additive or symmetric jitter, computed bit for bit the same on every
+//!   target);
+//! - whether a failure may be retried at all ([`classify`]: HTTP status, gRPC
+//!   code and exception names, an allow-list gated by idempotency);
+//! - what the server asked for ([`retry_after`]: `Retry-After`,
+//!   `retry-after-ms`, `grpc-retry-pushback-ms`);
+//! - whether a retry is affordable ([`budget`]) and whether the downstream is
+//!   healthy enough to call ([`breaker`]);
+//! - what one logical operation does next ([`session`]);
+//! - what a server does with a repeated request ([`idempotency`]).
+//!
+//! The crate reads no clock, sleeps never, does no I/O and keeps no global
+//! state: time comes in as arguments and randomness from a seeded generator
+//! ([`rng`]) or an explicit number `r` in [0, 1].
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod backoff;
+pub mod breaker;
+pub mod budget;
+pub mod classify;
+pub mod counters;
+mod doc;
+pub mod duration;
+mod error;
+pub mod idempotency;
+pub mod lint;
+pub mod policy;
+pub mod retry_after;
+pub mod rng;
+pub mod session;
+
+pub use error::{Error, ErrorCode, Result};

@@ -1,0 +1,451 @@
+//! Lint: findings about a policy (and the service around it) that a
+//! reviewer would flag, each with a stable code, a severity and one line of
+//! reason.
+//!
+//! The checks encode the seeds' pitfalls: no jitter (synchronised retries),
+//! no deadline, more than 5 attempts, retrying client errors, overriding the
+//! idempotency gate, retrying at several layers (4 × 4 × 4 = 64 calls per
+//! click), inner timeouts not smaller than outer ones, attempts that cannot
+//! fit the deadline, idempotency retention shorter than twice the retry
+//! window, a lease shorter than the work's p99 or a heartbeat not well
+//! inside it, a half-open breaker that may wait forever, a capped server
+//! delay, and a `seed` in a deployed policy.
+
+use crate::backoff::{BackoffKind, Jitter};
+use crate::classify::{self, Category, GrpcCode, RetryRule, Rule};
+use crate::doc::{self, Obj};
+use crate::duration::{format_duration, human};
+use crate::policy::{LongServerDelay, PolicyConfig, Purpose};
+use crate::{Error, ErrorCode, Result};
+use serde_json::Value;
+
+/// How serious a finding is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Worth knowing.
+    Info,
+    /// Likely a mistake.
+    Warning,
+    /// A mistake: fails `retrycore lint`.
+    Error,
+}
+
+impl Severity {
+    /// Returns the stable code.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// A stable snake_case code (`no_jitter`, …).
+    pub code: &'static str,
+    /// How serious.
+    pub severity: Severity,
+    /// The field concerned (`jitter`, `layers[1].timeout`, …), or `""`.
+    pub field: String,
+    /// One line of reason.
+    pub message: String,
+}
+
+/// Every finding code with its severity and a one-line description (for docs).
+pub const CODES: &[(&str, Severity, &str)] = &[
+    ("no_jitter", Severity::Warning, "retries without jitter hit a recovering server in lock-step"),
+    ("no_deadline", Severity::Warning, "without a deadline an operation may retry far past its caller's patience"),
+    (
+        "too_many_attempts",
+        Severity::Warning,
+        "more than 5 attempts rarely help and multiply load (compensations exempt)",
+    ),
+    ("retries_client_error", Severity::Error, "a 4xx other than 408, 425, 429 and keyed 409 fails again the same way"),
+    ("overrides_idempotency", Severity::Warning, "an if_idempotent category retried always may repeat a side effect"),
+    ("multi_layer_retries", Severity::Error, "retrying at several layers multiplies calls; retry at one layer only"),
+    ("inner_timeout_not_smaller", Severity::Error, "an inner layer's timeout must be smaller than its caller's"),
+    ("attempts_exceed_deadline", Severity::Warning, "attempt_timeout × attempts + delays exceed the deadline"),
+    ("no_room_for_retry", Severity::Warning, "the attempt timeout leaves no room for a retry before the deadline"),
+    ("retention_too_short", Severity::Error, "idempotency records must outlive twice the retry window"),
+    ("lease_shorter_than_p99", Severity::Error, "a lease shorter than the work's p99 lets a second worker run it"),
+    ("heartbeat_outside_lease", Severity::Warning, "a heartbeat must renew well inside the lease"),
+    ("half_open_waits_forever", Severity::Warning, "half-open max wait 0 can leave a breaker stuck half-open"),
+    ("capped_server_delay", Severity::Warning, "capping the server's Retry-After retries before the server is ready"),
+    ("seed_in_policy", Severity::Error, "a fixed seed makes every instance retry in lock-step"),
+];
+
+fn severity_of(code: &str) -> Severity {
+    CODES.iter().find(|(c, _, _)| *c == code).map_or(Severity::Warning, |(_, s, _)| *s)
+}
+
+/// One layer of a service's call path (outermost first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layer {
+    /// The layer's name.
+    pub name: String,
+    /// Calls it makes per request, retries included.
+    pub attempts: u32,
+    /// Its timeout, in nanoseconds.
+    pub timeout: Option<u64>,
+}
+
+/// The service around a policy, for the checks that need it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Service {
+    /// The call path, outermost first.
+    pub layers: Vec<Layer>,
+    /// How long idempotency records are kept.
+    pub retention: Option<u64>,
+    /// The processing lease.
+    pub lease: Option<u64>,
+    /// The lease heartbeat interval.
+    pub heartbeat: Option<u64>,
+    /// The work's p99 duration.
+    pub p99: Option<u64>,
+    /// The policy is for tests or simulations (a seed is then fine).
+    pub testing: bool,
+}
+
+impl Service {
+    /// Reads a service description: `layers` (`name`, `max_attempts`,
+    /// `timeout`), `idempotency` (`retention`, `lease`), `heartbeat`, `p99`
+    /// and `environment` (`"test"` allows a seed).
+    ///
+    /// # Errors
+    /// The usual document errors, naming the field; `invalid_combination`
+    /// for two layers with one name (a cycle in the call path).
+    pub fn from_json_value(v: &Value) -> Result<Service> {
+        let mut o = Obj::new(v, "")?;
+        let mut s = Service::default();
+        if let Some((lv, lf)) = o.take("layers", &[])? {
+            let items = lv.as_array().ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidType,
+                    lf.clone(),
+                    format!("must be a list of layers, got {}", doc::type_name(lv)),
+                )
+            })?;
+            if items.len() > 64 {
+                return Err(Error::new(ErrorCode::TooLarge, lf, "at most 64 layers"));
+            }
+            for (i, item) in items.iter().enumerate() {
+                let p = format!("{lf}[{i}]");
+                let mut lo = Obj::new(item, &p)?;
+                let name = lo.str("name", &[])?.map_or_else(|| format!("layer {}", i + 1), |(n, _)| n.to_owned());
+                let attempts = lo.uint("max_attempts", &["attempts"], 1, u64::from(u32::MAX))?.unwrap_or(1) as u32;
+                let timeout = lo.duration("timeout", &[])?;
+                lo.finish()?;
+                if s.layers.iter().any(|l: &Layer| l.name == name) {
+                    return Err(Error::new(
+                        ErrorCode::InvalidCombination,
+                        format!("{p}.name"),
+                        format!("layer {name:?} appears twice: the call path has a cycle"),
+                    ));
+                }
+                s.layers.push(Layer { name, attempts, timeout });
+            }
+        }
+        if let Some((iv, f)) = o.take("idempotency", &[])? {
+            let mut io = Obj::new(iv, &f)?;
+            s.retention = io.duration("retention", &[])?;
+            s.lease = io.duration("lease", &[])?;
+            io.finish()?;
+        }
+        s.heartbeat = o.duration("heartbeat", &[])?;
+        s.p99 = o.duration("p99", &["work_p99"])?;
+        if let Some((e, f)) = o.str("environment", &[])? {
+            s.testing = match e {
+                "test" | "testing" | "simulation" => true,
+                "production" | "staging" | "deployed" => false,
+                other => {
+                    return Err(Error::new(
+                        ErrorCode::InvalidValue,
+                        f,
+                        format!("must be test or production, got {other:?}"),
+                    ))
+                }
+            };
+        }
+        o.finish()?;
+        Ok(s)
+    }
+
+    /// Parses a service description from JSON text.
+    pub fn from_json(text: &str) -> Result<Service> {
+        if text.len() > crate::policy::MAX_DOCUMENT {
+            return Err(Error::new(ErrorCode::TooLarge, "", "a service description is at most 1 MiB"));
+        }
+        Self::from_json_value(&doc::parse_json(text)?)
+    }
+}
+
+const ALLOWED_4XX: [u16; 3] = [408, 425, 429];
+
+/// Returns true when a rule's matchers can reach a category whose default rule is if_idempotent.
+fn reaches_if_idempotent(r: &Rule) -> bool {
+    let gated = |c: Category| c.default_rule() == RetryRule::IfIdempotent;
+    if r.when.category.iter().any(|c| gated(*c)) {
+        return true;
+    }
+    if r.when.status.iter().any(|s| (s.lo..=s.hi).any(|x| classify::status_category(x).is_some_and(gated))) {
+        return true;
+    }
+    if r.when.grpc_code.iter().any(|g| classify::grpc_category(*g).is_some_and(gated)) {
+        return true;
+    }
+    r.when.name.iter().any(|p| {
+        classify::builtin_tables()
+            .iter()
+            .filter(|row| row.number == 0 && row.ecosystem != "grpc")
+            .any(|row| Category::from_code(row.category).is_some_and(gated) && classify::name_matches(p, row.key))
+    }) || (r.when.is_empty())
+}
+
+/// Lints a policy, optionally with its service description.
+pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut add = |code: &'static str, field: &str, message: String| {
+        out.push(Finding { code, severity: severity_of(code), field: field.to_owned(), message });
+    };
+    let b = &policy.backoff;
+    let retries = policy.max_attempts > 1;
+    if retries && b.jitter() == Jitter::None && b.kind() != BackoffKind::Decorrelated && b.max_delay() > 0 {
+        add("no_jitter", "jitter", "no jitter: clients that failed together retry together".into());
+    }
+    if retries && policy.deadline.is_none() {
+        add("no_deadline", "deadline", "no deadline: set the total time the caller can wait".into());
+    }
+    if policy.max_attempts > 5 && policy.purpose != Purpose::Compensation {
+        add(
+            "too_many_attempts",
+            "max_attempts",
+            format!("{} attempts: past 3 to 5 retries add load, not success (seed 000 §1)", policy.max_attempts),
+        );
+    }
+    for (i, r) in policy.classifier.rules.iter().enumerate() {
+        if r.retry == RetryRule::Never {
+            continue;
+        }
+        let field = format!("classification.rules[{i}]");
+        let bad_4xx: Vec<u16> = r
+            .when
+            .status
+            .iter()
+            .flat_map(|s| s.lo..=s.hi)
+            .filter(|x| (400..500).contains(x) && !ALLOWED_4XX.contains(x))
+            .filter(|x| !(*x == 409 && policy.idempotent == Some(true)))
+            .collect();
+        let bad_cat = r.when.category.iter().find(|c| c.is_client_error() && **c != Category::Conflict);
+        if !bad_4xx.is_empty() || bad_cat.is_some() {
+            let what = match (bad_4xx.first(), bad_cat) {
+                (Some(s), _) if bad_4xx.len() == 1 => format!("status {s}"),
+                (Some(s), _) => format!("statuses {s}…{}", bad_4xx[bad_4xx.len() - 1]),
+                (None, Some(c)) => format!("category {}", c.code()),
+                (None, None) => String::new(),
+            };
+            add("retries_client_error", &field, format!("retries {what}: a client error fails again the same way"));
+        }
+        if r.retry == RetryRule::Always && reaches_if_idempotent(r) {
+            add(
+                "overrides_idempotency",
+                &field,
+                "retries a may-have-run failure (timeout, reset, 5xx) always: a POST may run twice".into(),
+            );
+        }
+    }
+    if let Some(br) = &policy.breaker {
+        if br.max_wait_duration_in_half_open_state == 0 {
+            add(
+                "half_open_waits_forever",
+                "breaker.max_wait_duration_in_half_open_state",
+                "0 waits forever: trials that never report leave the breaker half-open (resilience4j #903)".into(),
+            );
+        }
+    }
+    if policy.on_long_retry_after == LongServerDelay::Cap && policy.honor_retry_after {
+        add(
+            "capped_server_delay",
+            "cap_retry_after",
+            format!(
+                "server delays over {} are cut short: the retry comes before the server asked",
+                human(policy.max_retry_after)
+            ),
+        );
+    }
+    let schedule = policy.backoff.schedule(policy.max_attempts);
+    let delays = schedule.worst_case();
+    if let (Some(deadline), Some(t)) = (policy.deadline, policy.attempt_timeout) {
+        let total = t.saturating_mul(u64::from(policy.max_attempts)).saturating_add(delays);
+        if retries && t.saturating_add(schedule.rows.first().map_or(0, |r| r.low)).saturating_add(t) > deadline {
+            add(
+                "no_room_for_retry",
+                "attempt_timeout",
+                format!(
+                    "an attempt may take {} of a {} deadline: a timed-out first attempt leaves no room for a retry",
+                    human(t),
+                    human(deadline)
+                ),
+            );
+        } else if total > deadline {
+            add(
+                "attempts_exceed_deadline",
+                "deadline",
+                format!(
+                    "{} attempts × {} + up to {} of waits = {} > the {} deadline: later attempts never run",
+                    policy.max_attempts,
+                    human(t),
+                    human(delays),
+                    human(total),
+                    human(deadline)
+                ),
+            );
+        }
+    }
+    let testing = service.is_some_and(|s| s.testing);
+    if policy.seed.is_some() && !testing {
+        add(
+            "seed_in_policy",
+            "seed",
+            "a fixed seed gives every instance the same delays: remove it outside tests and simulations".into(),
+        );
+    }
+    let Some(svc) = service else { return out };
+    let retrying: Vec<&Layer> = svc.layers.iter().filter(|l| l.attempts > 1).collect();
+    if retrying.len() > 1 {
+        let product = svc.layers.iter().fold(1u128, |p, l| p.saturating_mul(u128::from(l.attempts)));
+        let factors: Vec<String> = svc.layers.iter().map(|l| l.attempts.to_string()).collect();
+        add(
+            "multi_layer_retries",
+            "layers",
+            format!(
+                "{} layers retry: {} = {} calls per request at the bottom; retry at one layer only (seed 001)",
+                retrying.len(),
+                factors.join(" × "),
+                product
+            ),
+        );
+    }
+    for (i, pair) in svc.layers.windows(2).enumerate() {
+        if let (Some(outer), Some(inner)) = (pair[0].timeout, pair[1].timeout) {
+            if inner >= outer {
+                add(
+                    "inner_timeout_not_smaller",
+                    &format!("layers[{}].timeout", i + 1),
+                    format!(
+                        "{} waits {} but its caller {} gives up after {}: the inner call outlives the outer (seed 000 §13)",
+                        pair[1].name,
+                        human(inner),
+                        pair[0].name,
+                        human(outer)
+                    ),
+                );
+            }
+        }
+    }
+    let window = policy.deadline.unwrap_or_else(|| {
+        policy.attempt_timeout.unwrap_or(0).saturating_mul(u64::from(policy.max_attempts)).saturating_add(delays)
+    });
+    if let Some(ret) = svc.retention {
+        if ret < window.saturating_mul(2) {
+            add(
+                "retention_too_short",
+                "idempotency.retention",
+                format!(
+                    "records kept {} but retries may arrive for {}: keep them at least {} (seed 000 §7)",
+                    human(ret),
+                    human(window),
+                    format_duration(window.saturating_mul(2))
+                ),
+            );
+        }
+    }
+    if let (Some(lease), Some(p99)) = (svc.lease, svc.p99) {
+        if lease < p99 {
+            add(
+                "lease_shorter_than_p99",
+                "idempotency.lease",
+                format!(
+                    "a {} lease is shorter than the work's p99 of {}: it will run twice (seed 000 §9)",
+                    human(lease),
+                    human(p99)
+                ),
+            );
+        }
+    }
+    if let (Some(lease), Some(hb)) = (svc.lease, svc.heartbeat) {
+        if hb.saturating_mul(2) > lease {
+            add(
+                "heartbeat_outside_lease",
+                "heartbeat",
+                format!(
+                    "a heartbeat every {} renews a {} lease too late; renew at most every {}",
+                    human(hb),
+                    human(lease),
+                    human(lease / 2)
+                ),
+            );
+        }
+    }
+    out
+}
+
+/// Returns the gRPC code names a lint message may mention (kept for the docs).
+pub fn grpc_if_idempotent() -> Vec<&'static str> {
+    (0..=16u8)
+        .filter_map(GrpcCode::new)
+        .filter(|g| classify::grpc_category(*g).is_some_and(|c| c.default_rule() == RetryRule::IfIdempotent))
+        .map(GrpcCode::name)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(policy: &str, service: Option<&str>) -> Vec<&'static str> {
+        let p = PolicyConfig::from_json(policy).unwrap();
+        let s = service.map(|s| Service::from_json(s).unwrap());
+        lint(&p, s.as_ref()).into_iter().map(|f| f.code).collect()
+    }
+
+    #[test]
+    fn clean_policy_has_no_findings() {
+        assert!(codes(r#"{"version": 1, "deadline": "10s"}"#, None).is_empty());
+    }
+
+    #[test]
+    fn finds_the_seed_pitfalls() {
+        let c = codes(
+            r#"{"max_attempts": 6, "jitter": "none", "seed": "7",
+                "classification": {"rules": [{"status": 400, "retry": "always"}, {"category": "timeout", "retry": "always"}]}}"#,
+            Some(
+                r#"{"layers": [{"name": "gw", "max_attempts": 4, "timeout": "5s"}, {"name": "a", "max_attempts": 4, "timeout": "5s"},
+                    {"name": "b", "max_attempts": 4}], "idempotency": {"retention": "1s", "lease": "1s"}, "p99": "2s", "heartbeat": "1s"}"#,
+            ),
+        );
+        for want in [
+            "no_jitter",
+            "no_deadline",
+            "too_many_attempts",
+            "retries_client_error",
+            "overrides_idempotency",
+            "seed_in_policy",
+            "multi_layer_retries",
+            "inner_timeout_not_smaller",
+            "retention_too_short",
+            "lease_shorter_than_p99",
+            "heartbeat_outside_lease",
+        ] {
+            assert!(c.contains(&want), "{want} missing from {c:?}");
+        }
+    }
+
+    #[test]
+    fn compensation_may_retry_more() {
+        let c = codes(r#"{"max_attempts": 8, "purpose": "compensation", "deadline": "1h"}"#, None);
+        assert!(!c.contains(&"too_many_attempts"));
+    }
+}

@@ -1,0 +1,642 @@
+//! The retry policy: its document, its settings and the shared objects its
+//! sessions use.
+//!
+//! A policy document is JSON with snake_case keys and `"version": 1`; the
+//! same document gives the same decisions in every runtime. Durations are
+//! strings with a unit (`"250ms"`); unknown keys are errors; the seeds' key
+//! names (`initial_interval`, `max_interval`, …) are accepted as aliases.
+//! The JSON Schema is `schema/policy.schema.json`.
+
+use crate::backoff::{Backoff, BackoffBuilder, BackoffKind, Jitter, Schedule};
+use crate::breaker::{BreakerConfig, CircuitBreaker, SharedBreaker};
+use crate::budget::{Budget, BudgetConfig, SharedBudget};
+use crate::classify::{self, Classifier, RetryRule};
+use crate::counters::Counters;
+use crate::doc::{self, Obj};
+use crate::duration::format_duration;
+use crate::rng::{Rng, Xoshiro256pp};
+use crate::session::{RetrySession, SessionOptions};
+use crate::{Error, ErrorCode, Result};
+use serde_json::{Map, Value};
+use std::sync::{Arc, Mutex};
+
+/// The document format version this build reads.
+pub const VERSION: u64 = 1;
+
+/// Default `max_retry_after`: 60 s.
+pub const DEFAULT_MAX_RETRY_AFTER: u64 = 60_000_000_000;
+
+/// What a policy is for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Purpose {
+    /// An ordinary call.
+    #[default]
+    Default,
+    /// A compensation (seed 000 §11 retries these more leniently; lint allows more attempts).
+    Compensation,
+}
+
+impl Purpose {
+    /// Returns the document name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Purpose::Default => "default",
+            Purpose::Compensation => "compensation",
+        }
+    }
+}
+
+/// What to do with a server delay longer than `max_retry_after`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LongServerDelay {
+    /// Give up with `retry_after_too_long` (the default).
+    #[default]
+    GiveUp,
+    /// Wait `max_retry_after` instead, and report the delay as capped.
+    Cap,
+}
+
+/// The settings of a retry policy (plain data; see [`RetryPolicy`] for the
+/// live object with its generator, breaker and budgets).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyConfig {
+    /// A name for counters and messages.
+    pub name: Option<String>,
+    /// What the policy is for.
+    pub purpose: Purpose,
+    /// Calls at most, the first included (default 3).
+    pub max_attempts: u32,
+    /// Total time since the first attempt began, in nanoseconds.
+    pub deadline: Option<u64>,
+    /// Time each attempt may take, in nanoseconds.
+    pub attempt_timeout: Option<u64>,
+    /// How long to wait between attempts.
+    pub backoff: Backoff,
+    /// How failures are classified.
+    pub classifier: Classifier,
+    /// The default declaration of the calls this policy guards (§4.2).
+    pub idempotent: Option<bool>,
+    /// Honour server delays (default true).
+    pub honor_retry_after: bool,
+    /// The longest server delay accepted (default 60 s).
+    pub max_retry_after: u64,
+    /// What a longer server delay does.
+    pub on_long_retry_after: LongServerDelay,
+    /// The generator's seed (tests and simulations only; lint flags it).
+    pub seed: Option<u64>,
+    /// The breaker this policy's sessions share.
+    pub breaker: Option<BreakerConfig>,
+    /// The budgets this policy's sessions share.
+    pub budgets: Vec<BudgetConfig>,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            name: None,
+            purpose: Purpose::Default,
+            max_attempts: 3,
+            deadline: None,
+            attempt_timeout: None,
+            backoff: Backoff::default(),
+            classifier: Classifier::default(),
+            idempotent: None,
+            honor_retry_after: true,
+            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
+            on_long_retry_after: LongServerDelay::GiveUp,
+            seed: None,
+            breaker: None,
+            budgets: Vec::new(),
+        }
+    }
+}
+
+/// Longest policy document accepted.
+pub const MAX_DOCUMENT: usize = 1 << 20;
+
+fn jitter_value(v: &Value, field: &str) -> Result<Jitter> {
+    let factor = |x: f64, f: &str| -> Result<f64> {
+        if (0.0..=1.0).contains(&x) {
+            Ok(x)
+        } else {
+            Err(Error::new(ErrorCode::OutOfRange, f.to_owned(), format!("must be in [0, 1], got {x}")))
+        }
+    };
+    match v {
+        Value::String(s) => match s.as_str() {
+            "none" => Ok(Jitter::None),
+            "full" => Ok(Jitter::Full),
+            "equal" => Ok(Jitter::Equal),
+            other => Err(Error::new(
+                ErrorCode::InvalidValue,
+                field.to_owned(),
+                format!(
+                    "must be \"none\", \"full\", \"equal\", a factor in [0, 1], or an object with kind proportional, additive or symmetric; got {other:?}"
+                ),
+            )),
+        },
+        Value::Number(_) => Ok(Jitter::Proportional(factor(doc::number(v, field)?, field)?)),
+        Value::Object(_) => {
+            let mut o = Obj::new(v, field)?;
+            let (kind, kf) = o
+                .str("kind", &[])?
+                .ok_or_else(|| Error::new(ErrorCode::MissingField, doc::join(field, "kind"), "a jitter object names its kind"))?;
+            let j = match kind {
+                "none" => Jitter::None,
+                "full" => Jitter::Full,
+                "equal" => Jitter::Equal,
+                "proportional" | "symmetric" => {
+                    let f = o.f64("factor", &[])?.ok_or_else(|| {
+                        Error::new(ErrorCode::MissingField, doc::join(field, "factor"), format!("{kind} jitter needs a factor"))
+                    })?;
+                    let f = factor(f, &doc::join(field, "factor"))?;
+                    if kind == "proportional" {
+                        Jitter::Proportional(f)
+                    } else {
+                        Jitter::Symmetric(f)
+                    }
+                }
+                "additive" => Jitter::Additive(o.duration("amount", &["jitter"])?.ok_or_else(|| {
+                    Error::new(ErrorCode::MissingField, doc::join(field, "amount"), "additive jitter needs an amount")
+                })?),
+                other => {
+                    return Err(Error::new(
+                        ErrorCode::InvalidValue,
+                        kf,
+                        format!("must be none, full, equal, proportional, additive or symmetric, got {other:?}"),
+                    ))
+                }
+            };
+            o.finish()?;
+            Ok(j)
+        }
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be a jitter name, a factor or an object, got {}", doc::type_name(other)),
+        )),
+    }
+}
+
+fn jitter_to_json(j: Jitter) -> Value {
+    match j {
+        Jitter::None | Jitter::Full | Jitter::Equal => Value::from(j.name()),
+        Jitter::Proportional(f) | Jitter::Symmetric(f) => serde_json::json!({"kind": j.name(), "factor": f}),
+        Jitter::Additive(a) => serde_json::json!({"kind": "additive", "amount": format_duration(a)}),
+    }
+}
+
+impl PolicyConfig {
+    /// Parses a policy document.
+    ///
+    /// # Errors
+    /// `invalid_json`, `invalid_type`, `unknown_key`, `unknown_version`,
+    /// `invalid_duration`, `out_of_range`, `invalid_value`,
+    /// `invalid_combination` or `missing_field`, naming the field.
+    pub fn from_json(text: &str) -> Result<PolicyConfig> {
+        if text.len() > MAX_DOCUMENT {
+            return Err(Error::new(ErrorCode::TooLarge, "", "a policy document is at most 1 MiB"));
+        }
+        Self::from_json_value(&doc::parse_json(text)?)
+    }
+
+    /// Reads a policy document already parsed as JSON.
+    pub fn from_json_value(v: &Value) -> Result<PolicyConfig> {
+        let mut o = Obj::new(v, "")?;
+        let mut c = PolicyConfig::default();
+        if let Some((v, f)) = o.take("version", &[])? {
+            let n = doc::uint(v, &f, 0, u64::MAX)
+                .map_err(|_| Error::new(ErrorCode::UnknownVersion, f.clone(), "must be the integer 1"))?;
+            if n != VERSION {
+                return Err(Error::new(
+                    ErrorCode::UnknownVersion,
+                    f,
+                    format!("version {n} is not known; this build reads version 1"),
+                ));
+            }
+        }
+        if let Some((s, _)) = o.str("name", &[])? {
+            c.name = Some(s.to_owned());
+        }
+        if let Some((s, f)) = o.str("purpose", &[])? {
+            c.purpose = match s {
+                "default" => Purpose::Default,
+                "compensation" => Purpose::Compensation,
+                _ => {
+                    return Err(Error::new(
+                        ErrorCode::InvalidValue,
+                        f,
+                        format!("must be default or compensation, got {s:?}"),
+                    ))
+                }
+            };
+        }
+        if let Some(n) = o.uint("max_attempts", &["attempts"], 1, u64::from(u32::MAX))? {
+            c.max_attempts = n as u32;
+        }
+        c.deadline = o.duration("deadline", &["total_timeout"])?;
+        c.attempt_timeout = o.duration("attempt_timeout", &["per_attempt_timeout"])?;
+        let mut b = BackoffBuilder::default();
+        if let Some((s, f)) = o.str("backoff", &["backoff_kind"])? {
+            b.kind = Some(BackoffKind::from_name(s).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidValue,
+                    f,
+                    format!("must be constant, linear, exponential or decorrelated, got {s:?}"),
+                )
+            })?);
+        }
+        b.initial = o.duration("initial", &["initial_interval", "initial_delay", "base_delay"])?;
+        b.max_delay = o.duration("max_delay", &["max_interval", "max_backoff"])?;
+        b.multiplier = o.f64("multiplier", &["backoff_multiplier"])?;
+        b.increment = o.duration("increment", &[])?;
+        b.min_delay = o.duration("min_delay", &[])?;
+        if let Some((v, f)) = o.take("jitter", &[])? {
+            b.jitter = Some(jitter_value(v, &f)?);
+        }
+        c.backoff = b.build()?;
+        if let Some((v, f)) = o.take("classification", &["classify"])? {
+            let mut co = Obj::new(v, &f)?;
+            if let Some(d) = co.bool("defaults", &[])? {
+                c.classifier.defaults = d;
+            }
+            if let Some((rv, rf)) = co.take("rules", &[])? {
+                let items = rv.as_array().ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::InvalidType,
+                        rf.clone(),
+                        format!("must be a list of rules, got {}", doc::type_name(rv)),
+                    )
+                })?;
+                for (i, item) in items.iter().enumerate() {
+                    c.classifier.rules.push(classify::parse_rule(item, &format!("{rf}[{i}]"))?);
+                }
+            }
+            co.finish()?;
+        }
+        if let Some((v, f)) = o.take("non_retryable", &[])? {
+            c.classifier.rules.push(classify::parse_name_list(v, &f, RetryRule::Never)?);
+        }
+        if let Some((v, f)) = o.take("retryable", &[])? {
+            c.classifier.rules.push(classify::parse_name_list(v, &f, RetryRule::Always)?);
+        }
+        c.idempotent = o.bool("idempotent", &[])?;
+        if let Some(h) = o.bool("honor_retry_after", &["honour_retry_after"])? {
+            c.honor_retry_after = h;
+        }
+        if let Some(m) = o.duration("max_retry_after", &[])? {
+            c.max_retry_after = m;
+        }
+        if let Some(cap) = o.bool("cap_retry_after", &[])? {
+            c.on_long_retry_after = if cap { LongServerDelay::Cap } else { LongServerDelay::GiveUp };
+        }
+        if let Some((v, f)) = o.take("seed", &[])? {
+            c.seed = Some(doc::u64_string(v, &f)?);
+        }
+        if let Some((v, f)) = o.take("breaker", &["circuit_breaker"])? {
+            c.breaker = Some(BreakerConfig::from_json_value(v, &f)?);
+        }
+        let one = o.take("budget", &["retry_budget"])?;
+        let many = o.take("budgets", &[])?;
+        match (one, many) {
+            (Some(_), Some((_, f))) => {
+                return Err(Error::new(ErrorCode::InvalidCombination, f, "give budget or budgets, not both"))
+            }
+            (Some((v, f)), None) => c.budgets.push(BudgetConfig::from_json_value(v, &f)?),
+            (None, Some((v, f))) => {
+                let items = v.as_array().ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::InvalidType,
+                        f.clone(),
+                        format!("must be a list of budgets, got {}", doc::type_name(v)),
+                    )
+                })?;
+                for (i, item) in items.iter().enumerate() {
+                    c.budgets.push(BudgetConfig::from_json_value(item, &format!("{f}[{i}]"))?);
+                }
+            }
+            (None, None) => {}
+        }
+        for (i, b) in c.budgets.iter().enumerate() {
+            if c.budgets[..i].iter().any(|x| x.name == b.name) {
+                return Err(Error::new(
+                    ErrorCode::InvalidCombination,
+                    format!("budgets[{i}].name"),
+                    format!("two budgets are named {:?}", b.name),
+                ));
+            }
+        }
+        o.finish()?;
+        Ok(c)
+    }
+
+    /// Writes the policy as a document, every setting spelled out.
+    pub fn to_json_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("version".into(), VERSION.into());
+        if let Some(n) = &self.name {
+            m.insert("name".into(), n.as_str().into());
+        }
+        if self.purpose != Purpose::Default {
+            m.insert("purpose".into(), self.purpose.name().into());
+        }
+        m.insert("max_attempts".into(), self.max_attempts.into());
+        if let Some(d) = self.deadline {
+            m.insert("deadline".into(), format_duration(d).into());
+        }
+        if let Some(d) = self.attempt_timeout {
+            m.insert("attempt_timeout".into(), format_duration(d).into());
+        }
+        let b = &self.backoff;
+        m.insert("backoff".into(), b.kind().name().into());
+        m.insert("initial".into(), format_duration(b.initial()).into());
+        m.insert("max_delay".into(), format_duration(b.max_delay()).into());
+        if b.kind() == BackoffKind::Exponential {
+            m.insert("multiplier".into(), b.multiplier().into());
+        }
+        if b.kind() == BackoffKind::Linear {
+            m.insert("increment".into(), format_duration(b.increment()).into());
+        }
+        if b.min_delay() > 0 {
+            m.insert("min_delay".into(), format_duration(b.min_delay()).into());
+        }
+        m.insert("jitter".into(), jitter_to_json(b.jitter()));
+        if !self.classifier.defaults || !self.classifier.rules.is_empty() {
+            let mut co = Map::new();
+            co.insert("defaults".into(), self.classifier.defaults.into());
+            co.insert("rules".into(), Value::Array(self.classifier.rules.iter().map(classify::rule_to_json).collect()));
+            m.insert("classification".into(), Value::Object(co));
+        }
+        if let Some(i) = self.idempotent {
+            m.insert("idempotent".into(), i.into());
+        }
+        m.insert("honor_retry_after".into(), self.honor_retry_after.into());
+        m.insert("max_retry_after".into(), format_duration(self.max_retry_after).into());
+        m.insert("cap_retry_after".into(), (self.on_long_retry_after == LongServerDelay::Cap).into());
+        if let Some(s) = self.seed {
+            m.insert("seed".into(), s.to_string().into());
+        }
+        if let Some(b) = &self.breaker {
+            m.insert("breaker".into(), b.to_json_value());
+        }
+        if !self.budgets.is_empty() {
+            m.insert("budgets".into(), Value::Array(self.budgets.iter().map(BudgetConfig::to_json_value).collect()));
+        }
+        Value::Object(m)
+    }
+
+    /// Writes the policy as a JSON document.
+    pub fn to_json(&self) -> String {
+        self.to_json_value().to_string()
+    }
+}
+
+/// The shared parts of a policy.
+#[derive(Debug)]
+pub(crate) struct PolicyInner {
+    pub(crate) config: PolicyConfig,
+    rng: Mutex<Xoshiro256pp>,
+    pub(crate) breaker: Option<SharedBreaker>,
+    pub(crate) budgets: Vec<SharedBudget>,
+    pub(crate) counters: Counters,
+}
+
+/// A live retry policy: settings plus the generator, breaker, budgets and
+/// counters its sessions share. Cloning is cheap and shares them.
+#[derive(Clone, Debug)]
+pub struct RetryPolicy {
+    pub(crate) inner: Arc<PolicyInner>,
+}
+
+/// Draws a seed from the operating system.
+#[cfg(feature = "os-rng")]
+pub fn os_seed() -> Result<u64> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).map_err(|e| {
+        Error::new(ErrorCode::InvalidState, "seed", format!("the operating system gave no entropy: {e}"))
+    })?;
+    Ok(u64::from_le_bytes(b))
+}
+
+impl RetryPolicy {
+    /// Creates a live policy. Its generator is seeded from `config.seed`,
+    /// else from `entropy` (a binding passes OS entropy), else — with the
+    /// `os-rng` feature — from the operating system.
+    ///
+    /// Inline breaker and budget settings become new objects owned by this
+    /// policy and shared by its sessions; attach existing shared ones with
+    /// [`with_breaker`](Self::with_breaker) / [`with_budgets`](Self::with_budgets).
+    ///
+    /// # Errors
+    /// `missing_field` (`seed`) when no seed or entropy is available;
+    /// breaker and budget validation errors.
+    pub fn new(config: PolicyConfig, entropy: Option<u64>) -> Result<RetryPolicy> {
+        let seed = match (config.seed, entropy) {
+            (Some(s), _) => s,
+            (None, Some(e)) => e,
+            (None, None) => Self::fallback_seed()?,
+        };
+        let breaker = match &config.breaker {
+            Some(b) => Some(CircuitBreaker::new(b.clone()).map_err(|e| e.within("breaker"))?.shared()),
+            None => None,
+        };
+        let budgets = config
+            .budgets
+            .iter()
+            .enumerate()
+            .map(|(i, b)| Budget::new(b.clone()).map(Budget::shared).map_err(|e| e.within(&format!("budgets[{i}]"))))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RetryPolicy {
+            inner: Arc::new(PolicyInner {
+                config,
+                rng: Mutex::new(Xoshiro256pp::seed_from_u64(seed)),
+                breaker,
+                budgets,
+                counters: Counters::default(),
+            }),
+        })
+    }
+
+    #[cfg(feature = "os-rng")]
+    fn fallback_seed() -> Result<u64> {
+        os_seed()
+    }
+
+    #[cfg(not(feature = "os-rng"))]
+    fn fallback_seed() -> Result<u64> {
+        Err(Error::new(
+            ErrorCode::MissingField,
+            "seed",
+            "no seed and no entropy: pass entropy, or enable the os-rng feature",
+        ))
+    }
+
+    /// Parses a document and creates the policy (see [`new`](Self::new)).
+    pub fn from_json(text: &str, entropy: Option<u64>) -> Result<RetryPolicy> {
+        RetryPolicy::new(PolicyConfig::from_json(text)?, entropy)
+    }
+
+    /// Returns a policy with the same settings whose sessions share `breaker`.
+    pub fn with_breaker(&self, breaker: Option<SharedBreaker>) -> RetryPolicy {
+        self.rebuild(|i| PolicyInner { breaker, ..i })
+    }
+
+    /// Returns a policy with the same settings whose sessions share `budgets`.
+    pub fn with_budgets(&self, budgets: Vec<SharedBudget>) -> RetryPolicy {
+        self.rebuild(|i| PolicyInner { budgets, ..i })
+    }
+
+    fn rebuild(&self, f: impl FnOnce(PolicyInner) -> PolicyInner) -> RetryPolicy {
+        let state = self.inner.rng.lock().map(|g| g.clone()).unwrap_or_else(|p| p.into_inner().clone());
+        let inner = PolicyInner {
+            config: self.inner.config.clone(),
+            rng: Mutex::new(state),
+            breaker: self.inner.breaker.clone(),
+            budgets: self.inner.budgets.clone(),
+            counters: Counters::default(),
+        };
+        RetryPolicy { inner: Arc::new(f(inner)) }
+    }
+
+    /// Returns the settings.
+    pub fn config(&self) -> &PolicyConfig {
+        &self.inner.config
+    }
+
+    /// Returns the shared breaker, if any.
+    pub fn breaker(&self) -> Option<&SharedBreaker> {
+        self.inner.breaker.as_ref()
+    }
+
+    /// Returns the shared budgets.
+    pub fn budgets(&self) -> &[SharedBudget] {
+        &self.inner.budgets
+    }
+
+    /// Returns the counters of all sessions of this policy.
+    pub fn counters(&self) -> &Counters {
+        &self.inner.counters
+    }
+
+    /// Lists low / mid / high delays per retry and the cumulative worst case.
+    pub fn schedule(&self) -> Schedule {
+        self.inner.config.backoff.schedule(self.inner.config.max_attempts)
+    }
+
+    /// Takes the next u64 of the policy's generator (a new session's seed).
+    pub(crate) fn next_seed(&self) -> u64 {
+        match self.inner.rng.lock() {
+            Ok(mut g) => g.next_u64(),
+            Err(p) => p.into_inner().next_u64(),
+        }
+    }
+
+    /// Starts one logical operation.
+    ///
+    /// # Errors
+    /// `invalid_key` for a caller key that breaks the key rules;
+    /// `missing_field` when no key is given and none can be minted (no
+    /// `key_entropy` and no `os-rng` feature).
+    pub fn session(&self, opts: SessionOptions) -> Result<RetrySession> {
+        RetrySession::new(self.clone(), opts)
+    }
+
+    /// Returns a policy for users' test suites (stamina's `set_testing`):
+    /// at most `attempts` calls, every delay capped at `max_delay`
+    /// nanoseconds (0: no waiting at all), server delays capped likewise.
+    /// Breakers and budgets are shared with this policy.
+    ///
+    /// # Errors
+    /// `out_of_range` when `attempts` is 0.
+    pub fn testing(&self, attempts: u32, max_delay: u64) -> Result<RetryPolicy> {
+        if attempts == 0 {
+            return Err(Error::new(ErrorCode::OutOfRange, "attempts", "must be at least 1"));
+        }
+        let mut c = self.inner.config.clone();
+        c.max_attempts = attempts;
+        let b = &c.backoff;
+        let builder = BackoffBuilder {
+            kind: Some(b.kind()),
+            initial: Some(b.initial().min(max_delay)),
+            max_delay: Some(max_delay),
+            multiplier: Some(b.multiplier()),
+            increment: Some(b.increment()),
+            jitter: Some(match b.jitter() {
+                Jitter::Additive(j) => Jitter::Additive(j.min(max_delay)),
+                j => j,
+            }),
+            min_delay: Some(b.min_delay().min(max_delay)),
+        };
+        c.backoff = if b.kind() == BackoffKind::Decorrelated && max_delay == 0 {
+            BackoffBuilder {
+                kind: Some(BackoffKind::Constant),
+                initial: Some(0),
+                max_delay: Some(0),
+                jitter: Some(Jitter::None),
+                ..Default::default()
+            }
+            .build()?
+        } else {
+            builder.build()?
+        };
+        c.max_retry_after = max_delay;
+        c.on_long_retry_after = LongServerDelay::Cap;
+        c.deadline = None;
+        Ok(self.rebuild(|i| PolicyInner { config: c, ..i }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip() {
+        let c = PolicyConfig::from_json(r#"{"version": 1}"#).unwrap();
+        assert_eq!(c, PolicyConfig::default());
+        let back = PolicyConfig::from_json(&c.to_json()).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn seed_yaml_aliases() {
+        let c = PolicyConfig::from_json(
+            r#"{"max_attempts": 5, "initial_interval": "1s", "max_interval": "30s", "multiplier": 2.0, "jitter": 0.5,
+                "non_retryable": ["InvalidArgumentException", "InsufficientBalanceException"]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.backoff.initial(), 1_000_000_000);
+        assert_eq!(c.backoff.jitter(), Jitter::Proportional(0.5));
+        assert_eq!(c.classifier.rules.len(), 1);
+    }
+
+    #[test]
+    fn errors_name_fields() {
+        let cases = [
+            (r#"{"version": 2}"#, "unknown_version", "version"),
+            (r#"{"deadline": 30}"#, "invalid_duration", "deadline"),
+            (r#"{"initial": "5s", "max_delay": "1s"}"#, "invalid_combination", "initial"),
+            (r#"{"max_attempts": 0}"#, "out_of_range", "max_attempts"),
+            (r#"{"retries": 3}"#, "unknown_key", "retries"),
+            (r#"{"jitter": 1.5}"#, "out_of_range", "jitter"),
+            (r#"{"breaker": {"failure_rate_threshold": 0}}"#, "out_of_range", "breaker.failure_rate_threshold"),
+            (
+                r#"{"budget": {"kind": "grpc", "max_tokens": 1001, "token_ratio": 0.1}}"#,
+                "out_of_range",
+                "budget.max_tokens",
+            ),
+            (
+                r#"{"classification": {"rules": [{"status": "6xx", "retry": "always"}]}}"#,
+                "invalid_value",
+                "classification.rules[0].status",
+            ),
+            (r#"{"initial_interval": "1s", "initial": "1s"}"#, "invalid_combination", "initial_interval"),
+            (r#"[1]"#, "invalid_type", ""),
+            (r#"{"#, "invalid_json", ""),
+        ];
+        for (doc, code, field) in cases {
+            let e = PolicyConfig::from_json(doc).unwrap_err();
+            assert_eq!((e.code(), e.field()), (code, field), "{doc}: {e}");
+        }
+    }
+}

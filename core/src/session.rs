@@ -1,0 +1,741 @@
+//! A retry session: one logical operation, from its first attempt to its
+//! success or give-up.
+//!
+//! The host drives it: [`RetrySession::before_attempt`] before every call
+//! (the first included), then [`on_failure`](RetrySession::on_failure) or
+//! [`on_success`](RetrySession::on_success). It answers with decisions and
+//! never sleeps: the host waits the returned delay.
+//!
+//! After a failure the session records it into the breaker and budgets,
+//! then checks, in this order, without side effects (but the delay's draw):
+//! `cancelled`, `not_retryable`, `server_declined`; `attempts_exhausted`;
+//! (the delay is computed here); `breaker_open`; `budget_exhausted`;
+//! `retry_after_too_long`; `deadline_exceeded`. Only when all pass does it
+//! commit — withdraw from the budgets, hold a concurrency slot, advance the
+//! decorrelated `prev` — and return [`Decision::Retry`].
+
+use crate::breaker::{Acquire, Counted, Permit, Transition};
+use crate::budget::{FailureFacts, Refusal};
+use crate::classify::{Category, Failure, RetryRule, Verdict};
+use crate::policy::{LongServerDelay, RetryPolicy};
+use crate::retry_after::{read_headers, DelaySource};
+use crate::rng::{Rng, Xoshiro256pp};
+use crate::{Error, ErrorCode, Result};
+
+/// Why a session gave up; stable codes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GiveUpReason {
+    /// The caller cancelled.
+    Cancelled,
+    /// Classification said never, or if_idempotent on an unsafe request.
+    NotRetryable,
+    /// The server said not to retry (`x-should-retry: false`, a bad pushback).
+    ServerDeclined,
+    /// `max_attempts` calls were made.
+    AttemptsExhausted,
+    /// The breaker is (or will still be) open.
+    BreakerOpen,
+    /// A budget refused the retry.
+    BudgetExhausted,
+    /// The server asked for a longer wait than `max_retry_after`.
+    RetryAfterTooLong,
+    /// The next attempt would not fit in the deadline.
+    DeadlineExceeded,
+    /// The adaptive throttle refused the next attempt.
+    Throttled,
+}
+
+impl GiveUpReason {
+    /// Every reason, in order.
+    pub const ALL: [GiveUpReason; 9] = [
+        GiveUpReason::Cancelled,
+        GiveUpReason::NotRetryable,
+        GiveUpReason::ServerDeclined,
+        GiveUpReason::AttemptsExhausted,
+        GiveUpReason::BreakerOpen,
+        GiveUpReason::BudgetExhausted,
+        GiveUpReason::RetryAfterTooLong,
+        GiveUpReason::DeadlineExceeded,
+        GiveUpReason::Throttled,
+    ];
+
+    /// Returns the stable code (`"attempts_exhausted"`, …).
+    pub const fn code(self) -> &'static str {
+        match self {
+            GiveUpReason::Cancelled => "cancelled",
+            GiveUpReason::NotRetryable => "not_retryable",
+            GiveUpReason::ServerDeclined => "server_declined",
+            GiveUpReason::AttemptsExhausted => "attempts_exhausted",
+            GiveUpReason::BreakerOpen => "breaker_open",
+            GiveUpReason::BudgetExhausted => "budget_exhausted",
+            GiveUpReason::RetryAfterTooLong => "retry_after_too_long",
+            GiveUpReason::DeadlineExceeded => "deadline_exceeded",
+            GiveUpReason::Throttled => "throttled",
+        }
+    }
+
+    /// Returns true when the surfaced error is marked `retry_exhausted`
+    /// (SPEC §5), so outer layers don't retry it again.
+    pub const fn marks_exhausted(self) -> bool {
+        matches!(
+            self,
+            GiveUpReason::AttemptsExhausted
+                | GiveUpReason::BreakerOpen
+                | GiveUpReason::BudgetExhausted
+                | GiveUpReason::RetryAfterTooLong
+                | GiveUpReason::DeadlineExceeded
+                | GiveUpReason::Throttled
+        )
+    }
+}
+
+/// Why an attempt was refused before it was made.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RejectReason {
+    /// The breaker refused the call.
+    BreakerOpen,
+    /// The adaptive throttle refused the call.
+    Throttled,
+    /// No time is left before the deadline.
+    DeadlineExceeded,
+}
+
+impl RejectReason {
+    /// Returns the stable code.
+    pub const fn code(self) -> &'static str {
+        match self {
+            RejectReason::BreakerOpen => "breaker_open",
+            RejectReason::Throttled => "throttled",
+            RejectReason::DeadlineExceeded => "deadline_exceeded",
+        }
+    }
+}
+
+/// The answer of [`RetrySession::before_attempt`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Gate {
+    /// Make the call.
+    Proceed {
+        /// The number of this call (1 = first).
+        attempt: u32,
+        /// The policy's `max_attempts` (for headers such as `amz-sdk-request`).
+        max_attempts: u32,
+        /// How long the call may take: min(`attempt_timeout`, time left to the deadline).
+        timeout: Option<u64>,
+    },
+    /// Don't make the call. For attempt 1 the host raises the local
+    /// rejection error; for a later attempt the session gave up.
+    Reject {
+        /// Why.
+        reason: RejectReason,
+        /// Nanoseconds until the call could be admitted (`u64::MAX`: unknown).
+        retry_after: u64,
+        /// The budget that refused (throttled), if any.
+        budget: Option<String>,
+    },
+}
+
+/// The answer of [`RetrySession::on_failure`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// Wait `delay`, then call again.
+    Retry {
+        /// The retry number n (1 = the first retry).
+        retry: u32,
+        /// The number of the coming call (n + 1).
+        attempt: u32,
+        /// Nanoseconds to wait.
+        delay: u64,
+        /// The backoff part of the delay.
+        backoff: u64,
+        /// The server's delay, if present and honoured.
+        server_delay: Option<u64>,
+        /// The server delay was longer than `max_retry_after` and was capped.
+        capped: bool,
+        /// The failure's category.
+        category: Category,
+    },
+    /// Stop.
+    GiveUp {
+        /// Why.
+        reason: GiveUpReason,
+        /// The failure's category (its underlying one when marked exhausted).
+        category: Category,
+        /// The surfaced error is marked `retry_exhausted` for outer layers.
+        exhausted: bool,
+        /// The budget refusal, for `budget_exhausted` and `throttled`.
+        refusal: Option<Refusal>,
+        /// Attempts made.
+        attempts: u32,
+    },
+}
+
+impl Decision {
+    /// Returns the delay when the decision is to retry.
+    pub fn delay(&self) -> Option<u64> {
+        match self {
+            Decision::Retry { delay, .. } => Some(*delay),
+            Decision::GiveUp { .. } => None,
+        }
+    }
+}
+
+/// Options for a new session.
+#[derive(Clone, Debug, Default)]
+pub struct SessionOptions {
+    /// The idempotency key for every attempt (e.g. from `derive_key`).
+    pub key: Option<String>,
+    /// 16 random bytes to mint a key from when none is given (a binding
+    /// passes OS entropy; never the seeded delay generator).
+    pub key_entropy: Option<[u8; 16]>,
+    /// The session's own random stream (tests); default: SplitMix64 of the
+    /// policy generator's next u64.
+    pub seed: Option<u64>,
+    /// The caller declares the operation idempotent (overrides the policy's).
+    pub idempotent: Option<bool>,
+    /// The caller sends the key to a server that deduplicates on it.
+    pub idempotency_key_sent: Option<bool>,
+    /// The HTTP method, used when a failure does not give one.
+    pub method: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    Ready,
+    InFlight,
+    Done,
+}
+
+/// One logical operation. Drop it (or call [`release`](Self::release)) to
+/// give back a permit and concurrency slot it still holds.
+#[derive(Debug)]
+pub struct RetrySession {
+    policy: RetryPolicy,
+    key: String,
+    key_minted: bool,
+    rng: Xoshiro256pp,
+    phase: Phase,
+    attempt: u32,
+    start: u64,
+    attempt_start: u64,
+    last_now: u64,
+    prev: u64,
+    permit: Option<Permit>,
+    retry_cost: Option<u32>,
+    holds_retry_slot: bool,
+    registered: bool,
+    last_retry_delay: Option<u64>,
+    idempotent: Option<bool>,
+    key_sent: bool,
+    method: Option<String>,
+    transitions: Vec<Transition>,
+    final_reason: Option<GiveUpReason>,
+}
+
+impl RetrySession {
+    pub(crate) fn new(policy: RetryPolicy, opts: SessionOptions) -> Result<RetrySession> {
+        let (key, key_minted) = match (opts.key, opts.key_entropy) {
+            (Some(k), _) => {
+                crate::idempotency::validate_key(&k, crate::idempotency::DEFAULT_MAX_KEY_LEN)?;
+                (k, false)
+            }
+            (None, Some(e)) => (crate::idempotency::mint_key(e), true),
+            (None, None) => (Self::os_key()?, true),
+        };
+        let seed = match opts.seed {
+            Some(s) => s,
+            None => policy.next_seed(),
+        };
+        let c = policy.config();
+        let idempotent = opts.idempotent.or(c.idempotent);
+        Ok(RetrySession {
+            key,
+            key_minted,
+            rng: Xoshiro256pp::seed_from_u64(seed),
+            phase: Phase::Ready,
+            attempt: 0,
+            start: 0,
+            attempt_start: 0,
+            last_now: 0,
+            prev: c.backoff.initial(),
+            permit: None,
+            retry_cost: None,
+            holds_retry_slot: false,
+            registered: false,
+            last_retry_delay: None,
+            idempotent,
+            key_sent: opts.idempotency_key_sent.unwrap_or(false),
+            method: opts.method,
+            transitions: Vec::new(),
+            final_reason: None,
+            policy,
+        })
+    }
+
+    #[cfg(feature = "os-rng")]
+    fn os_key() -> Result<String> {
+        let mut b = [0u8; 16];
+        getrandom::fill(&mut b).map_err(|e| {
+            Error::new(ErrorCode::InvalidState, "key", format!("the operating system gave no entropy: {e}"))
+        })?;
+        Ok(crate::idempotency::mint_key(b))
+    }
+
+    #[cfg(not(feature = "os-rng"))]
+    fn os_key() -> Result<String> {
+        Err(Error::new(ErrorCode::MissingField, "key", "no key and no key_entropy to mint one"))
+    }
+
+    /// Returns the idempotency key every attempt carries.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Returns true when the session minted the key itself (it then does
+    /// not make a request safe to repeat).
+    pub fn key_minted(&self) -> bool {
+        self.key_minted
+    }
+
+    /// Returns the policy.
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    /// Returns the attempts made so far.
+    pub fn attempts(&self) -> u32 {
+        self.attempt
+    }
+
+    /// Returns true once the session succeeded or gave up.
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Done
+    }
+
+    /// Returns the give-up reason once the session gave up.
+    pub fn give_up_reason(&self) -> Option<GiveUpReason> {
+        self.final_reason
+    }
+
+    /// Takes the breaker transitions this session's calls caused since the last call.
+    pub fn take_transitions(&mut self) -> Vec<Transition> {
+        std::mem::take(&mut self.transitions)
+    }
+
+    fn clock(&mut self, now: u64) -> u64 {
+        if now > self.last_now {
+            self.last_now = now;
+        }
+        self.last_now
+    }
+
+    fn state_error(&self, what: &str) -> Error {
+        let phase = match self.phase {
+            Phase::Ready => "waiting for before_attempt",
+            Phase::InFlight => "waiting for an outcome",
+            Phase::Done => "finished",
+        };
+        Error::new(ErrorCode::InvalidState, "session", format!("{what} is not allowed: the session is {phase}"))
+    }
+
+    /// Gates the next attempt at `now` (monotonic nanoseconds): takes a
+    /// breaker permit and consults the adaptive throttle; for attempt 1 also
+    /// deposits into ratio budgets and registers with concurrency budgets.
+    ///
+    /// # Errors
+    /// `invalid_state` when an attempt is in flight or the session is done.
+    pub fn before_attempt(&mut self, now: u64) -> Result<Gate> {
+        if self.phase != Phase::Ready {
+            return Err(self.state_error("before_attempt"));
+        }
+        let now = self.clock(now);
+        let policy = self.policy.clone();
+        let inner = &policy.inner;
+        let c = &inner.config;
+        let first = self.attempt == 0;
+        if first {
+            self.start = now;
+            inner.counters.operation();
+            for b in &inner.budgets {
+                lock(b).on_operation_start(now);
+            }
+            self.registered = true;
+        }
+        let mut timeout = c.attempt_timeout;
+        if let Some(d) = c.deadline {
+            let left = (self.start.saturating_add(d)).saturating_sub(now);
+            if left == 0 && !first {
+                return Ok(self.reject(RejectReason::DeadlineExceeded, 0, None, now));
+            }
+            timeout = Some(timeout.map_or(left, |t| t.min(left)));
+        }
+        let mut permit = None;
+        if let Some(br) = &inner.breaker {
+            let mut br = lock(br);
+            let (a, t) = br.try_acquire(now);
+            self.transitions.extend(t);
+            match a {
+                Acquire::Permitted(p) => permit = Some(p),
+                Acquire::Rejected { retry_after, .. } => {
+                    drop(br);
+                    return Ok(self.reject(RejectReason::BreakerOpen, retry_after, None, now));
+                }
+            }
+        }
+        for b in &inner.budgets {
+            let mut b = lock(b);
+            if b.is_adaptive() {
+                let r = self.rng.next_f64();
+                if let Some(refusal) = b.before_attempt(now, r) {
+                    drop(b);
+                    if let (Some(p), Some(br)) = (permit, &inner.breaker) {
+                        let t = lock(br).release(p, now);
+                        self.transitions.extend(t);
+                    }
+                    return Ok(self.reject(RejectReason::Throttled, u64::MAX, Some(refusal.budget), now));
+                }
+            }
+        }
+        self.permit = permit;
+        self.attempt += 1;
+        self.attempt_start = now;
+        self.phase = Phase::InFlight;
+        inner.counters.attempt();
+        Ok(Gate::Proceed { attempt: self.attempt, max_attempts: c.max_attempts, timeout })
+    }
+
+    fn reject(&mut self, reason: RejectReason, retry_after: u64, budget: Option<String>, now: u64) -> Gate {
+        self.policy.inner.counters.rejected();
+        let give_up = match reason {
+            RejectReason::BreakerOpen => GiveUpReason::BreakerOpen,
+            RejectReason::Throttled => GiveUpReason::Throttled,
+            RejectReason::DeadlineExceeded => GiveUpReason::DeadlineExceeded,
+        };
+        self.finish(now, Some(give_up));
+        Gate::Reject { reason, retry_after, budget }
+    }
+
+    fn finish(&mut self, now: u64, reason: Option<GiveUpReason>) {
+        self.phase = Phase::Done;
+        self.final_reason = reason;
+        let retried = self.attempt > 1 || self.last_retry_delay.is_some();
+        let duration = now.saturating_sub(self.start);
+        let counters = &self.policy.inner.counters;
+        match reason {
+            Some(r) => counters.give_up(r, duration, retried),
+            None => counters.success(retried, duration),
+        }
+        self.release_slots(now);
+    }
+
+    fn release_slots(&mut self, now: u64) {
+        if let Some(p) = self.permit.take() {
+            if let Some(br) = &self.policy.inner.breaker {
+                let t = lock(br).release(p, now);
+                self.transitions.extend(t);
+            }
+        }
+        if self.registered {
+            self.registered = false;
+            for b in &self.policy.inner.budgets {
+                lock(b).on_operation_end(self.holds_retry_slot);
+            }
+            self.holds_retry_slot = false;
+        }
+    }
+
+    /// Answers a failed attempt at `now`.
+    ///
+    /// The failure's `method`, `idempotent` and `idempotency_key_sent` fall
+    /// back to the session's options when absent.
+    ///
+    /// # Errors
+    /// `invalid_state` when no attempt is in flight.
+    pub fn on_failure(&mut self, now: u64, failure: &Failure<'_>) -> Result<Decision> {
+        if self.phase != Phase::InFlight {
+            return Err(self.state_error("on_failure"));
+        }
+        let now = self.clock(now);
+        let mut f = *failure;
+        if f.method.is_none() {
+            f.method = self.method.as_deref();
+        }
+        if f.idempotent.is_none() {
+            f.idempotent = self.idempotent;
+        }
+        f.idempotency_key_sent |= self.key_sent;
+        let policy = self.policy.clone();
+        let inner = &policy.inner;
+        let c = &inner.config;
+        let advice = read_headers(f.headers.iter().copied(), f.wall_now_ms);
+        let verdict = c.classifier.classify_with(&f, advice);
+        let category = verdict.category;
+        let refused = category == Category::Connect && crate::classify::is_refused(f.error_names);
+        let elapsed = f.elapsed.unwrap_or_else(|| now.saturating_sub(self.attempt_start));
+
+        // Record first.
+        if let Some(p) = self.permit.take() {
+            if let Some(br) = &inner.breaker {
+                let mut br = lock(br);
+                let counted = br.config().count(&f, &verdict);
+                let t = br.on_result(p, now, counted, elapsed);
+                self.transitions.extend(t);
+            }
+        }
+        if category != Category::Cancelled {
+            let facts = FailureFacts {
+                category,
+                counts: verdict.retry != RetryRule::Never,
+                reached_backend: !matches!(
+                    category,
+                    Category::Connect | Category::OpenBreaker | Category::ResourceExhausted | Category::Cancelled
+                ),
+                declined_pushback: verdict.advice.declined_by_pushback,
+                refused,
+            };
+            for b in &inner.budgets {
+                lock(b).on_failure(now, facts);
+            }
+        }
+
+        let give_up = |s: &mut Self, reason: GiveUpReason, refusal: Option<Refusal>| {
+            s.finish(now, Some(reason));
+            Ok(Decision::GiveUp { reason, category, exhausted: reason.marks_exhausted(), refusal, attempts: s.attempt })
+        };
+        // 1.
+        if category == Category::Cancelled {
+            return give_up(self, GiveUpReason::Cancelled, None);
+        }
+        if !(verdict.retryable || verdict.server_declined && verdict_allows(&verdict)) {
+            return give_up(self, GiveUpReason::NotRetryable, None);
+        }
+        if verdict.server_declined {
+            return give_up(self, GiveUpReason::ServerDeclined, None);
+        }
+        // 2.
+        if self.attempt >= c.max_attempts {
+            return give_up(self, GiveUpReason::AttemptsExhausted, None);
+        }
+        let retry = self.attempt;
+        let backoff = &c.backoff;
+        let r = if backoff.draws() { self.rng.next_f64() } else { 0.0 };
+        let backoff_delay = backoff.delay_unchecked(retry, r, self.prev);
+        let server = if c.honor_retry_after { verdict.advice.delay } else { None };
+        let (mut delay, mut capped, mut too_long) = (backoff_delay, false, false);
+        if let Some((s, _source)) = server {
+            let s = if s > c.max_retry_after {
+                match c.on_long_retry_after {
+                    LongServerDelay::Cap => {
+                        capped = true;
+                        c.max_retry_after
+                    }
+                    LongServerDelay::GiveUp => {
+                        too_long = true;
+                        s
+                    }
+                }
+            } else {
+                s
+            };
+            delay = delay.max(s);
+        }
+        // 3.
+        if let Some(br) = &inner.breaker {
+            if lock(br).refuses_at(now.saturating_add(delay)) {
+                return give_up(self, GiveUpReason::BreakerOpen, None);
+            }
+        }
+        // 4.
+        for b in &inner.budgets {
+            let mut b = lock(b);
+            if let Err(refusal) = b.check(now, category, refused, self.holds_retry_slot) {
+                b.count_refusal();
+                drop(b);
+                return give_up(self, GiveUpReason::BudgetExhausted, Some(refusal));
+            }
+        }
+        // 5.
+        if too_long {
+            return give_up(self, GiveUpReason::RetryAfterTooLong, None);
+        }
+        // 6.
+        if let Some(d) = c.deadline {
+            let end = self.start.saturating_add(d);
+            let at = now.saturating_add(delay);
+            let exceeded = match c.attempt_timeout {
+                Some(t) => at.saturating_add(t) > end,
+                None => at >= end,
+            };
+            if exceeded {
+                return give_up(self, GiveUpReason::DeadlineExceeded, None);
+            }
+        }
+        // Commit.
+        let mut cost = None;
+        for b in &inner.budgets {
+            let (c, slot) = lock(b).withdraw(now, category, refused, self.holds_retry_slot);
+            cost = cost.or(c);
+            self.holds_retry_slot |= slot;
+        }
+        self.retry_cost = cost;
+        self.prev = backoff_delay;
+        self.last_retry_delay = Some(delay);
+        self.phase = Phase::Ready;
+        inner.counters.retry(retry);
+        Ok(Decision::Retry {
+            retry,
+            attempt: retry + 1,
+            delay,
+            backoff: backoff_delay,
+            server_delay: server.map(|(s, _)| s),
+            capped,
+            category,
+        })
+    }
+
+    /// Records a successful attempt at `now` that took `elapsed`
+    /// nanoseconds (`None`: since `before_attempt`), and finishes the session.
+    ///
+    /// # Errors
+    /// `invalid_state` when no attempt is in flight.
+    pub fn on_success(&mut self, now: u64, elapsed: Option<u64>) -> Result<()> {
+        if self.phase != Phase::InFlight {
+            return Err(self.state_error("on_success"));
+        }
+        let now = self.clock(now);
+        let elapsed = elapsed.unwrap_or_else(|| now.saturating_sub(self.attempt_start));
+        let inner = self.policy.inner.clone();
+        if let Some(p) = self.permit.take() {
+            if let Some(br) = &inner.breaker {
+                let t = lock(br).on_result(p, now, Counted::Success, elapsed);
+                self.transitions.extend(t);
+            }
+        }
+        let cost = if self.attempt > 1 { self.retry_cost } else { None };
+        for b in &inner.budgets {
+            lock(b).on_success(now, cost);
+        }
+        self.finish(now, None);
+        Ok(())
+    }
+
+    /// Ends the session without an outcome (cancellation before or during
+    /// an attempt): the permit returns to the pool, slots are released,
+    /// and the operation counts as cancelled. Does nothing when done.
+    pub fn cancel(&mut self, now: u64) {
+        if self.phase != Phase::Done {
+            let now = self.clock(now);
+            self.finish(now, Some(GiveUpReason::Cancelled));
+        }
+    }
+
+    /// Gives back what the session holds without counting anything (drop).
+    pub fn release(&mut self) {
+        let now = self.last_now;
+        self.release_slots(now);
+        self.phase = Phase::Done;
+    }
+}
+
+/// With the server declining, "not retryable" still wins when the rule alone says no.
+fn verdict_allows(v: &Verdict) -> bool {
+    match v.retry {
+        RetryRule::Always => true,
+        RetryRule::IfIdempotent => v.safe,
+        RetryRule::Never => false,
+    }
+}
+
+impl Drop for RetrySession {
+    fn drop(&mut self) {
+        if self.permit.is_some() || self.registered {
+            self.release();
+        }
+    }
+}
+
+/// Locks a shared object; a poisoned lock (a panic elsewhere) still yields the data.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl DelaySource {
+    /// Returns true for a gRPC pushback.
+    pub fn is_pushback(self) -> bool {
+        self == DelaySource::Pushback
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicyConfig;
+
+    const MS: u64 = 1_000_000;
+
+    fn policy(doc: &str) -> RetryPolicy {
+        RetryPolicy::new(PolicyConfig::from_json(doc).unwrap(), Some(1)).unwrap()
+    }
+
+    fn opts() -> SessionOptions {
+        SessionOptions { key: Some("k-1".into()), seed: Some(7), ..Default::default() }
+    }
+
+    #[test]
+    fn retries_then_gives_up() {
+        let p = policy(r#"{"version": 1, "jitter": "none"}"#);
+        let mut s = p.session(opts()).unwrap();
+        let f = Failure { status: Some(503), method: Some("GET"), ..Default::default() };
+        assert!(matches!(s.before_attempt(0).unwrap(), Gate::Proceed { attempt: 1, .. }));
+        let d = s.on_failure(10 * MS, &f).unwrap();
+        assert!(matches!(d, Decision::Retry { retry: 1, attempt: 2, delay, .. } if delay == 100 * MS));
+        assert!(matches!(s.before_attempt(110 * MS).unwrap(), Gate::Proceed { attempt: 2, .. }));
+        let d = s.on_failure(120 * MS, &f).unwrap();
+        assert_eq!(d.delay(), Some(200 * MS));
+        s.before_attempt(320 * MS).unwrap();
+        let d = s.on_failure(330 * MS, &f).unwrap();
+        assert!(matches!(d, Decision::GiveUp { reason: GiveUpReason::AttemptsExhausted, exhausted: true, .. }));
+        assert!(s.before_attempt(400 * MS).is_err());
+        let c = p.counters().snapshot();
+        assert_eq!(c.attempts, 3);
+        assert_eq!(c.exhausted_for(GiveUpReason::AttemptsExhausted), 1);
+    }
+
+    #[test]
+    fn post_timeout_is_not_retried_without_key() {
+        let p = policy(r#"{"version": 1}"#);
+        let mut s = p.session(opts()).unwrap();
+        s.before_attempt(0).unwrap();
+        let f = Failure { status: Some(504), method: Some("POST"), ..Default::default() };
+        assert!(matches!(s.on_failure(1, &f).unwrap(), Decision::GiveUp { reason: GiveUpReason::NotRetryable, .. }));
+        let mut s = p.session(SessionOptions { idempotency_key_sent: Some(true), ..opts() }).unwrap();
+        s.before_attempt(0).unwrap();
+        assert!(matches!(s.on_failure(1, &f).unwrap(), Decision::Retry { .. }));
+    }
+
+    #[test]
+    fn deadline_must_fit_next_call() {
+        let p = policy(r#"{"version": 1, "jitter": "none", "deadline": "250ms", "attempt_timeout": "100ms"}"#);
+        let mut s = p.session(opts()).unwrap();
+        assert!(matches!(s.before_attempt(0).unwrap(), Gate::Proceed { timeout: Some(t), .. } if t == 100 * MS));
+        let f = Failure { status: Some(503), method: Some("GET"), ..Default::default() };
+        // 100 ms wait + 100 ms timeout from 40 ms = 240 ms ≤ 250 ms: retry.
+        assert!(matches!(s.on_failure(40 * MS, &f).unwrap(), Decision::Retry { .. }));
+        s.before_attempt(140 * MS).unwrap();
+        // 200 ms wait from 150 ms: past the deadline.
+        assert!(matches!(
+            s.on_failure(150 * MS, &f).unwrap(),
+            Decision::GiveUp { reason: GiveUpReason::DeadlineExceeded, .. }
+        ));
+    }
+
+    #[test]
+    fn give_up_takes_no_budget() {
+        let p = policy(r#"{"version": 1, "max_attempts": 1, "budget": {"kind": "token_bucket"}}"#);
+        let mut s = p.session(opts()).unwrap();
+        s.before_attempt(0).unwrap();
+        let f = Failure { status: Some(503), method: Some("GET"), ..Default::default() };
+        s.on_failure(1, &f).unwrap();
+        assert_eq!(lock(&p.budgets()[0]).tokens(), Some(500));
+    }
+}
