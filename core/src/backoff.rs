@@ -403,6 +403,20 @@ impl Backoff {
         Ok(self.delay_unchecked(retry, r, prev.unwrap_or(self.initial)))
     }
 
+    /// Returns the delays of retries 1..=`count` drawn from a generator
+    /// seeded with `seed`, each decorrelated delay feeding the next.
+    pub fn sample_sequence(&self, seed: u64, count: u32) -> Vec<u64> {
+        let mut rng = crate::rng::Xoshiro256pp::seed_from_u64(seed);
+        let mut prev = self.initial;
+        (1..=count)
+            .map(|n| {
+                let r = if self.draws() { crate::rng::Rng::next_f64(&mut rng) } else { 0.0 };
+                prev = self.delay_unchecked(n, r, prev);
+                prev
+            })
+            .collect()
+    }
+
     /// Lists low / mid / high per retry for a policy of `max_attempts`
     /// calls (so `max_attempts − 1` retries, at most [`Schedule::MAX_ROWS`]).
     ///

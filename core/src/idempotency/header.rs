@@ -257,7 +257,7 @@ impl Parser<'_> {
             }
             self.pos += 1;
         }
-        let ok = if decimal { frac_digits >= 1 && frac_digits <= 3 } else { int_digits <= 15 };
+        let ok = if decimal { (1..=3).contains(&frac_digits) } else { int_digits <= 15 };
         if ok {
             Ok(())
         } else {

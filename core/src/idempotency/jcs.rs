@@ -208,9 +208,14 @@ pub(crate) fn write_number(out: &mut String, x: f64) {
     let exp: i32 =
         std::str::from_utf8(&text[(e_at + 1).min(text.len())..]).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     if k > 1 && (digits[k - 1] - b'0') % 2 == 1 && is_exact_midpoint(x.abs(), &digits[..k]) {
-        // x lies exactly halfway between s and s − 1 in the last place:
-        // ECMAScript takes the even one, Rust rounds the tie up.
+        // x lies exactly halfway between s and s − 1 in the last place.
+        // ECMAScript then takes the even one (as V8 and RFC 8785 Appendix B
+        // do) where Rust rounds the tie up, provided s − 1 reads back as x
+        // (it does not at a power of two, whose lower gap is half as wide).
         digits[k - 1] -= 1;
+        if !reads_back(&digits[..k], exp, x.abs()) {
+            digits[k - 1] += 1;
+        }
     }
     let s = std::str::from_utf8(&digits[..k]).unwrap_or("0");
     let k = k as i32;
@@ -237,9 +242,19 @@ pub(crate) fn write_number(out: &mut String, x: f64) {
             out.push_str(&s[1..]);
         }
         out.push('e');
-        out.push(if n - 1 >= 0 { '+' } else { '-' });
+        out.push(if n > 0 { '+' } else { '-' });
         let _ = write!(out, "{}", (n - 1).abs());
     }
+}
+
+/// Whether the digits `s` (the first one before the point) times 10^`exp` parse to `x`.
+fn reads_back(s: &[u8], exp: i32, x: f64) -> bool {
+    let mut buf = NumBuf { buf: [0; 40], len: 0 };
+    let _ = buf.write_str(std::str::from_utf8(&s[..1]).unwrap_or("0"));
+    let _ = buf.write_str(".");
+    let _ = buf.write_str(std::str::from_utf8(&s[1..]).unwrap_or("0"));
+    let _ = write!(buf, "e{exp}");
+    std::str::from_utf8(&buf.buf[..buf.len]).ok().and_then(|t| t.parse::<f64>().ok()) == Some(x)
 }
 
 /// Whether the exact value of `x` (> 0) is the midpoint between the
@@ -556,6 +571,10 @@ mod tests {
             (333333333.3333333, "333333333.3333333"),
             (5e-7, "5e-7"),
             (1e300, "1e+300"),
+            // Exact ties between two shortest spellings: the even one, unless
+            // only one reads back (2^-24 sits on a power-of-two boundary).
+            (1424953923781206.0 + 0.25, "1424953923781206.2"),
+            (1.0 / 16777216.0, "5.960464477539063e-8"),
         ];
         for &(x, want) in table {
             assert_eq!(num(x), want, "{x:e}");

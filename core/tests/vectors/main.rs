@@ -38,8 +38,7 @@ fn shared_vectors() {
     let mut total = 0usize;
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        let doc: Value = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("{}: not JSON: {e}", file.display()));
+        let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", file.display()));
         let kind = doc["kind"].as_str().unwrap_or_else(|| panic!("{}: no kind", file.display()));
         assert!(doc.get("_comment").is_some(), "{}: every vector file has a _comment", file.display());
         let cases = doc["cases"].as_array().unwrap_or_else(|| panic!("{}: no cases", file.display()));
