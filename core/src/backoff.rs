@@ -11,7 +11,9 @@
 //! rounded half to even to whole nanoseconds — so every target, native or
 //! wasm, returns the same nanosecond.
 
+use crate::duration::{from_std, to_std};
 use crate::{Error, ErrorCode, Result};
+use std::time::Duration;
 
 /// How the base delay grows with the retry number.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -277,16 +279,16 @@ pub struct ScheduleRow {
     pub retry: u32,
     /// The attempt that follows this wait (n + 1).
     pub attempt: u32,
-    /// The infimum of the delay over r, in nanoseconds.
-    pub low: u64,
-    /// The delay at r = 0.5, in nanoseconds.
-    pub mid: u64,
-    /// The supremum of the delay over r, in nanoseconds.
-    pub high: u64,
+    /// The infimum of the delay over r.
+    pub low: Duration,
+    /// The delay at r = 0.5.
+    pub mid: Duration,
+    /// The supremum of the delay over r.
+    pub high: Duration,
     /// The sum of `low` up to this retry.
-    pub cumulative_low: u64,
+    pub cumulative_low: Duration,
     /// The sum of `high` up to this retry: the worst case wait so far.
-    pub cumulative_high: u64,
+    pub cumulative_high: Duration,
 }
 
 /// The delays a policy can produce, retry by retry.
@@ -303,8 +305,8 @@ impl Schedule {
     pub const MAX_ROWS: u32 = 1000;
 
     /// Returns the cumulative worst case over all listed retries.
-    pub fn worst_case(&self) -> u64 {
-        self.rows.last().map_or(0, |r| r.cumulative_high)
+    pub fn worst_case(&self) -> Duration {
+        self.rows.last().map_or(Duration::ZERO, |r| r.cumulative_high)
     }
 }
 
@@ -314,11 +316,11 @@ impl Backoff {
         self.kind
     }
     /// Returns the first delay in nanoseconds.
-    pub fn initial(&self) -> u64 {
+    pub fn initial_ns(&self) -> u64 {
         self.initial
     }
     /// Returns the cap in nanoseconds.
-    pub fn max_delay(&self) -> u64 {
+    pub fn max_delay_ns(&self) -> u64 {
         self.max_delay
     }
     /// Returns the exponential multiplier.
@@ -326,7 +328,7 @@ impl Backoff {
         self.multiplier
     }
     /// Returns the linear step in nanoseconds.
-    pub fn increment(&self) -> u64 {
+    pub fn increment_ns(&self) -> u64 {
         self.increment
     }
     /// Returns the jitter.
@@ -334,7 +336,7 @@ impl Backoff {
         self.jitter
     }
     /// Returns the floor in nanoseconds (0 when unset).
-    pub fn min_delay(&self) -> u64 {
+    pub fn min_delay_ns(&self) -> u64 {
         self.min_delay
     }
 
@@ -366,7 +368,15 @@ impl Backoff {
     ///
     /// # Errors
     /// `out_of_range` when `retry` is 0 or `r` is outside [0, 1].
-    pub fn delay(&self, retry: u32, r: f64, prev: Option<u64>) -> Result<u64> {
+    pub fn delay(&self, retry: u32, r: f64, prev: Option<Duration>) -> Result<Duration> {
+        self.delay_ns(retry, r, prev.map(from_std)).map(to_std)
+    }
+
+    /// [`delay`](Self::delay) in whole nanoseconds (the bindings' form).
+    ///
+    /// # Errors
+    /// `out_of_range` when `retry` is 0 or `r` is outside [0, 1].
+    pub fn delay_ns(&self, retry: u32, r: f64, prev: Option<u64>) -> Result<u64> {
         check_retry(retry)?;
         check_r(r)?;
         Ok(self.delay_unchecked(retry, r, prev.unwrap_or(self.initial)))
@@ -393,19 +403,25 @@ impl Backoff {
             }
         };
         let x = x.min(max).max(self.min_delay as f64);
-        to_ns(x)
+        // Bounds past 2^53 are not exact in f64; clamp again in integers.
+        to_ns(x).clamp(self.min_delay, self.max_delay)
     }
 
     /// Returns the delay for `retry`, taking one draw from `rng` iff the delay draws.
-    pub fn sample(&self, retry: u32, rng: &mut impl crate::rng::Rng, prev: Option<u64>) -> Result<u64> {
+    pub fn sample(&self, retry: u32, rng: &mut impl crate::rng::Rng, prev: Option<Duration>) -> Result<Duration> {
         check_retry(retry)?;
         let r = if self.draws() { rng.next_f64() } else { 0.0 };
-        Ok(self.delay_unchecked(retry, r, prev.unwrap_or(self.initial)))
+        Ok(to_std(self.delay_unchecked(retry, r, prev.map_or(self.initial, from_std))))
     }
 
     /// Returns the delays of retries 1..=`count` drawn from a generator
     /// seeded with `seed`, each decorrelated delay feeding the next.
-    pub fn sample_sequence(&self, seed: u64, count: u32) -> Vec<u64> {
+    pub fn sample_sequence(&self, seed: u64, count: u32) -> Vec<Duration> {
+        self.sample_sequence_ns(seed, count).into_iter().map(to_std).collect()
+    }
+
+    /// [`sample_sequence`](Self::sample_sequence) in whole nanoseconds.
+    pub fn sample_sequence_ns(&self, seed: u64, count: u32) -> Vec<u64> {
         let mut rng = crate::rng::Xoshiro256pp::seed_from_u64(seed);
         let mut prev = self.initial;
         (1..=count)
@@ -428,6 +444,7 @@ impl Backoff {
         let mut rows = Vec::with_capacity(listed as usize);
         let (mut p0, mut p5, mut p1) = (self.initial, self.initial, self.initial);
         let (mut cl, mut ch) = (0u64, 0u64);
+        let d = to_std;
         for n in 1..=listed {
             let d0 = self.delay_unchecked(n, 0.0, p0);
             let d5 = self.delay_unchecked(n, 0.5, p5);
@@ -443,11 +460,11 @@ impl Backoff {
             rows.push(ScheduleRow {
                 retry: n,
                 attempt: n + 1,
-                low,
-                mid: d5,
-                high,
-                cumulative_low: cl,
-                cumulative_high: ch,
+                low: d(low),
+                mid: d(d5),
+                high: d(high),
+                cumulative_low: d(cl),
+                cumulative_high: d(ch),
             });
         }
         Schedule { rows, truncated: listed < retries }
@@ -468,17 +485,17 @@ mod tests {
         let bo = BackoffBuilder { jitter: Some(Jitter::None), ..Default::default() }.build().unwrap();
         let want = [100, 200, 400, 800, 1600, 3200, 6400, 12800, 20000, 20000];
         for (i, w) in want.iter().enumerate() {
-            assert_eq!(bo.delay(i as u32 + 1, 0.5, None).unwrap(), w * 1_000_000);
+            assert_eq!(bo.delay_ns(i as u32 + 1, 0.5, None).unwrap(), w * 1_000_000);
         }
-        assert_eq!(bo.delay(u32::MAX, 0.5, None).unwrap(), 20_000_000_000);
+        assert_eq!(bo.delay_ns(u32::MAX, 0.5, None).unwrap(), 20_000_000_000);
     }
 
     #[test]
     fn huge_multiplier_saturates() {
         let bo =
             BackoffBuilder { multiplier: Some(1e6), jitter: Some(Jitter::None), ..Default::default() }.build().unwrap();
-        assert_eq!(bo.delay(2, 0.0, None).unwrap(), 20_000_000_000);
-        assert_eq!(bo.delay(u32::MAX, 0.0, None).unwrap(), 20_000_000_000);
+        assert_eq!(bo.delay_ns(2, 0.0, None).unwrap(), 20_000_000_000);
+        assert_eq!(bo.delay_ns(u32::MAX, 0.0, None).unwrap(), 20_000_000_000);
         let bo = BackoffBuilder {
             multiplier: Some(1.000_000_1),
             initial: Some(1),
@@ -488,7 +505,7 @@ mod tests {
         }
         .build()
         .unwrap();
-        let d = bo.delay(u32::MAX, 0.0, None).unwrap();
+        let d = bo.delay_ns(u32::MAX, 0.0, None).unwrap();
         assert!(d > 0);
     }
 
@@ -496,19 +513,19 @@ mod tests {
     fn zero_initial_is_zero() {
         let bo = BackoffBuilder { initial: Some(0), max_delay: Some(0), ..Default::default() }.build().unwrap();
         for n in [1, 2, 1000, u32::MAX] {
-            assert_eq!(bo.delay(n, 1.0, None).unwrap(), 0);
+            assert_eq!(bo.delay_ns(n, 1.0, None).unwrap(), 0);
         }
     }
 
     #[test]
     fn jitters() {
         let full = b(BackoffKind::Constant, Jitter::Full).build().unwrap();
-        assert_eq!(full.delay(1, 0.25, None).unwrap(), 25_000_000);
+        assert_eq!(full.delay_ns(1, 0.25, None).unwrap(), 25_000_000);
         let equal = b(BackoffKind::Constant, Jitter::Equal).build().unwrap();
-        assert_eq!(equal.delay(1, 0.0, None).unwrap(), 50_000_000);
-        assert_eq!(equal.delay(1, 1.0, None).unwrap(), 100_000_000);
+        assert_eq!(equal.delay_ns(1, 0.0, None).unwrap(), 50_000_000);
+        assert_eq!(equal.delay_ns(1, 1.0, None).unwrap(), 100_000_000);
         let prop = b(BackoffKind::Constant, Jitter::Proportional(0.5)).build().unwrap();
-        assert_eq!(prop.delay(1, 1.0, None).unwrap(), 50_000_000);
+        assert_eq!(prop.delay_ns(1, 1.0, None).unwrap(), 50_000_000);
         let add = BackoffBuilder {
             kind: Some(BackoffKind::Constant),
             initial: Some(1_000_000_000),
@@ -518,8 +535,8 @@ mod tests {
         }
         .build()
         .unwrap();
-        assert_eq!(add.delay(1, 1.0, None).unwrap(), 1_000_000_000);
-        assert_eq!(add.delay(1, 0.0, None).unwrap(), 800_000_000);
+        assert_eq!(add.delay_ns(1, 1.0, None).unwrap(), 1_000_000_000);
+        assert_eq!(add.delay_ns(1, 0.0, None).unwrap(), 800_000_000);
         let sym = BackoffBuilder {
             kind: Some(BackoffKind::Constant),
             initial: Some(1_000_000_000),
@@ -529,16 +546,16 @@ mod tests {
         }
         .build()
         .unwrap();
-        assert_eq!(sym.delay(1, 1.0, None).unwrap(), 1_000_000_000);
-        assert_eq!(sym.delay(1, 0.0, None).unwrap(), 600_000_000);
+        assert_eq!(sym.delay_ns(1, 1.0, None).unwrap(), 1_000_000_000);
+        assert_eq!(sym.delay_ns(1, 0.0, None).unwrap(), 600_000_000);
     }
 
     #[test]
     fn decorrelated_path() {
         let bo = BackoffBuilder { kind: Some(BackoffKind::Decorrelated), ..Default::default() }.build().unwrap();
-        assert_eq!(bo.delay(1, 1.0, None).unwrap(), 300_000_000);
-        assert_eq!(bo.delay(2, 1.0, Some(300_000_000)).unwrap(), 900_000_000);
-        assert_eq!(bo.delay(2, 0.0, Some(300_000_000)).unwrap(), 100_000_000);
+        assert_eq!(bo.delay_ns(1, 1.0, None).unwrap(), 300_000_000);
+        assert_eq!(bo.delay_ns(2, 1.0, Some(300_000_000)).unwrap(), 900_000_000);
+        assert_eq!(bo.delay_ns(2, 0.0, Some(300_000_000)).unwrap(), 100_000_000);
         assert!(b(BackoffKind::Decorrelated, Jitter::Full).build().is_err());
     }
 
@@ -553,20 +570,20 @@ mod tests {
         let e = b(BackoffKind::Constant, Jitter::Proportional(1.5)).build().unwrap_err();
         assert_eq!(e.code(), "out_of_range");
         let bo = Backoff::default();
-        assert_eq!(bo.delay(0, 0.5, None).unwrap_err().field(), "retry");
-        assert_eq!(bo.delay(1, 1.5, None).unwrap_err().field(), "r");
-        assert_eq!(bo.delay(1, f64::NAN, None).unwrap_err().field(), "r");
+        assert_eq!(bo.delay_ns(0, 0.5, None).unwrap_err().field(), "retry");
+        assert_eq!(bo.delay_ns(1, 1.5, None).unwrap_err().field(), "r");
+        assert_eq!(bo.delay_ns(1, f64::NAN, None).unwrap_err().field(), "r");
     }
 
     #[test]
     fn schedule_lists_retries() {
         let s = Backoff::default().schedule(3);
         assert_eq!(s.rows.len(), 2);
-        assert_eq!(s.rows[0].low, 0);
-        assert_eq!(s.rows[0].mid, 50_000_000);
-        assert_eq!(s.rows[0].high, 100_000_000);
-        assert_eq!(s.rows[1].high, 200_000_000);
-        assert_eq!(s.worst_case(), 300_000_000);
+        assert_eq!(s.rows[0].low, Duration::ZERO);
+        assert_eq!(s.rows[0].mid, Duration::from_millis(50));
+        assert_eq!(s.rows[0].high, Duration::from_millis(100));
+        assert_eq!(s.rows[1].high, Duration::from_millis(200));
+        assert_eq!(s.worst_case(), Duration::from_millis(300));
         assert!(Backoff::default().schedule(u32::MAX).truncated);
     }
 

@@ -771,6 +771,17 @@ impl CircuitBreaker {
         }
     }
 
+    /// Returns the bytes the breaker occupies: the struct, its window and its settings' heap.
+    pub fn memory_size(&self) -> usize {
+        let window = match &self.window {
+            Window::Count { ring, .. } => ring.capacity(),
+            Window::Time { buckets, .. } => buckets.capacity() * std::mem::size_of::<Bucket>(),
+            Window::Consecutive { .. } => 0,
+        };
+        let rules = self.config.count_rules.capacity() * std::mem::size_of::<CountRule>();
+        std::mem::size_of::<Self>() + window + rules + self.config.name.as_ref().map_or(0, String::capacity)
+    }
+
     /// Returns how many calls were refused.
     pub fn rejections(&self) -> u64 {
         self.rejections
@@ -1369,6 +1380,19 @@ mod tests {
         assert!(call(&mut b, 2 * S, Counted::Failure).is_none());
         assert_eq!(b.totals().calls, 2);
         assert!(call(&mut b, 2 * S + 1, Counted::Failure).is_some());
+    }
+
+    #[test]
+    fn memory_stays_small() {
+        let count = CircuitBreaker::new(BreakerConfig::default()).unwrap();
+        assert!(count.memory_size() <= 1024, "{}", count.memory_size());
+        let time = CircuitBreaker::new(BreakerConfig {
+            kind: BreakerKind::TimeBased,
+            sliding_window_size: 60,
+            ..BreakerConfig::default()
+        })
+        .unwrap();
+        assert!(time.memory_size() <= 2048, "{}", time.memory_size());
     }
 
     #[test]

@@ -217,7 +217,7 @@ impl BudgetConfig {
             return Err(Error::new(ErrorCode::OutOfRange, "token_ratio", format!("must be > 0, got {token_ratio}")));
         }
         let ratio_milli = (token_ratio * 1000.0).trunc();
-        if ratio_milli < 1.0 || ratio_milli > 1e12 {
+        if !(1.0..=1e12).contains(&ratio_milli) {
             return Err(Error::new(
                 ErrorCode::OutOfRange,
                 "token_ratio",
@@ -596,15 +596,11 @@ impl Budget {
     pub fn on_failure(&mut self, now: u64, f: FailureFacts) {
         let now = self.clock(now);
         match &mut self.state {
-            Tokens::Grpc { milli } => {
-                if (f.counts && !f.refused) || f.declined_pushback {
-                    *milli = milli.saturating_sub(1000);
-                }
+            Tokens::Grpc { milli } if (f.counts && !f.refused) || f.declined_pushback => {
+                *milli = milli.saturating_sub(1000);
             }
-            Tokens::Adaptive { ring } => {
-                if f.reached_backend && f.category != Category::Overloaded {
-                    ring.bucket(now).2 += 1;
-                }
+            Tokens::Adaptive { ring } if f.reached_backend && f.category != Category::Overloaded => {
+                ring.bucket(now).2 += 1;
             }
             _ => {}
         }

@@ -315,8 +315,8 @@ pub struct Failure<'a> {
     pub idempotency_key_sent: bool,
     /// Response headers (names match case-insensitively).
     pub headers: &'a [(&'a str, &'a str)],
-    /// How long the attempt took, in nanoseconds (for slow-call accounting).
-    pub elapsed: Option<u64>,
+    /// How long the attempt took (for slow-call accounting; default: since `before_attempt`).
+    pub elapsed: Option<std::time::Duration>,
     /// Wall-clock Unix epoch milliseconds, to resolve HTTP-dates.
     pub wall_now_ms: Option<u64>,
 }

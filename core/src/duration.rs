@@ -227,12 +227,14 @@ pub fn to_millis_f64(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-/// Converts a [`Duration`] to nanoseconds, saturating.
+/// Converts a [`Duration`] to nanoseconds, saturating at `u64::MAX` (584 years).
+#[inline]
 pub fn from_std(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Converts nanoseconds to a [`Duration`].
+#[inline]
 pub fn to_std(ns: u64) -> Duration {
     Duration::from_nanos(ns)
 }

@@ -40,3 +40,8 @@ pub mod rng;
 pub mod session;
 
 pub use error::{Error, ErrorCode, Result};
+
+/// The README's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -212,7 +212,7 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
     };
     let b = &policy.backoff;
     let retries = policy.max_attempts > 1;
-    if retries && b.jitter() == Jitter::None && b.kind() != BackoffKind::Decorrelated && b.max_delay() > 0 {
+    if retries && b.jitter() == Jitter::None && b.kind() != BackoffKind::Decorrelated && b.max_delay_ns() > 0 {
         add("no_jitter", "jitter", "no jitter: clients that failed together retry together".into());
     }
     if retries && policy.deadline.is_none() {
@@ -276,10 +276,13 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
         );
     }
     let schedule = policy.backoff.schedule(policy.max_attempts);
-    let delays = schedule.worst_case();
+    let delays = crate::duration::from_std(schedule.worst_case());
     if let (Some(deadline), Some(t)) = (policy.deadline, policy.attempt_timeout) {
         let total = t.saturating_mul(u64::from(policy.max_attempts)).saturating_add(delays);
-        if retries && t.saturating_add(schedule.rows.first().map_or(0, |r| r.low)).saturating_add(t) > deadline {
+        if retries
+            && t.saturating_add(schedule.rows.first().map_or(0, |r| crate::duration::from_std(r.low))).saturating_add(t)
+                > deadline
+        {
             add(
                 "no_room_for_retry",
                 "attempt_timeout",

@@ -349,16 +349,16 @@ impl PolicyConfig {
         }
         let b = &self.backoff;
         m.insert("backoff".into(), b.kind().name().into());
-        m.insert("initial".into(), format_duration(b.initial()).into());
-        m.insert("max_delay".into(), format_duration(b.max_delay()).into());
+        m.insert("initial".into(), format_duration(b.initial_ns()).into());
+        m.insert("max_delay".into(), format_duration(b.max_delay_ns()).into());
         if b.kind() == BackoffKind::Exponential {
             m.insert("multiplier".into(), b.multiplier().into());
         }
         if b.kind() == BackoffKind::Linear {
-            m.insert("increment".into(), format_duration(b.increment()).into());
+            m.insert("increment".into(), format_duration(b.increment_ns()).into());
         }
-        if b.min_delay() > 0 {
-            m.insert("min_delay".into(), format_duration(b.min_delay()).into());
+        if b.min_delay_ns() > 0 {
+            m.insert("min_delay".into(), format_duration(b.min_delay_ns()).into());
         }
         m.insert("jitter".into(), jitter_to_json(b.jitter()));
         if !self.classifier.defaults || !self.classifier.rules.is_empty() {
@@ -557,15 +557,15 @@ impl RetryPolicy {
         let b = &c.backoff;
         let builder = BackoffBuilder {
             kind: Some(b.kind()),
-            initial: Some(b.initial().min(max_delay)),
+            initial: Some(b.initial_ns().min(max_delay)),
             max_delay: Some(max_delay),
             multiplier: Some(b.multiplier()),
-            increment: Some(b.increment()),
+            increment: Some(b.increment_ns()),
             jitter: Some(match b.jitter() {
                 Jitter::Additive(j) => Jitter::Additive(j.min(max_delay)),
                 j => j,
             }),
-            min_delay: Some(b.min_delay().min(max_delay)),
+            min_delay: Some(b.min_delay_ns().min(max_delay)),
         };
         c.backoff = if b.kind() == BackoffKind::Decorrelated && max_delay == 0 {
             BackoffBuilder {
@@ -605,7 +605,7 @@ mod tests {
                 "non_retryable": ["InvalidArgumentException", "InsufficientBalanceException"]}"#,
         )
         .unwrap();
-        assert_eq!(c.backoff.initial(), 1_000_000_000);
+        assert_eq!(c.backoff.initial_ns(), 1_000_000_000);
         assert_eq!(c.backoff.jitter(), Jitter::Proportional(0.5));
         assert_eq!(c.classifier.rules.len(), 1);
     }

@@ -17,10 +17,12 @@
 use crate::breaker::{Acquire, Counted, Permit, Transition};
 use crate::budget::{FailureFacts, Refusal};
 use crate::classify::{Category, Failure, RetryRule, Verdict};
+use crate::duration::{from_std, to_std};
 use crate::policy::{LongServerDelay, RetryPolicy};
 use crate::retry_after::{read_headers, DelaySource};
 use crate::rng::{Rng, Xoshiro256pp};
 use crate::{Error, ErrorCode, Result};
+use std::time::Duration;
 
 /// Why a session gave up; stable codes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -121,15 +123,15 @@ pub enum Gate {
         /// The policy's `max_attempts` (for headers such as `amz-sdk-request`).
         max_attempts: u32,
         /// How long the call may take: min(`attempt_timeout`, time left to the deadline).
-        timeout: Option<u64>,
+        timeout: Option<Duration>,
     },
     /// Don't make the call. For attempt 1 the host raises the local
     /// rejection error; for a later attempt the session gave up.
     Reject {
         /// Why.
         reason: RejectReason,
-        /// Nanoseconds until the call could be admitted (`u64::MAX`: unknown).
-        retry_after: u64,
+        /// How long until the call could be admitted (`None`: not by waiting).
+        retry_after: Option<Duration>,
         /// The budget that refused (throttled), if any.
         budget: Option<String>,
     },
@@ -144,12 +146,12 @@ pub enum Decision {
         retry: u32,
         /// The number of the coming call (n + 1).
         attempt: u32,
-        /// Nanoseconds to wait.
-        delay: u64,
+        /// How long to wait.
+        delay: Duration,
         /// The backoff part of the delay.
-        backoff: u64,
+        backoff: Duration,
         /// The server's delay, if present and honoured.
-        server_delay: Option<u64>,
+        server_delay: Option<Duration>,
         /// The server delay was longer than `max_retry_after` and was capped.
         capped: bool,
         /// The failure's category.
@@ -172,7 +174,7 @@ pub enum Decision {
 
 impl Decision {
     /// Returns the delay when the decision is to retry.
-    pub fn delay(&self) -> Option<u64> {
+    pub fn delay(&self) -> Option<Duration> {
         match self {
             Decision::Retry { delay, .. } => Some(*delay),
             Decision::GiveUp { .. } => None,
@@ -257,7 +259,7 @@ impl RetrySession {
             start: 0,
             attempt_start: 0,
             last_now: 0,
-            prev: c.backoff.initial(),
+            prev: c.backoff.initial_ns(),
             permit: None,
             retry_cost: None,
             holds_retry_slot: false,
@@ -338,13 +340,21 @@ impl RetrySession {
         Error::new(ErrorCode::InvalidState, "session", format!("{what} is not allowed: the session is {phase}"))
     }
 
-    /// Gates the next attempt at `now` (monotonic nanoseconds): takes a
+    /// Gates the next attempt at `now` (monotonic time since any origin): takes a
     /// breaker permit and consults the adaptive throttle; for attempt 1 also
     /// deposits into ratio budgets and registers with concurrency budgets.
     ///
     /// # Errors
     /// `invalid_state` when an attempt is in flight or the session is done.
-    pub fn before_attempt(&mut self, now: u64) -> Result<Gate> {
+    pub fn before_attempt(&mut self, now: Duration) -> Result<Gate> {
+        self.before_attempt_ns(from_std(now))
+    }
+
+    /// [`before_attempt`](Self::before_attempt) with `now` in nanoseconds (the bindings' form).
+    ///
+    /// # Errors
+    /// `invalid_state` when an attempt is in flight or the session is done.
+    pub fn before_attempt_ns(&mut self, now: u64) -> Result<Gate> {
         if self.phase != Phase::Ready {
             return Err(self.state_error("before_attempt"));
         }
@@ -401,7 +411,7 @@ impl RetrySession {
         self.attempt_start = now;
         self.phase = Phase::InFlight;
         inner.counters.attempt();
-        Ok(Gate::Proceed { attempt: self.attempt, max_attempts: c.max_attempts, timeout })
+        Ok(Gate::Proceed { attempt: self.attempt, max_attempts: c.max_attempts, timeout: timeout.map(to_std) })
     }
 
     fn reject(&mut self, reason: RejectReason, retry_after: u64, budget: Option<String>, now: u64) -> Gate {
@@ -412,6 +422,7 @@ impl RetrySession {
             RejectReason::DeadlineExceeded => GiveUpReason::DeadlineExceeded,
         };
         self.finish(now, Some(give_up));
+        let retry_after = if retry_after == u64::MAX { None } else { Some(to_std(retry_after)) };
         Gate::Reject { reason, retry_after, budget }
     }
 
@@ -451,7 +462,15 @@ impl RetrySession {
     ///
     /// # Errors
     /// `invalid_state` when no attempt is in flight.
-    pub fn on_failure(&mut self, now: u64, failure: &Failure<'_>) -> Result<Decision> {
+    pub fn on_failure(&mut self, now: Duration, failure: &Failure<'_>) -> Result<Decision> {
+        self.on_failure_ns(from_std(now), failure)
+    }
+
+    /// [`on_failure`](Self::on_failure) with `now` in nanoseconds.
+    ///
+    /// # Errors
+    /// `invalid_state` when no attempt is in flight.
+    pub fn on_failure_ns(&mut self, now: u64, failure: &Failure<'_>) -> Result<Decision> {
         if self.phase != Phase::InFlight {
             return Err(self.state_error("on_failure"));
         }
@@ -471,7 +490,7 @@ impl RetrySession {
         let verdict = c.classifier.classify_with(&f, advice);
         let category = verdict.category;
         let refused = category == Category::Connect && crate::classify::is_refused(f.error_names);
-        let elapsed = f.elapsed.unwrap_or_else(|| now.saturating_sub(self.attempt_start));
+        let elapsed = f.elapsed.map_or_else(|| now.saturating_sub(self.attempt_start), from_std);
 
         // Record first.
         if let Some(p) = self.permit.take() {
@@ -585,9 +604,9 @@ impl RetrySession {
         Ok(Decision::Retry {
             retry,
             attempt: retry + 1,
-            delay,
-            backoff: backoff_delay,
-            server_delay: server.map(|(s, _)| s),
+            delay: to_std(delay),
+            backoff: to_std(backoff_delay),
+            server_delay: server.map(|(s, _)| to_std(s)),
             capped,
             category,
         })
@@ -598,7 +617,15 @@ impl RetrySession {
     ///
     /// # Errors
     /// `invalid_state` when no attempt is in flight.
-    pub fn on_success(&mut self, now: u64, elapsed: Option<u64>) -> Result<()> {
+    pub fn on_success(&mut self, now: Duration, elapsed: Option<Duration>) -> Result<()> {
+        self.on_success_ns(from_std(now), elapsed.map(from_std))
+    }
+
+    /// [`on_success`](Self::on_success) in nanoseconds.
+    ///
+    /// # Errors
+    /// `invalid_state` when no attempt is in flight.
+    pub fn on_success_ns(&mut self, now: u64, elapsed: Option<u64>) -> Result<()> {
         if self.phase != Phase::InFlight {
             return Err(self.state_error("on_success"));
         }
@@ -622,7 +649,12 @@ impl RetrySession {
     /// Ends the session without an outcome (cancellation before or during
     /// an attempt): the permit returns to the pool, slots are released,
     /// and the operation counts as cancelled. Does nothing when done.
-    pub fn cancel(&mut self, now: u64) {
+    pub fn cancel(&mut self, now: Duration) {
+        self.cancel_ns(from_std(now))
+    }
+
+    /// [`cancel`](Self::cancel) in nanoseconds.
+    pub fn cancel_ns(&mut self, now: u64) {
         if self.phase != Phase::Done {
             let now = self.clock(now);
             self.finish(now, Some(GiveUpReason::Cancelled));
@@ -686,16 +718,18 @@ mod tests {
         let p = policy(r#"{"version": 1, "jitter": "none"}"#);
         let mut s = p.session(opts()).unwrap();
         let f = Failure { status: Some(503), method: Some("GET"), ..Default::default() };
-        assert!(matches!(s.before_attempt(0).unwrap(), Gate::Proceed { attempt: 1, .. }));
-        let d = s.on_failure(10 * MS, &f).unwrap();
-        assert!(matches!(d, Decision::Retry { retry: 1, attempt: 2, delay, .. } if delay == 100 * MS));
-        assert!(matches!(s.before_attempt(110 * MS).unwrap(), Gate::Proceed { attempt: 2, .. }));
-        let d = s.on_failure(120 * MS, &f).unwrap();
-        assert_eq!(d.delay(), Some(200 * MS));
-        s.before_attempt(320 * MS).unwrap();
-        let d = s.on_failure(330 * MS, &f).unwrap();
+        assert!(matches!(s.before_attempt_ns(0).unwrap(), Gate::Proceed { attempt: 1, .. }));
+        let d = s.on_failure_ns(10 * MS, &f).unwrap();
+        assert!(
+            matches!(d, Decision::Retry { retry: 1, attempt: 2, delay, .. } if delay == Duration::from_millis(100))
+        );
+        assert!(matches!(s.before_attempt_ns(110 * MS).unwrap(), Gate::Proceed { attempt: 2, .. }));
+        let d = s.on_failure_ns(120 * MS, &f).unwrap();
+        assert_eq!(d.delay(), Some(Duration::from_millis(200)));
+        s.before_attempt_ns(320 * MS).unwrap();
+        let d = s.on_failure_ns(330 * MS, &f).unwrap();
         assert!(matches!(d, Decision::GiveUp { reason: GiveUpReason::AttemptsExhausted, exhausted: true, .. }));
-        assert!(s.before_attempt(400 * MS).is_err());
+        assert!(s.before_attempt_ns(400 * MS).is_err());
         let c = p.counters().snapshot();
         assert_eq!(c.attempts, 3);
         assert_eq!(c.exhausted_for(GiveUpReason::AttemptsExhausted), 1);
@@ -705,26 +739,28 @@ mod tests {
     fn post_timeout_is_not_retried_without_key() {
         let p = policy(r#"{"version": 1}"#);
         let mut s = p.session(opts()).unwrap();
-        s.before_attempt(0).unwrap();
+        s.before_attempt_ns(0).unwrap();
         let f = Failure { status: Some(504), method: Some("POST"), ..Default::default() };
-        assert!(matches!(s.on_failure(1, &f).unwrap(), Decision::GiveUp { reason: GiveUpReason::NotRetryable, .. }));
+        assert!(matches!(s.on_failure_ns(1, &f).unwrap(), Decision::GiveUp { reason: GiveUpReason::NotRetryable, .. }));
         let mut s = p.session(SessionOptions { idempotency_key_sent: Some(true), ..opts() }).unwrap();
-        s.before_attempt(0).unwrap();
-        assert!(matches!(s.on_failure(1, &f).unwrap(), Decision::Retry { .. }));
+        s.before_attempt_ns(0).unwrap();
+        assert!(matches!(s.on_failure_ns(1, &f).unwrap(), Decision::Retry { .. }));
     }
 
     #[test]
     fn deadline_must_fit_next_call() {
         let p = policy(r#"{"version": 1, "jitter": "none", "deadline": "250ms", "attempt_timeout": "100ms"}"#);
         let mut s = p.session(opts()).unwrap();
-        assert!(matches!(s.before_attempt(0).unwrap(), Gate::Proceed { timeout: Some(t), .. } if t == 100 * MS));
+        assert!(
+            matches!(s.before_attempt_ns(0).unwrap(), Gate::Proceed { timeout: Some(t), .. } if t == Duration::from_millis(100))
+        );
         let f = Failure { status: Some(503), method: Some("GET"), ..Default::default() };
         // 100 ms wait + 100 ms timeout from 40 ms = 240 ms ≤ 250 ms: retry.
-        assert!(matches!(s.on_failure(40 * MS, &f).unwrap(), Decision::Retry { .. }));
-        s.before_attempt(140 * MS).unwrap();
+        assert!(matches!(s.on_failure_ns(40 * MS, &f).unwrap(), Decision::Retry { .. }));
+        s.before_attempt_ns(140 * MS).unwrap();
         // 200 ms wait from 150 ms: past the deadline.
         assert!(matches!(
-            s.on_failure(150 * MS, &f).unwrap(),
+            s.on_failure_ns(150 * MS, &f).unwrap(),
             Decision::GiveUp { reason: GiveUpReason::DeadlineExceeded, .. }
         ));
     }
@@ -733,9 +769,9 @@ mod tests {
     fn give_up_takes_no_budget() {
         let p = policy(r#"{"version": 1, "max_attempts": 1, "budget": {"kind": "token_bucket"}}"#);
         let mut s = p.session(opts()).unwrap();
-        s.before_attempt(0).unwrap();
+        s.before_attempt_ns(0).unwrap();
         let f = Failure { status: Some(503), method: Some("GET"), ..Default::default() };
-        s.on_failure(1, &f).unwrap();
+        s.on_failure_ns(1, &f).unwrap();
         assert_eq!(lock(&p.budgets()[0]).tokens(), Some(500));
     }
 }

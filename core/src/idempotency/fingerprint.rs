@@ -1,7 +1,7 @@
 //! Request fingerprints: SHA-256 of the canonical JSON of what was asked.
 
 use super::jcs::private::{Node, Sealed};
-use super::jcs::{check_depth, write_members, write_string, write_value, JsonInput, TreeError};
+use super::jcs::{check_depth, write_string, JsonInput, TreeError, Writer};
 use crate::{Error, ErrorCode, Result};
 use sha2::{Digest, Sha256};
 
@@ -111,47 +111,54 @@ fn resolve<T: Sealed>(body: &T, pointer: &str, tokens: &[String]) -> Result<()> 
 }
 
 /// Appends the canonical form of the parts of `v` that `sel` keeps.
-fn write_selected<T: Sealed>(out: &mut String, v: &T, sel: &Selection, depth: usize) -> Result<(), TreeError> {
+fn write_selected<'a, T: Sealed>(
+    w: &mut Writer<'a, T>,
+    v: &'a T,
+    sel: &Selection,
+    depth: usize,
+) -> Result<(), TreeError> {
     if sel.all {
-        return write_value(out, v, depth);
+        return w.value(v, depth);
     }
     match v.node() {
         Node::Array(items) => {
             check_depth(depth)?;
             let last = sel.children.iter().filter_map(|(t, _)| array_index(t)).max();
-            out.push('[');
+            w.out.push('[');
             if let Some(last) = last {
                 for (i, item) in items.iter().enumerate().take(last + 1) {
                     if i > 0 {
-                        out.push(',');
+                        w.out.push(',');
                     }
                     match sel.child(&i.to_string()) {
-                        Some(s) => write_selected(out, item, s, depth + 1).map_err(|e| e.at(i.to_string()))?,
-                        None => out.push_str("null"),
+                        Some(s) => write_selected(w, item, s, depth + 1).map_err(|e| e.at(i.to_string()))?,
+                        None => w.out.push_str("null"),
                     }
                 }
             }
-            out.push(']');
+            w.out.push(']');
         }
         Node::Object => {
             check_depth(depth)?;
-            let mut members = Vec::new();
-            v.members(&mut members);
-            members.retain(|(k, _)| sel.child(k).is_some());
-            write_members(out, &mut members, depth, |out, k, v, depth| match sel.child(k) {
-                Some(s) => write_selected(out, v, s, depth),
-                None => write_value(out, v, depth),
-            })?;
+            w.members(
+                v,
+                depth,
+                |k| sel.child(k).is_some(),
+                |w, k, v, depth| match sel.child(k) {
+                    Some(s) => write_selected(w, v, s, depth),
+                    None => w.value(v, depth),
+                },
+            )?;
         }
-        _ => return write_value(out, v, depth),
+        _ => return w.value(v, depth),
     }
     Ok(())
 }
 
 /// Appends the canonical body, narrowed to `selected` when given.
-fn write_body<T: JsonInput>(out: &mut String, body: &T, selected: Option<&[&str]>) -> Result<()> {
+fn write_body<'a, T: JsonInput>(w: &mut Writer<'a, T>, body: &'a T, selected: Option<&[&str]>) -> Result<()> {
     let Some(pointers) = selected else {
-        return write_value(out, body, 0).map_err(|e| e.into_error("body"));
+        return w.value(body, 0).map_err(|e| e.into_error("body"));
     };
     if pointers.is_empty() {
         return Err(Error::new(
@@ -166,7 +173,7 @@ fn write_body<T: JsonInput>(out: &mut String, body: &T, selected: Option<&[&str]
         resolve(body, p, &tokens)?;
         sel.insert(&tokens);
     }
-    write_selected(out, body, &sel, 0).map_err(|e| e.into_error("body"))
+    write_selected(w, body, &sel, 0).map_err(|e| e.into_error("body"))
 }
 
 fn hex_digest(canonical: &str) -> String {
@@ -199,15 +206,15 @@ pub fn fingerprint_http_canonical<T: JsonInput>(
 ) -> Result<String> {
     non_empty("method", method)?;
     non_empty("path", path)?;
-    let mut out = String::with_capacity(256);
-    out.push_str("{\"body\":");
-    write_body(&mut out, body, selected)?;
-    out.push_str(",\"method\":");
-    write_string(&mut out, method);
-    out.push_str(",\"path\":");
-    write_string(&mut out, path);
-    out.push('}');
-    Ok(out)
+    let mut w = Writer::new(1024);
+    w.out.push_str("{\"body\":");
+    write_body(&mut w, body, selected)?;
+    w.out.push_str(",\"method\":");
+    write_string(&mut w.out, method);
+    w.out.push_str(",\"path\":");
+    write_string(&mut w.out, path);
+    w.out.push('}');
+    Ok(w.out)
 }
 
 /// Returns the fingerprint of an HTTP request: lowercase hex SHA-256 of the
@@ -248,13 +255,13 @@ pub fn fingerprint_operation_canonical<T: JsonInput>(
     selected: Option<&[&str]>,
 ) -> Result<String> {
     non_empty("operation", operation)?;
-    let mut out = String::with_capacity(256);
-    out.push_str("{\"body\":");
-    write_body(&mut out, body, selected)?;
-    out.push_str(",\"operation\":");
-    write_string(&mut out, operation);
-    out.push('}');
-    Ok(out)
+    let mut w = Writer::new(1024);
+    w.out.push_str("{\"body\":");
+    write_body(&mut w, body, selected)?;
+    w.out.push_str(",\"operation\":");
+    write_string(&mut w.out, operation);
+    w.out.push('}');
+    Ok(w.out)
 }
 
 /// Returns the fingerprint of a non-HTTP call (a message, a gRPC method, a

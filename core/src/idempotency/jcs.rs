@@ -177,19 +177,83 @@ impl std::fmt::Write for NumBuf {
     }
 }
 
+/// Appends the decimal digits of `v`.
+fn write_u64(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
+}
+
+const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/// Finds the shortest `n · 10^-p` (p ≥ 1, fewer than 16 digits) equal to `x`
+/// in [1e-6, 1e15), the common short decimals (`0.05`, `19.99`), without the
+/// general shortest-digits algorithm.
+///
+/// Sound because a double holds 15 significant digits unambiguously: at most
+/// one candidate with fewer than 16 digits lies within `x`'s rounding
+/// interval, so there is no closest-or-even choice to make; `n` is
+/// `x · 10^p` rounded (its error is far below one half); and `n / 10^p` is
+/// the correctly rounded value of the decimal, since `n` < 2^53 and `10^p` is
+/// exact (Clinger's fast path), so the comparison is exact.
+fn short_decimal(x: f64) -> Option<(u64, usize)> {
+    if !(1e-6..1e15).contains(&x) {
+        return None;
+    }
+    for (p, &scale) in POW10.iter().enumerate().skip(1) {
+        let scaled = x * scale;
+        if scaled >= 1e15 {
+            return None;
+        }
+        let n = (scaled + 0.5) as u64;
+        if n as f64 / scale == x {
+            return Some((n, p));
+        }
+    }
+    None
+}
+
 /// Appends the ECMAScript `Number::toString` of a finite `x` (ECMA-262 §6.1.6.1.20).
 pub(crate) fn write_number(out: &mut String, x: f64) {
     if x == 0.0 {
         out.push('0');
         return;
     }
-    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+    let i = x as i64;
+    if i as f64 == x && x.abs() < 9_007_199_254_740_992.0 {
         // Every integer below 2^53 is its own shortest spelling.
-        let _ = write!(out, "{}", x as i64);
+        if i < 0 {
+            out.push('-');
+        }
+        write_u64(out, i.unsigned_abs());
         return;
     }
     if x < 0.0 {
         out.push('-');
+    }
+    if let Some((n, p)) = short_decimal(x.abs()) {
+        // n · 10^-p with p ≥ 1 fraction digits, 1e-6 ≤ |x| < 1e15: plain notation.
+        let scale = 10u64.pow(p as u32);
+        write_u64(out, n / scale);
+        out.push('.');
+        let frac = n % scale;
+        let mut width = 1;
+        while width < p && frac >= 10u64.pow(width as u32) {
+            width += 1;
+        }
+        for _ in width..p {
+            out.push('0');
+        }
+        write_u64(out, frac);
+        return;
     }
     // Rust's `{:e}` gives the shortest digits that round-trip, the closest
     // to x when several are as short: the s and n of the ECMAScript algorithm.
@@ -387,15 +451,27 @@ fn exact_decimal(f: f64) -> String {
 
 /// Appends `s` as a JSON string with RFC 8785's minimal escaping (§3.2.2.2).
 pub(crate) fn write_string(out: &mut String, s: &str) {
+    #[inline]
+    fn plain(c: u8) -> bool {
+        c >= 0x20 && c != b'"' && c != b'\\'
+    }
     out.push('"');
     let b = s.as_bytes();
+    // Skip whole chunks that need no escape (without early exit, so the
+    // check vectorises); most strings are copied in one piece.
+    let mut i = 0;
+    while i + 16 <= b.len() && b[i..i + 16].iter().fold(true, |ok, &c| ok & plain(c)) {
+        i += 16;
+    }
     let mut run = 0;
-    for (i, &c) in b.iter().enumerate() {
-        if c >= 0x20 && c != b'"' && c != b'\\' {
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
+        if plain(c) {
             continue;
         }
-        out.push_str(&s[run..i]);
-        run = i + 1;
+        out.push_str(&s[run..i - 1]);
+        run = i;
         match c {
             b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
@@ -416,67 +492,99 @@ pub(crate) fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Appends the canonical form of `v`, nested in `depth` containers already.
-///
-/// Recursion stops at [`MAX_DEPTH`]: a container deeper than that is an error
-/// before anything inside it is visited.
-pub(crate) fn write_value<T: Sealed>(out: &mut String, v: &T, depth: usize) -> Result<(), TreeError> {
-    match v.node() {
-        Node::Null => out.push_str("null"),
-        Node::Bool(true) => out.push_str("true"),
-        Node::Bool(false) => out.push_str("false"),
-        Node::Number(x) => write_number(out, x),
-        Node::BadNumber(reason) => return Err(TreeError::new(ErrorCode::InvalidNumber, reason)),
-        Node::String(s) => write_string(out, s),
-        Node::Array(items) => {
-            check_depth(depth)?;
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(out, item, depth + 1).map_err(|e| e.at(i.to_string()))?;
-            }
-            out.push(']');
-        }
-        Node::Object => {
-            check_depth(depth)?;
-            let mut members = Vec::new();
-            v.members(&mut members);
-            write_members(out, &mut members, depth, |out, _, v, depth| write_value(out, v, depth))?;
-        }
+/// Writes canonical JSON into `out`, reusing one scratch list for the
+/// members of every object it sorts.
+pub(crate) struct Writer<'a, T> {
+    pub(crate) out: String,
+    scratch: Vec<(&'a str, &'a T)>,
+}
+
+impl<'a, T: Sealed> Writer<'a, T> {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Writer { out: String::with_capacity(capacity), scratch: Vec::new() }
     }
-    Ok(())
+
+    /// Appends the canonical form of `v`, nested in `depth` containers already.
+    ///
+    /// Recursion stops at [`MAX_DEPTH`]: a container deeper than that is an
+    /// error before anything inside it is visited.
+    pub(crate) fn value(&mut self, v: &'a T, depth: usize) -> Result<(), TreeError> {
+        match v.node() {
+            Node::Null => self.out.push_str("null"),
+            Node::Bool(true) => self.out.push_str("true"),
+            Node::Bool(false) => self.out.push_str("false"),
+            Node::Number(x) => write_number(&mut self.out, x),
+            Node::BadNumber(reason) => return Err(TreeError::new(ErrorCode::InvalidNumber, reason)),
+            Node::String(s) => write_string(&mut self.out, s),
+            Node::Array(items) => {
+                check_depth(depth)?;
+                self.out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    self.value(item, depth + 1).map_err(|e| e.at(i.to_string()))?;
+                }
+                self.out.push(']');
+            }
+            Node::Object => {
+                check_depth(depth)?;
+                self.members(v, depth, |_| true, |w, _, v, depth| w.value(v, depth))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends object `v` with the members that `keep` accepts, sorted, each
+    /// value written by `each`.
+    pub(crate) fn members(
+        &mut self,
+        v: &'a T,
+        depth: usize,
+        keep: impl Fn(&str) -> bool,
+        mut each: impl FnMut(&mut Self, &'a str, &'a T, usize) -> Result<(), TreeError>,
+    ) -> Result<(), TreeError> {
+        // Members go on the shared scratch list; nested objects push theirs
+        // after ours and truncate back, so our slice stays in place.
+        let base = self.scratch.len();
+        v.members(&mut self.scratch);
+        let mut end = base;
+        for i in base..self.scratch.len() {
+            if keep(self.scratch[i].0) {
+                self.scratch.swap(i, end);
+                end += 1;
+            }
+        }
+        self.scratch.truncate(end);
+        self.scratch[base..].sort_by(|a, b| cmp_utf16(a.0, b.0));
+        self.out.push('{');
+        let mut result = Ok(());
+        for i in base..end {
+            let (k, child) = self.scratch[i];
+            if i > base {
+                if self.scratch[i - 1].0 == k {
+                    result = Err(TreeError::new(ErrorCode::InvalidValue, format!("duplicate key {k:?}")));
+                    break;
+                }
+                self.out.push(',');
+            }
+            write_string(&mut self.out, k);
+            self.out.push(':');
+            if let Err(e) = each(self, k, child, depth + 1) {
+                result = Err(e.at(k));
+                break;
+            }
+        }
+        self.scratch.truncate(base);
+        self.out.push('}');
+        result
+    }
 }
 
 pub(crate) fn check_depth(depth: usize) -> Result<(), TreeError> {
     if depth >= MAX_DEPTH {
         return Err(TreeError::new(ErrorCode::TooDeep, format!("nesting deeper than {MAX_DEPTH} levels")));
     }
-    Ok(())
-}
-
-/// Sorts `members` and appends them as an object, each value written by `each`.
-pub(crate) fn write_members<'a, T: Sealed>(
-    out: &mut String,
-    members: &mut [(&'a str, &'a T)],
-    depth: usize,
-    mut each: impl FnMut(&mut String, &'a str, &'a T, usize) -> Result<(), TreeError>,
-) -> Result<(), TreeError> {
-    members.sort_by(|a, b| cmp_utf16(a.0, b.0));
-    out.push('{');
-    for (i, (k, v)) in members.iter().enumerate() {
-        if i > 0 {
-            if members[i - 1].0 == *k {
-                return Err(TreeError::new(ErrorCode::InvalidValue, format!("duplicate key {k:?}")));
-            }
-            out.push(',');
-        }
-        write_string(out, k);
-        out.push(':');
-        each(out, k, v, depth + 1).map_err(|e| e.at(*k))?;
-    }
-    out.push('}');
     Ok(())
 }
 
@@ -511,9 +619,9 @@ pub fn canonicalize_value(value: &JsonValue) -> Result<String> {
 /// # Errors
 /// As [`canonicalize`] and [`canonicalize_value`].
 pub fn canonicalize_any<T: JsonInput>(value: &T) -> Result<String> {
-    let mut out = String::new();
-    write_value(&mut out, value, 0).map_err(|e| e.into_error("value"))?;
-    Ok(out)
+    let mut w = Writer::new(64);
+    w.value(value, 0).map_err(|e| e.into_error("value"))?;
+    Ok(w.out)
 }
 
 /// Parses JSON text and returns its RFC 8785 canonical form.

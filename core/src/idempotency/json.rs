@@ -298,12 +298,16 @@ pub fn string_from_utf16(units: &[u16]) -> Result<String> {
 /// `invalid_json` (syntax, duplicate key), `invalid_number`,
 /// `invalid_string`, `too_deep`; each message gives the 0-based byte position.
 pub fn parse_json(text: &str) -> Result<JsonValue> {
+    // Open containers; their finished children wait on two shared stacks
+    // and move into an exactly sized Vec when the container closes.
     enum Frame {
-        Arr(Vec<JsonValue>),
-        Obj(Vec<(String, JsonValue)>, String, usize),
+        Arr(usize),
+        Obj(usize, String, usize),
     }
     let mut p = Lexer { s: text, b: text.as_bytes(), pos: 0 };
     let mut stack: Vec<Frame> = Vec::new();
+    let mut items: Vec<JsonValue> = Vec::new();
+    let mut members: Vec<(String, JsonValue)> = Vec::new();
     'value: loop {
         p.skip_ws();
         let mut v = match p.peek() {
@@ -319,7 +323,7 @@ pub fn parse_json(text: &str) -> Result<JsonValue> {
                         p.pos += 1;
                         JsonValue::Array(Vec::new())
                     } else {
-                        stack.push(Frame::Arr(Vec::new()));
+                        stack.push(Frame::Arr(items.len()));
                         continue 'value;
                     }
                 } else if p.peek() == Some(b'}') {
@@ -327,7 +331,7 @@ pub fn parse_json(text: &str) -> Result<JsonValue> {
                     JsonValue::Object(Vec::new())
                 } else {
                     let key = p.key()?;
-                    stack.push(Frame::Obj(Vec::new(), key, start));
+                    stack.push(Frame::Obj(members.len(), key, start));
                     continue 'value;
                 }
             }
@@ -349,7 +353,7 @@ pub fn parse_json(text: &str) -> Result<JsonValue> {
                     }
                     return Ok(v);
                 }
-                Some(Frame::Arr(items)) => {
+                Some(Frame::Arr(_)) => {
                     items.push(v);
                     p.skip_ws();
                     match p.peek() {
@@ -361,7 +365,7 @@ pub fn parse_json(text: &str) -> Result<JsonValue> {
                         _ => return Err(p.unexpected("',' or ']'")),
                     }
                 }
-                Some(Frame::Obj(members, key, _)) => {
+                Some(Frame::Obj(_, key, _)) => {
                     members.push((std::mem::take(key), v));
                     p.skip_ws();
                     match p.peek() {
@@ -377,16 +381,16 @@ pub fn parse_json(text: &str) -> Result<JsonValue> {
                 }
             }
             v = match stack.pop() {
-                Some(Frame::Arr(items)) => JsonValue::Array(items),
-                Some(Frame::Obj(members, _, start)) => {
-                    if let Some(k) = find_duplicate(&members) {
+                Some(Frame::Arr(base)) => JsonValue::Array(items.drain(base..).collect()),
+                Some(Frame::Obj(base, _, start)) => {
+                    if let Some(k) = find_duplicate(&members[base..]) {
                         return Err(Error::new(
                             ErrorCode::InvalidJson,
                             "json",
                             format!("duplicate key {k:?} in the object at position {start}"),
                         ));
                     }
-                    JsonValue::Object(members)
+                    JsonValue::Object(members.drain(base..).collect())
                 }
                 None => JsonValue::Null,
             };
@@ -486,13 +490,18 @@ impl Lexer<'_> {
         let mut out = String::new();
         loop {
             let run_start = self.pos;
-            while let Some(c) = self.peek() {
-                if c == b'"' || c == b'\\' || c < 0x20 {
-                    break;
-                }
+            let plain = |c: u8| c != b'"' && c != b'\\' && c >= 0x20;
+            while self.pos + 16 <= self.b.len() && self.b[self.pos..self.pos + 16].iter().fold(true, |ok, &c| ok & plain(c)) {
+                self.pos += 16;
+            }
+            while self.peek().is_some_and(plain) {
                 self.pos += 1;
             }
             // The run ends on an ASCII byte or the end, so it is whole UTF-8.
+            if out.is_empty() && self.peek() == Some(b'"') {
+                self.pos += 1;
+                return Ok(self.s[run_start..self.pos - 1].to_owned());
+            }
             out.push_str(&self.s[run_start..self.pos]);
             match self.peek() {
                 Some(b'"') => {
@@ -585,6 +594,11 @@ impl Lexer<'_> {
             }
         }
         let text = &self.s[start..self.pos];
+        if integer && n <= 15 {
+            // Exact in a double: no rounding to do.
+            let mag = self.b[int_start..self.pos].iter().fold(0i64, |a, &c| a * 10 + (c - b'0') as i64);
+            return Ok(if int_start > start { -(mag as f64) } else { mag as f64 });
+        }
         let f: f64 = match text.parse() {
             Ok(f) => f,
             Err(_) => return Err(self.err(ErrorCode::InvalidJson, "malformed number")),

@@ -34,6 +34,10 @@ pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
     })
 }
 
+fn ns(d: std::time::Duration) -> u64 {
+    retrycore::duration::from_std(d)
+}
+
 fn doc_of(case: &Case, key: &str) -> String {
     case.get(key).map_or_else(|| "{}".to_owned(), |v| v.to_string())
 }
@@ -103,7 +107,7 @@ fn backoff(case: &Case) -> Result<(), String> {
     let retry = u32::try_from(retry).map_err(|_| "retry past u32")?;
     let r = case.get("r").and_then(Value::as_f64).ok_or("r")?;
     let prev = case.u64("prev");
-    if let Some(d) = check_error(case, b.delay(retry, r, prev))? {
+    if let Some(d) = check_error(case, b.delay_ns(retry, r, prev))? {
         eq("delay", d, case.u64("expect").ok_or("expect")?)?;
     }
     Ok(())
@@ -114,7 +118,7 @@ fn delay_sequence(case: &Case) -> Result<(), String> {
     let seed = case.u64("seed").ok_or("seed")?;
     let want: Vec<u64> =
         case.get("expect").and_then(Value::as_array).ok_or("expect")?.iter().filter_map(as_u64).collect();
-    eq("delays", b.sample_sequence(seed, want.len() as u32), want)
+    eq("delays", b.sample_sequence_ns(seed, want.len() as u32), want)
 }
 
 fn schedule(case: &Case) -> Result<(), String> {
@@ -123,14 +127,14 @@ fn schedule(case: &Case) -> Result<(), String> {
     let rows: Vec<Value> = s
         .rows
         .iter()
-        .map(|r| json!({"retry": r.retry, "attempt": r.attempt, "low": r.low, "mid": r.mid, "high": r.high, "cumulative_high": r.cumulative_high}))
+        .map(|r| json!({"retry": r.retry, "attempt": r.attempt, "low": ns(r.low), "mid": ns(r.mid), "high": ns(r.high), "cumulative_high": ns(r.cumulative_high)}))
         .collect();
     let want = case.expect()["rows"].as_array().ok_or("rows")?;
     eq("row count", rows.len(), want.len())?;
     for (g, w) in rows.iter().zip(want) {
         subset("row", g, w)?;
     }
-    eq("worst_case", s.worst_case(), as_u64(&case.expect()["worst_case"]).ok_or("worst_case")?)
+    eq("worst_case", ns(s.worst_case()), as_u64(&case.expect()["worst_case"]).ok_or("worst_case")?)
 }
 
 /// A failure read from a vector, owning its strings.
@@ -190,7 +194,7 @@ impl OwnedFailure {
             idempotent: self.idempotent,
             idempotency_key_sent: self.key_sent,
             headers: &headers,
-            elapsed: self.elapsed,
+            elapsed: self.elapsed.map(std::time::Duration::from_nanos),
             wall_now_ms: self.wall_now_ms,
         };
         f(&failure)
@@ -299,13 +303,13 @@ fn session(case: &Case) -> Result<(), String> {
         let got = match op {
             "before_attempt" => {
                 let s = sessions.get_mut(&sid).ok_or_else(|| at("no session".into()))?;
-                match s.before_attempt(now) {
+                match s.before_attempt_ns(now) {
                     Ok(Gate::Proceed { attempt, max_attempts, timeout }) => {
-                        json!({"proceed": {"attempt": attempt, "max_attempts": max_attempts, "timeout": timeout}})
+                        json!({"proceed": {"attempt": attempt, "max_attempts": max_attempts, "timeout": timeout.map(ns)}})
                     }
                     Ok(Gate::Reject { reason, retry_after, budget }) => json!({"reject": {
                         "reason": reason.code(),
-                        "retry_after": if retry_after == u64::MAX { Value::Null } else { retry_after.into() },
+                        "retry_after": retry_after.map(ns),
                         "budget": budget,
                     }}),
                     Err(e) => json!({"error": e.code()}),
@@ -314,10 +318,10 @@ fn session(case: &Case) -> Result<(), String> {
             "failure" => {
                 let f = OwnedFailure::read(step.get("failure").unwrap_or(&json!({})))?;
                 let s = sessions.get_mut(&sid).ok_or_else(|| at("no session".into()))?;
-                match f.with(|f| s.on_failure(now, f)) {
+                match f.with(|f| s.on_failure_ns(now, f)) {
                     Ok(Decision::Retry { retry, attempt, delay, backoff, server_delay, capped, category }) => {
-                        json!({"retry": {"retry": retry, "attempt": attempt, "delay": delay, "backoff": backoff,
-                            "server_delay": server_delay, "capped": capped, "category": category.code()}})
+                        json!({"retry": {"retry": retry, "attempt": attempt, "delay": ns(delay), "backoff": ns(backoff),
+                            "server_delay": server_delay.map(ns), "capped": capped, "category": category.code()}})
                     }
                     Ok(Decision::GiveUp { reason, category, exhausted, refusal, attempts }) => {
                         json!({"give_up": {"reason": reason.code(), "category": category.code(), "exhausted": exhausted,
@@ -329,14 +333,14 @@ fn session(case: &Case) -> Result<(), String> {
             }
             "success" => {
                 let s = sessions.get_mut(&sid).ok_or_else(|| at("no session".into()))?;
-                match s.on_success(now, step.get("elapsed").and_then(as_u64)) {
+                match s.on_success_ns(now, step.get("elapsed").and_then(as_u64)) {
                     Ok(()) => json!({"ok": true}),
                     Err(e) => json!({"error": e.code()}),
                 }
             }
             "cancel" => {
                 let s = sessions.get_mut(&sid).ok_or_else(|| at("no session".into()))?;
-                s.cancel(now);
+                s.cancel_ns(now);
                 json!({"ok": true})
             }
             "drop" => {

@@ -148,7 +148,8 @@ class Backoff:
         else:
             raise ValueError(k)
         x = max(min(x, mx), float(self.min_delay))
-        return min(int(round(x)), U64_MAX)
+        # Bounds past 2^53 are not exact as floats: clamp again in integers.
+        return max(self.min_delay, min(int(round(x)), U64_MAX, self.max))
 
     def sequence(self, seed, count):
         g = Xoshiro256pp(seed)
@@ -198,6 +199,9 @@ POLICIES = [
     {"backoff": "decorrelated", "initial": "100ms", "max_delay": "20s"},
     {"backoff": "decorrelated", "initial": "1s", "max_delay": "1m", "min_delay": "500ms"},
     {"backoff": "exponential", "initial": "50ms", "max_delay": "2s", "min_delay": "20ms", "jitter": "full"},
+    # Bounds past 2^53 ns round when converted to f64; the result is clamped in integers (a proptest finding).
+    {"backoff": "decorrelated", "initial": "17589502404310214ns", "max_delay": "17863415052486267ns", "min_delay": "6908329991095033ns"},
+    {"backoff": "exponential", "initial": "9007199254740993ns", "max_delay": "9007199254740995ns", "jitter": {"kind": "symmetric", "factor": 0.1}},
 ]
 RETRIES = [1, 2, 3, 4, 7, 10, 31, 64, 65, 1000, 4294967295]
 RS = [0.0, 0.25, 0.5, 0.7071067811865476, 0.9999999999999999, 1.0]

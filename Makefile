@@ -1,0 +1,72 @@
+# retrycore — one entry point for people and CI.
+#
+#   make demo    run the main job: the retry-storm simulation on its default scenario
+#   make test    install what is missing, build every crate and binding, run every suite
+#   make help    list every target
+#
+# `make test` is what .ci/run calls. It installs its own dependencies
+# (Debian packages, PyPI and npm packages, crates) idempotently, so it works
+# on a fresh machine.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+CARGO ?= cargo
+PYTHON ?= python3
+JOBS ?= 2
+export CARGO_TERM_COLOR ?= never
+export CARGO_BUILD_JOBS ?= $(JOBS)
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-zA-Z0-9_.-]+:.*?## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
+
+# ---------------------------------------------------------------- main job
+
+.PHONY: demo
+demo: ## run `retrycore simulate` on the default scenario and write storm.svg
+	$(CARGO) run --release -q -p retrycore-cli -- simulate --out storm.svg
+
+# ---------------------------------------------------------------- tests
+
+.PHONY: test
+test: ## build every crate and binding and run every suite (installs what it needs)
+	$(MAKE) lint-rust
+	$(MAKE) test-rust
+	$(MAKE) test-vectors-drift
+	$(MAKE) check-wasm-core
+	@echo "make test: all suites passed"
+
+.PHONY: lint-rust
+lint-rust: ## cargo fmt --check and clippy -D warnings on the whole workspace
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
+
+.PHONY: test-rust
+test-rust: ## core unit tests, properties, shared vectors and doc tests
+	$(CARGO) test --workspace -q
+
+.PHONY: test-vectors-drift
+test-vectors-drift: ## fail when generated vectors drift from their generator
+	$(PYTHON) tests/vectors/gen/backoff_reference.py --check
+
+.PHONY: check-wasm-core
+check-wasm-core: ## build the core for wasm32-unknown-unknown (installs the toolchain if missing)
+	scripts/install-wasm-toolchain.sh
+	scripts/check-wasm-core.sh
+
+# ---------------------------------------------------------------- benchmarks and fuzzing
+
+.PHONY: bench
+bench: ## run the criterion benchmarks of the core
+	$(CARGO) bench -p retrycore --bench core -- --noplot
+
+.PHONY: fuzz
+fuzz: ## run every cargo-fuzz target for FUZZ_SECONDS (default 20) each
+	scripts/fuzz.sh $${FUZZ_SECONDS:-20}
+
+.PHONY: clean
+clean: ## remove build outputs
+	$(CARGO) clean
+	rm -rf bindings-wasm/dist storm.svg
