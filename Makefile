@@ -36,6 +36,9 @@ test: ## build every crate and binding and run every suite (installs what it nee
 	$(MAKE) test-rust
 	$(MAKE) test-vectors-drift
 	$(MAKE) check-wasm-core
+	$(MAKE) test-cli
+	$(MAKE) test-python
+	$(MAKE) test-node
 	@echo "make test: all suites passed"
 
 .PHONY: lint-rust
@@ -55,6 +58,18 @@ test-vectors-drift: ## fail when generated vectors drift from their generator
 check-wasm-core: ## build the core for wasm32-unknown-unknown (installs the toolchain if missing)
 	scripts/install-wasm-toolchain.sh
 	scripts/check-wasm-core.sh
+
+.PHONY: test-cli
+test-cli: ## the CLI's golden, simulation and error tests
+	$(CARGO) test -q -p retrycore-cli
+
+.PHONY: test-python
+test-python: ## build the Python wheel, install it into a venv, run tests/python and stubtest
+	$(MAKE) -C bindings-python test
+
+.PHONY: test-node
+test-node: ## build the Node addon, run tests/js against it, pack and install the tarball
+	$(MAKE) -C bindings-node test
 
 # ---------------------------------------------------------------- benchmarks and fuzzing
 

@@ -1,1 +1,1 @@
-//! Binding crate; filled by its issue.
+//! stub

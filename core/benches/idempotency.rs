@@ -11,10 +11,6 @@ use retrycore::idempotency::{
 use std::time::Duration;
 
 /// A JSON object of about 1 KB: a payment with a customer, line items and metadata.
-pub fn one_kb_json_pub() -> String {
-    one_kb_json()
-}
-
 fn one_kb_json() -> String {
     let mut items = Vec::new();
     for i in 0..6 {

@@ -491,7 +491,9 @@ impl Lexer<'_> {
         loop {
             let run_start = self.pos;
             let plain = |c: u8| c != b'"' && c != b'\\' && c >= 0x20;
-            while self.pos + 16 <= self.b.len() && self.b[self.pos..self.pos + 16].iter().fold(true, |ok, &c| ok & plain(c)) {
+            while self.pos + 16 <= self.b.len()
+                && self.b[self.pos..self.pos + 16].iter().fold(true, |ok, &c| ok & plain(c))
+            {
                 self.pos += 16;
             }
             while self.peek().is_some_and(plain) {
@@ -683,6 +685,22 @@ mod tests {
         assert!(v == w);
         drop(v);
         drop(w);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_arbitrary_text(text in "\\PC{0,64}") {
+            let _ = parse_json(&text);
+        }
+
+        #[test]
+        fn never_panics_on_json_like_text(text in r#"[\[\]{}",:0-9eE+\-. a-z\\]{0,64}"#) {
+            if let Ok(v) = parse_json(&text) {
+                // Whatever parses also canonicalises, and the result parses again.
+                let c = crate::idempotency::canonicalize_value(&v).unwrap();
+                proptest::prop_assert_eq!(crate::idempotency::canonicalize_json(&c).unwrap(), c);
+            }
+        }
     }
 
     #[test]

@@ -96,10 +96,20 @@ impl IdempotencyRecord {
     /// Parses a record from JSON, refusing unknown keys.
     ///
     /// # Errors
-    /// `invalid_json` for malformed JSON or a record that does not have the
-    /// documented shape (an unknown key, a missing field, a wrong type).
+    /// `invalid_json` for malformed JSON, `unknown_key` for a key the record
+    /// does not define, `missing_field` for an absent required field,
+    /// `invalid_type` for a value of the wrong type or an unknown state.
     pub fn from_json(text: &str) -> Result<Self> {
-        serde_json::from_str(text).map_err(|e| Error::new(ErrorCode::InvalidJson, "record", e.to_string()))
+        serde_json::from_str(text).map_err(|e| {
+            let msg = e.to_string();
+            let code = match e.classify() {
+                serde_json::error::Category::Data if msg.starts_with("unknown field") => ErrorCode::UnknownKey,
+                serde_json::error::Category::Data if msg.starts_with("missing field") => ErrorCode::MissingField,
+                serde_json::error::Category::Data => ErrorCode::InvalidType,
+                _ => ErrorCode::InvalidJson,
+            };
+            Error::new(code, "record", msg)
+        })
     }
 
     /// Serialises the record as compact JSON.
@@ -661,8 +671,11 @@ mod tests {
         assert_eq!(IdempotencyRecord::from_json(&text).unwrap(), r);
         assert_eq!(
             IdempotencyRecord::from_json(&text.replace("\"fence\"", "\"fencing\"")).unwrap_err().code(),
-            "invalid_json"
+            "unknown_key"
         );
+        let bad_state = text.replace("\"processing\"", "\"running\"");
+        assert_eq!(IdempotencyRecord::from_json(&bad_state).unwrap_err().code(), "invalid_type");
+        assert_eq!(IdempotencyRecord::from_json("{").unwrap_err().code(), "invalid_json");
     }
 
     #[test]

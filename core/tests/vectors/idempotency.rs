@@ -40,12 +40,16 @@ fn need_u64(case: &Case, key: &str) -> Result<u64, String> {
     case.u64(key).ok_or_else(|| format!("case has no integer {key:?}"))
 }
 
-/// Checks an outcome: an expected error code, or `expect` compared by `check`.
+/// Checks an outcome: an expected error code (and `error_field` when the
+/// case gives one), or `expect` compared by `check`.
 fn outcome<T: std::fmt::Debug>(
     case: &Case,
     got: retrycore::Result<T>,
     check: impl FnOnce(T, &Value) -> Result<(), String>,
 ) -> Result<(), String> {
+    if let (Some(want), Err(e)) = (case.str("error_field"), &got) {
+        eq("error field", e.field(), want)?;
+    }
     match check_error(case, got)? {
         None => Ok(()),
         Some(v) => check(v, case.expect()),

@@ -458,10 +458,11 @@ fn breaker(case: &Case) -> Result<(), String> {
                 serde_json::from_str(&text).unwrap()
             }
             "restore" => {
-                let text = match step.get("snapshot") {
-                    Some(Value::String(name)) => snaps.get(name).cloned().ok_or("snapshot name")?,
-                    Some(v) => v.to_string(),
-                    None => return Err("restore needs a snapshot".into()),
+                let text = match (step.get("snapshot"), step.get("snapshot_text")) {
+                    (_, Some(Value::String(raw))) => raw.clone(),
+                    (Some(Value::String(name)), _) => snaps.get(name).cloned().ok_or("snapshot name")?,
+                    (Some(v), _) => v.to_string(),
+                    _ => return Err("restore needs a snapshot".into()),
                 };
                 let cfg = match step.get("config") {
                     Some(c) => BreakerConfig::from_json_value(c, "").map_err(|e| e.to_string())?,
