@@ -275,3 +275,55 @@ pub fn fingerprint_operation_canonical<T: JsonInput>(
 pub fn fingerprint_operation<T: JsonInput>(operation: &str, body: &T, selected: Option<&[&str]>) -> Result<String> {
     Ok(hex_digest(&fingerprint_operation_canonical(operation, body, selected)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::idempotency::{parse_json, JsonValue};
+    use serde_json::json;
+
+    #[test]
+    fn equal_across_spellings_and_different_on_change() {
+        let a = fingerprint_http("POST", "/v1/charges", &json!({"a": 1, "b": [1.5, "x"]}), None).unwrap();
+        let b = parse_json(r#"{ "b" : [ 15e-1, "\u0078" ], "a" : 1.0 }"#).unwrap();
+        assert_eq!(fingerprint_http("POST", "/v1/charges", &b, None).unwrap(), a);
+        assert_eq!(a.len(), 64);
+        assert!(a.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+        let c = fingerprint_http("POST", "/v1/charges", &json!({"a": 2, "b": [1.5, "x"]}), None).unwrap();
+        assert_ne!(a, c);
+        let op = fingerprint_operation("POST /v1/charges", &json!({"a": 1, "b": [1.5, "x"]}), None).unwrap();
+        assert_ne!(a, op);
+    }
+
+    #[test]
+    fn selection_is_a_pruned_copy() {
+        let body = json!({"items": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}], "note": "x"});
+        let c = fingerprint_operation_canonical("order", &body, Some(&["/items/1/sku"])).unwrap();
+        assert_eq!(c, r#"{"body":{"items":[null,{"sku":"B"}]},"operation":"order"}"#);
+        let whole = fingerprint_operation_canonical("order", &body, Some(&["", "/note"])).unwrap();
+        assert_eq!(whole, fingerprint_operation_canonical("order", &body, None).unwrap());
+        let code = |sel: &[&str]| fingerprint_operation("order", &body, Some(sel)).unwrap_err().code();
+        assert_eq!(code(&["/items/2"]), "invalid_pointer");
+        assert_eq!(code(&["/items/01"]), "invalid_pointer");
+        assert_eq!(code(&["/note/x"]), "invalid_pointer");
+        assert_eq!(code(&["items"]), "invalid_pointer");
+        assert_eq!(code(&[]), "invalid_pointer");
+    }
+
+    #[test]
+    fn hostile_bodies_are_typed_errors() {
+        let big = format!("{{\"s\":\"{}\"}}", "x".repeat(10 << 20));
+        let v = parse_json(&big).unwrap();
+        assert_eq!(fingerprint_http("POST", "/", &v, None).unwrap().len(), 64);
+        let mut deep = JsonValue::Null;
+        for _ in 0..100_000 {
+            deep = JsonValue::Object(vec![("a".into(), deep)]);
+        }
+        let e = fingerprint_http("POST", "/", &deep, None).unwrap_err();
+        assert_eq!(e.code(), "too_deep");
+        assert_eq!(e.field(), "body");
+        let nan = JsonValue::Array(vec![JsonValue::Number(f64::NAN)]);
+        assert_eq!(fingerprint_http("POST", "/", &nan, None).unwrap_err().code(), "invalid_number");
+        assert_eq!(crate::idempotency::validate_key(&"k".repeat(10 << 20), 255).unwrap_err().code(), "invalid_key");
+    }
+}
