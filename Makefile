@@ -52,7 +52,7 @@ test-rust: ## core unit tests, properties, shared vectors and doc tests
 
 .PHONY: test-vectors-drift
 test-vectors-drift: ## fail when generated vectors drift from their generator
-	$(PYTHON) tests/vectors/gen/backoff_reference.py --check
+	scripts/check-vector-drift.sh
 
 .PHONY: check-wasm-core
 check-wasm-core: ## build the core for wasm32-unknown-unknown (installs the toolchain if missing)
