@@ -85,6 +85,7 @@ impl Jitter {
 /// A validated backoff: kind, bounds, jitter and floor, all in nanoseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Backoff {
+    profile: Option<crate::profile::Profile>,
     kind: BackoffKind,
     initial: u64,
     max_delay: u64,
@@ -111,6 +112,8 @@ pub struct BackoffBuilder {
     pub jitter: Option<Jitter>,
     /// The floor in nanoseconds; default none.
     pub min_delay: Option<u64>,
+    /// An anchor whose delay formula replaces retrycore's (see [`crate::profile`]).
+    pub profile: Option<crate::profile::Profile>,
 }
 
 /// Default first delay: 100 ms.
@@ -167,7 +170,10 @@ impl BackoffBuilder {
                 format!("must be a finite number ≥ 1, got {multiplier}"),
             ));
         }
-        if initial > max_delay {
+        // Anchors that cap after the jitter (Polly's MaxDelay, resilience4j, tenacity)
+        // accept a cap below the first delay.
+        let caps_after = self.profile.is_some_and(|p| p.caps_after_jitter());
+        if initial > max_delay && !caps_after {
             return Err(Error::new(
                 ErrorCode::InvalidCombination,
                 "initial",
@@ -208,7 +214,11 @@ impl BackoffBuilder {
         if min_delay > max_delay {
             return Err(Error::new(ErrorCode::InvalidCombination, "min_delay", "must not exceed max_delay"));
         }
+        if let Some(p) = self.profile {
+            p.check_jitter(kind, jitter)?;
+        }
         Ok(Backoff {
+            profile: self.profile.filter(|p| p.has_own_formula()),
             kind,
             initial,
             max_delay,
@@ -224,6 +234,11 @@ impl Default for Backoff {
     fn default() -> Self {
         BackoffBuilder::default().build().expect("defaults are valid")
     }
+}
+
+/// Returns initial · multiplier^k, saturating at `max` (for the profiles' formulas).
+pub(crate) fn exponential_capped(initial: f64, multiplier: f64, k: u32, max: f64) -> f64 {
+    exponential(initial, multiplier, k, max)
 }
 
 /// Returns initial · multiplier^k, saturating at `max`, without forming ∞ or NaN.
@@ -385,6 +400,46 @@ impl Backoff {
     /// Returns the delay for `retry` (≥ 1) and `r` (in [0, 1]) without checking them.
     #[inline]
     pub(crate) fn delay_unchecked(&self, retry: u32, r: f64, prev: u64) -> u64 {
+        let mut state =
+            crate::profile::DelayState { prev_ns: prev, polly_prev: 0.0, since_pushback: retry.saturating_sub(1) };
+        self.delay_with(retry, r, false, &mut state)
+    }
+
+    /// The delay for `retry` with a profile's state (decorrelated `prev`,
+    /// Polly's formula value, retries since a gRPC pushback) and whether the
+    /// failure was a throttle (aws-2026's base). Advances the state.
+    #[inline]
+    pub(crate) fn delay_with(
+        &self,
+        retry: u32,
+        r: f64,
+        throttled: bool,
+        state: &mut crate::profile::DelayState,
+    ) -> u64 {
+        if let Some(p) = self.profile {
+            return crate::profile::delay(
+                p,
+                self.kind,
+                self.jitter,
+                self.initial,
+                self.max_delay,
+                self.multiplier,
+                self.min_delay,
+                retry,
+                r,
+                throttled,
+                state,
+            );
+        }
+        let prev = if state.prev_ns == 0 { self.initial } else { state.prev_ns };
+        let d = self.standard_delay(retry, r, prev);
+        state.prev_ns = d;
+        d
+    }
+
+    /// retrycore's own formula.
+    #[inline]
+    fn standard_delay(&self, retry: u32, r: f64, prev: u64) -> u64 {
         let max = self.max_delay as f64;
         let b = self.base_f64(retry, r, prev);
         let x = match self.jitter {
@@ -423,14 +478,36 @@ impl Backoff {
     /// [`sample_sequence`](Self::sample_sequence) in whole nanoseconds.
     pub fn sample_sequence_ns(&self, seed: u64, count: u32) -> Vec<u64> {
         let mut rng = crate::rng::Xoshiro256pp::seed_from_u64(seed);
-        let mut prev = self.initial;
+        let mut state = crate::profile::DelayState::default();
         (1..=count)
             .map(|n| {
                 let r = if self.draws() { crate::rng::Rng::next_f64(&mut rng) } else { 0.0 };
-                prev = self.delay_unchecked(n, r, prev);
-                prev
+                self.delay_with(n, r, false, &mut state)
             })
             .collect()
+    }
+
+    /// Returns the delays of retries 1..=`draws.len()` with the given draws
+    /// (an anchor's vectors replayed; each delay takes the next draw),
+    /// chaining the profile state.
+    ///
+    /// # Errors
+    /// `out_of_range` for a draw outside [0, 1].
+    pub fn replay_ns(&self, draws: &[f64]) -> Result<Vec<u64>> {
+        let mut state = crate::profile::DelayState::default();
+        draws
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| {
+                check_r(r)?;
+                Ok(self.delay_with(i as u32 + 1, r, false, &mut state))
+            })
+            .collect()
+    }
+
+    /// Returns the profile whose formula this backoff uses, if any.
+    pub fn profile(&self) -> Option<crate::profile::Profile> {
+        self.profile
     }
 
     /// Lists low / mid / high per retry for a policy of `max_attempts`
@@ -442,18 +519,17 @@ impl Backoff {
         let retries = max_attempts.saturating_sub(1);
         let listed = retries.min(Schedule::MAX_ROWS);
         let mut rows = Vec::with_capacity(listed as usize);
-        let (mut p0, mut p5, mut p1) = (self.initial, self.initial, self.initial);
+        let (mut s0, mut s5, mut s1) = (
+            crate::profile::DelayState::default(),
+            crate::profile::DelayState::default(),
+            crate::profile::DelayState::default(),
+        );
         let (mut cl, mut ch) = (0u64, 0u64);
         let d = to_std;
         for n in 1..=listed {
-            let d0 = self.delay_unchecked(n, 0.0, p0);
-            let d5 = self.delay_unchecked(n, 0.5, p5);
-            let d1 = self.delay_unchecked(n, 1.0, p1);
-            if self.kind == BackoffKind::Decorrelated {
-                p0 = d0;
-                p5 = d5;
-                p1 = d1;
-            }
+            let d0 = self.delay_with(n, 0.0, false, &mut s0);
+            let d5 = self.delay_with(n, 0.5, false, &mut s5);
+            let d1 = self.delay_with(n, 1.0, false, &mut s1);
             let (low, high) = (d0.min(d1), d0.max(d1));
             cl = cl.saturating_add(low);
             ch = ch.saturating_add(high);

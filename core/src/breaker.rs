@@ -125,6 +125,10 @@ pub enum BreakerKind {
     TimeBased,
     /// N consecutive failures.
     Consecutive,
+    /// Polly v8's advanced breaker: failure ratio over a sampling duration
+    /// in 10 rolling windows, judged on failures once the minimum throughput
+    /// is reached; one probe in half-open, admitted at (not after) the break's end.
+    Sampling,
 }
 
 impl BreakerKind {
@@ -134,6 +138,7 @@ impl BreakerKind {
             BreakerKind::CountBased => "count_based",
             BreakerKind::TimeBased => "time_based",
             BreakerKind::Consecutive => "consecutive",
+            BreakerKind::Sampling => "sampling",
         }
     }
 }
@@ -200,6 +205,10 @@ pub struct BreakerConfig {
     pub failure_threshold: u32,
     /// User rules for how outcomes count, before the defaults.
     pub count_rules: Vec<CountRule>,
+    /// `sampling` breakers: the failure ratio in (0, 1] that opens (Polly's `FailureRatio`, 0.1).
+    pub failure_ratio: f64,
+    /// `sampling` breakers: the sampling duration (Polly's `SamplingDuration`, 30 s).
+    pub sampling_duration: u64,
     /// The state a new breaker starts in (closed, disabled, forced_open or metrics_only).
     pub initial_state: State,
 }
@@ -221,6 +230,8 @@ impl Default for BreakerConfig {
             max_wait_duration_in_half_open_state: 60 * NS_PER_S,
             failure_threshold: 5,
             count_rules: Vec::new(),
+            failure_ratio: 0.1,
+            sampling_duration: 30 * NS_PER_S,
             initial_state: State::Closed,
         }
     }
@@ -263,6 +274,25 @@ impl BreakerConfig {
         }
         if self.failure_threshold == 0 {
             return Err(Error::new(ErrorCode::OutOfRange, "failure_threshold", "must be at least 1"));
+        }
+        if self.kind == BreakerKind::Sampling {
+            if !(self.failure_ratio > 0.0 && self.failure_ratio <= 1.0) {
+                return Err(Error::new(
+                    ErrorCode::OutOfRange,
+                    "failure_ratio",
+                    format!("must be in (0, 1], got {}", self.failure_ratio),
+                ));
+            }
+            if self.minimum_number_of_calls < 2 {
+                return Err(Error::new(
+                    ErrorCode::OutOfRange,
+                    "minimum_throughput",
+                    "must be at least 2 (Polly's minimum)",
+                ));
+            }
+            if self.sampling_duration == 0 {
+                return Err(Error::new(ErrorCode::OutOfRange, "sampling_duration", "must be positive"));
+            }
         }
         if !(self.wait_multiplier.is_finite() && self.wait_multiplier >= 1.0) {
             return Err(Error::new(
@@ -344,17 +374,31 @@ impl BreakerConfig {
                 "count_based" => BreakerKind::CountBased,
                 "time_based" => BreakerKind::TimeBased,
                 "consecutive" => BreakerKind::Consecutive,
+                "sampling" => BreakerKind::Sampling,
                 _ => {
                     return Err(Error::new(
                         ErrorCode::InvalidValue,
                         f,
-                        format!("must be count_based, time_based or consecutive, got {s:?}"),
+                        format!("must be count_based, time_based, consecutive or sampling, got {s:?}"),
                     ))
                 }
             };
         }
-        if c.kind == BreakerKind::Consecutive {
+        if matches!(c.kind, BreakerKind::Consecutive | BreakerKind::Sampling) {
             c.permitted_number_of_calls_in_half_open_state = 1;
+        }
+        if c.kind == BreakerKind::Sampling {
+            // Polly v8's defaults: BreakDuration 5 s.
+            c.wait_duration_in_open_state = 5 * NS_PER_S;
+            if let Some(x) = o.f64("failure_ratio", &[])? {
+                c.failure_ratio = x;
+            }
+            if let Some(x) = o.uint("minimum_throughput", &[], 0, u64::from(MAX_WINDOW))? {
+                c.minimum_number_of_calls = x as u32;
+            }
+            if let Some(x) = o.duration("sampling_duration", &[])? {
+                c.sampling_duration = x;
+            }
         }
         if let Some((s, _)) = o.str("name", &[])? {
             c.name = Some(s.to_owned());
@@ -475,6 +519,12 @@ impl BreakerConfig {
             format_duration(self.max_wait_duration_in_half_open_state).into(),
         );
         m.insert("failure_threshold".into(), self.failure_threshold.into());
+        if self.kind == BreakerKind::Sampling {
+            m.remove("minimum_number_of_calls");
+            m.insert("failure_ratio".into(), self.failure_ratio.into());
+            m.insert("minimum_throughput".into(), self.minimum_number_of_calls.into());
+            m.insert("sampling_duration".into(), format_duration(self.sampling_duration).into());
+        }
         m.insert("initial_state".into(), self.initial_state.code().into());
         if !self.count_rules.is_empty() {
             let rules = self
@@ -570,6 +620,90 @@ enum Window {
     Time { buckets: Vec<Bucket>, totals: WindowTotals },
     /// Consecutive failures.
     Consecutive { failures: u32 },
+    /// Polly's health metrics.
+    Sampling(Sampling),
+}
+
+/// Polly v8's `RollingHealthMetrics` (sampling ≥ 200 ms: 10 windows, each
+/// started by the first event after the current one is a window old) or
+/// `SingleHealthMetrics` (shorter sampling: one window reset when it ends).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Sampling {
+    sampling: u64,
+    window: u64,
+    single: bool,
+    /// (started at, successes, failures), oldest first; at most 11.
+    windows: std::collections::VecDeque<(u64, u32, u32)>,
+    successes: u32,
+    failures: u32,
+    started: Option<u64>,
+}
+
+impl Sampling {
+    fn new(sampling: u64) -> Sampling {
+        // HealthMetrics.Create: NumberOfWindows 10; below 20 ms × 10 a single window.
+        let single = sampling < 200_000_000;
+        // TimeSpan.FromTicks(samplingDuration.Ticks / 10): whole 100 ns ticks.
+        let window = (sampling / 100 / 10) * 100;
+        Sampling {
+            sampling,
+            window: window.max(1),
+            single,
+            windows: std::collections::VecDeque::with_capacity(11),
+            successes: 0,
+            failures: 0,
+            started: None,
+        }
+    }
+
+    /// Brings the windows up to `now` and returns the current one (rolling).
+    fn update(&mut self, now: u64) {
+        if self.single {
+            let start = *self.started.get_or_insert(now);
+            if now.saturating_sub(start) >= self.sampling {
+                self.started = Some(now);
+                self.successes = 0;
+                self.failures = 0;
+            }
+            return;
+        }
+        let need_new = match self.windows.back() {
+            None => true,
+            Some(w) => now.saturating_sub(w.0) >= self.window,
+        };
+        if need_new {
+            self.windows.push_back((now, 0, 0));
+        }
+        while let Some(w) = self.windows.front() {
+            if now.saturating_sub(w.0) >= self.sampling {
+                self.successes -= w.1;
+                self.failures -= w.2;
+                self.windows.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn record(&mut self, now: u64, failure: bool) {
+        self.update(now);
+        if failure {
+            self.failures += 1;
+        } else {
+            self.successes += 1;
+        }
+        if let Some(w) = self.windows.back_mut() {
+            if failure {
+                w.2 += 1;
+            } else {
+                w.1 += 1;
+            }
+        }
+    }
+
+    fn totals(&self) -> WindowTotals {
+        WindowTotals { calls: self.successes + self.failures, failures: self.failures, slow: 0 }
+    }
 }
 
 impl Window {
@@ -586,6 +720,7 @@ impl Window {
                 totals: WindowTotals::default(),
             },
             BreakerKind::Consecutive => Window::Consecutive { failures: 0 },
+            BreakerKind::Sampling => Window::Sampling(Sampling::new(c.sampling_duration)),
         }
     }
 
@@ -642,6 +777,7 @@ impl Window {
                     *failures = 0;
                 }
             }
+            Window::Sampling(m) => m.record(now, bits & FAIL != 0),
         }
     }
 
@@ -649,6 +785,7 @@ impl Window {
         match self {
             Window::Count { totals, .. } | Window::Time { totals, .. } => *totals,
             Window::Consecutive { failures } => WindowTotals { calls: *failures, failures: *failures, slow: 0 },
+            Window::Sampling(m) => m.totals(),
         }
     }
 
@@ -678,6 +815,23 @@ impl Permit {
     /// Returns the `now` at which the permit was taken.
     pub fn started(&self) -> u64 {
         self.started
+    }
+
+    /// Returns the breaker's state epoch the permit was taken in.
+    ///
+    /// With [`from_parts`](Self::from_parts), lets a binding hand a permit
+    /// across a language boundary as plain numbers.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Rebuilds a permit from its parts ([`epoch`](Self::epoch),
+    /// [`is_trial`](Self::is_trial), [`started`](Self::started)).
+    ///
+    /// A permit from an older epoch is ignored by the breaker, as always; a
+    /// forged one can only misreport an outcome, never break an invariant.
+    pub fn from_parts(epoch: u64, trial: bool, started: u64) -> Permit {
+        Permit { epoch, trial, started }
     }
 }
 
@@ -777,6 +931,7 @@ impl CircuitBreaker {
             Window::Count { ring, .. } => ring.capacity(),
             Window::Time { buckets, .. } => buckets.capacity() * std::mem::size_of::<Bucket>(),
             Window::Consecutive { .. } => 0,
+            Window::Sampling(m) => m.windows.capacity() * std::mem::size_of::<(u64, u32, u32)>(),
         };
         let rules = self.config.count_rules.capacity() * std::mem::size_of::<CountRule>();
         std::mem::size_of::<Self>() + window + rules + self.config.name.as_ref().map_or(0, String::capacity)
@@ -853,14 +1008,16 @@ impl CircuitBreaker {
             }
             State::Open => {
                 let until = self.since.saturating_add(self.open_wait);
-                if now > until {
+                // Polly admits the probe at the break's end; resilience4j strictly after it.
+                let at_end = u64::from(self.config.kind != BreakerKind::Sampling);
+                if now >= until.saturating_add(at_end) {
                     let tr = self.go(State::HalfOpen, TransitionReason::WaitElapsed, now);
                     t = Some(t.map_or(tr, |first| Transition { from: first.from, ..tr }));
                     self.trials_admitted = 1;
                     (permit(self, true), t)
                 } else {
                     self.rejections += 1;
-                    (Acquire::Rejected { state: State::Open, retry_after: until - now + 1 }, t)
+                    (Acquire::Rejected { state: State::Open, retry_after: until - now + at_end }, t)
                 }
             }
             State::HalfOpen => {
@@ -905,7 +1062,7 @@ impl CircuitBreaker {
             return self.release(permit, now);
         }
         let mut bits = if counted == Counted::Failure { FAIL } else { 0 };
-        if duration > self.config.slow_call_duration_threshold {
+        if duration > self.config.slow_call_duration_threshold && self.config.kind != BreakerKind::Sampling {
             bits |= SLOW;
         }
         match self.state {
@@ -913,7 +1070,7 @@ impl CircuitBreaker {
                 self.window.advance(now);
                 self.window.record(now, bits);
                 if self.state == State::Closed {
-                    if let Some(reason) = self.judge_window() {
+                    if let Some(reason) = self.judge_window(bits) {
                         return Some(self.go(State::Open, reason, now));
                     }
                 }
@@ -946,9 +1103,18 @@ impl CircuitBreaker {
     }
 
     /// Returns the reason to open, if the window says so.
-    fn judge_window(&self) -> Option<TransitionReason> {
+    fn judge_window(&self, bits: u8) -> Option<TransitionReason> {
         let t = self.window.totals();
         match self.config.kind {
+            BreakerKind::Sampling => {
+                // AdvancedCircuitBehavior: judged on failures only.
+                let throughput = t.calls;
+                let rate = f64::from(t.failures) / f64::from(throughput.max(1));
+                (bits & FAIL != 0
+                    && throughput >= self.config.minimum_number_of_calls
+                    && rate >= self.config.failure_ratio)
+                    .then_some(TransitionReason::FailureRate)
+            }
             BreakerKind::Consecutive => {
                 (t.failures >= self.config.failure_threshold).then_some(TransitionReason::ConsecutiveFailures)
             }
@@ -976,6 +1142,7 @@ impl CircuitBreaker {
     /// (Used by sessions: never retry into an open breaker.)
     pub fn refuses_at(&self, at: u64) -> bool {
         match self.state {
+            State::Open if self.config.kind == BreakerKind::Sampling => at < self.since.saturating_add(self.open_wait),
             State::Open => at <= self.since.saturating_add(self.open_wait),
             State::ForcedOpen => true,
             State::HalfOpen => {
@@ -995,7 +1162,10 @@ impl CircuitBreaker {
     /// Returns nanoseconds until a call at `now` could be admitted (0 if it could now).
     pub fn remaining_open(&self, now: u64) -> u64 {
         match self.state {
-            State::Open => self.since.saturating_add(self.open_wait).saturating_add(1).saturating_sub(now),
+            State::Open => {
+                let at_end = u64::from(self.config.kind != BreakerKind::Sampling);
+                self.since.saturating_add(self.open_wait).saturating_add(at_end).saturating_sub(now)
+            }
             State::ForcedOpen => u64::MAX,
             _ => 0,
         }
@@ -1059,7 +1229,20 @@ impl CircuitBreaker {
                 bs.sort_by_key(|b| std::cmp::Reverse(b.age_s));
                 (None, Some(bs))
             }
-            Window::Consecutive { .. } => (None, None),
+            Window::Consecutive { .. } | Window::Sampling(_) => (None, None),
+        };
+        let sampling = match &self.window {
+            Window::Sampling(m) => Some(SamplingSnapshot {
+                started_age_ns: m.started.map(|t| now.saturating_sub(t)),
+                windows: m
+                    .windows
+                    .iter()
+                    .map(|w| SamplingWindow { age_ns: now.saturating_sub(w.0), successes: w.1, failures: w.2 })
+                    .collect(),
+                successes: m.successes,
+                failures: m.failures,
+            }),
+            _ => None,
         };
         BreakerSnapshot {
             version: 1,
@@ -1077,6 +1260,7 @@ impl CircuitBreaker {
             },
             calls: ring,
             buckets: totals_time,
+            sampling,
         }
     }
 
@@ -1168,6 +1352,35 @@ impl CircuitBreaker {
                 }
             }
             (Window::Consecutive { failures }, None, None) => *failures = snap.consecutive_failures,
+            (Window::Sampling(m), None, None) => {
+                let Some(ss) = &snap.sampling else { return Err(bad("sampling metrics missing")) };
+                if ss.windows.len() > 11 {
+                    return Err(bad("too many sampling windows"));
+                }
+                let (mut succ, mut fail) = (0u32, 0u32);
+                let mut last_age = u64::MAX;
+                for w in &ss.windows {
+                    if w.age_ns > last_age {
+                        return Err(bad("sampling windows out of order"));
+                    }
+                    last_age = w.age_ns;
+                    let age = w.age_ns.saturating_add(stored_ns);
+                    if age >= m.sampling || age > now {
+                        continue;
+                    }
+                    m.windows.push_back((now - age, w.successes, w.failures));
+                    succ = succ.saturating_add(w.successes);
+                    fail = fail.saturating_add(w.failures);
+                }
+                if m.single {
+                    m.successes = ss.successes;
+                    m.failures = ss.failures;
+                    m.started = ss.started_age_ns.map(|a| now.saturating_sub(a.saturating_add(stored_ns)));
+                } else {
+                    m.successes = succ;
+                    m.failures = fail;
+                }
+            }
             _ => return Err(bad("window kind does not match the settings")),
         }
         Ok(b)
@@ -1216,6 +1429,35 @@ pub struct BreakerSnapshot {
     pub calls: Option<Vec<u8>>,
     /// Time window: the buckets, oldest first.
     pub buckets: Option<Vec<SnapshotBucket>>,
+    /// Sampling (Polly) metrics.
+    #[serde(default)]
+    pub sampling: Option<SamplingSnapshot>,
+}
+
+/// One Polly health window in a snapshot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingWindow {
+    /// Nanoseconds since the window started.
+    pub age_ns: u64,
+    /// Successes in it.
+    pub successes: u32,
+    /// Failures in it.
+    pub failures: u32,
+}
+
+/// Polly health metrics in a snapshot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingSnapshot {
+    /// Single-window metrics: nanoseconds since the window started.
+    pub started_age_ns: Option<u64>,
+    /// Rolling windows, oldest first.
+    pub windows: Vec<SamplingWindow>,
+    /// Total successes.
+    pub successes: u32,
+    /// Total failures.
+    pub failures: u32,
 }
 
 impl BreakerSnapshot {
@@ -1250,6 +1492,13 @@ impl CircuitBreaker {
             BreakerKind::Consecutive => format!(
                 "opens after {} consecutive failures; stays open {}; then one probe call",
                 c.failure_threshold,
+                format_duration(c.wait_duration_in_open_state)
+            ),
+            BreakerKind::Sampling => format!(
+                "opens on a failure when ≥ {} of at least {} calls in the last {} failed (Polly); stays open {}; then one probe call",
+                c.failure_ratio,
+                c.minimum_number_of_calls,
+                format_duration(c.sampling_duration),
                 format_duration(c.wait_duration_in_open_state)
             ),
             kind => format!(

@@ -70,6 +70,18 @@ pub enum BudgetKind {
         /// Retries always allowed in flight (3).
         min_concurrency: u32,
     },
+    /// Finagle's `RetryBudget`, integer arithmetic: deposits of 1000 per
+    /// request, withdrawals of trunc(1000 / percent) per retry, a reserve of
+    /// `min_retries_per_second · ttl_s · withdrawal`, over twitter-util's
+    /// `WindowedAdder` (10 slices, re-based on access time).
+    Finagle {
+        /// Share of requests that may be retried (0.2), in [0, 1000].
+        percent_can_retry: f64,
+        /// Retries per second always allowed (10), an integer.
+        min_retries_per_second: u32,
+        /// The window (10 s), between 1 s and 60 s.
+        ttl: u64,
+    },
     /// Google SRE client-side throttling.
     Adaptive {
         /// The multiplier K (2).
@@ -137,6 +149,51 @@ impl Ring {
     }
 }
 
+/// twitter-util's `WindowedAdder`: a live counter and N = slices − 1
+/// history slots, re-based on the time of access (milliseconds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct WindowedAdder {
+    window_ms: i64,
+    buf: [i64; 9],
+    live: i64,
+    i: usize,
+    old_ms: Option<i64>,
+}
+
+impl WindowedAdder {
+    fn new(range_ms: i64) -> Self {
+        WindowedAdder { window_ms: (range_ms / 10).max(1), buf: [0; 9], live: 0, i: 0, old_ms: None }
+    }
+
+    fn expire(&mut self, now_ms: i64) {
+        let old = *self.old_ms.get_or_insert(now_ms);
+        if now_ms - old < self.window_ms {
+            return;
+        }
+        const N: i64 = 9;
+        self.buf[self.i] = std::mem::take(&mut self.live);
+        self.i = (self.i + 1) % N as usize;
+        let nskip = ((now_ms - old) / self.window_ms - 1).min(N);
+        if nskip > 0 {
+            let r = nskip.min(N - self.i as i64) as usize;
+            self.buf[self.i..self.i + r].fill(0);
+            self.buf[..(nskip as usize - r)].fill(0);
+            self.i = (self.i + nskip as usize) % N as usize;
+        }
+        self.old_ms = Some(now_ms);
+    }
+
+    fn add(&mut self, now_ms: i64, x: i64) {
+        self.expire(now_ms);
+        self.live += x;
+    }
+
+    fn sum(&mut self, now_ms: i64) -> i64 {
+        self.expire(now_ms);
+        self.live + self.buf.iter().sum::<i64>()
+    }
+}
+
 /// The mutable state of a budget.
 #[derive(Clone, Debug, PartialEq)]
 enum Tokens {
@@ -144,6 +201,7 @@ enum Tokens {
     Grpc { milli: u64 },
     Ratio { ring: Ring },
     Concurrency { calls: u64, retries: u64 },
+    Finagle { adder: WindowedAdder, deposit: i64, withdrawal: i64, reserve: i64 },
     Adaptive { ring: Ring },
 }
 
@@ -187,6 +245,14 @@ impl BudgetConfig {
         BudgetConfig {
             name: "ratio".into(),
             kind: BudgetKind::Ratio { ratio: 0.1, min_retries_per_second: 1.0, window: 10 * NS_PER_S },
+        }
+    }
+
+    /// Finagle's `RetryBudget()` defaults: ttl 10 s, 10 retries per second, 20 %.
+    pub fn finagle() -> BudgetConfig {
+        BudgetConfig {
+            name: "finagle".into(),
+            kind: BudgetKind::Finagle { percent_can_retry: 0.2, min_retries_per_second: 10, ttl: 10 * NS_PER_S },
         }
     }
 
@@ -263,6 +329,22 @@ impl BudgetConfig {
                 }
             }
             BudgetKind::Concurrency { ratio, .. } => ratio_check(*ratio, "ratio")?,
+            BudgetKind::Finagle { percent_can_retry, ttl, .. } => {
+                if !(percent_can_retry.is_finite() && (0.0..=1000.0).contains(percent_can_retry)) {
+                    return Err(Error::new(
+                        ErrorCode::OutOfRange,
+                        "percent_can_retry",
+                        format!("must be in [0, 1000], got {percent_can_retry}"),
+                    ));
+                }
+                if !(NS_PER_S..=60 * NS_PER_S).contains(ttl) {
+                    return Err(Error::new(
+                        ErrorCode::OutOfRange,
+                        "ttl",
+                        "must be between 1s and 60s (Finagle's bounds)",
+                    ));
+                }
+            }
             BudgetKind::Adaptive { k, window } => {
                 if !(k.is_finite() && *k >= 1.0) {
                     return Err(Error::new(
@@ -286,6 +368,7 @@ impl BudgetConfig {
             BudgetKind::Grpc { .. } => "grpc",
             BudgetKind::Ratio { .. } => "ratio",
             BudgetKind::Concurrency { .. } => "concurrency",
+            BudgetKind::Finagle { .. } => "finagle",
             BudgetKind::Adaptive { .. } => "adaptive",
         }
     }
@@ -367,6 +450,23 @@ impl BudgetConfig {
                 }
                 c
             }
+            "finagle" => {
+                let mut c = BudgetConfig::finagle();
+                if let BudgetKind::Finagle { percent_can_retry, min_retries_per_second, ttl } = &mut c.kind {
+                    if let Some(x) = o.f64("percent_can_retry", &["ratio"])? {
+                        *percent_can_retry = x;
+                    }
+                    if let Some(x) =
+                        o.uint("min_retries_per_second", &["min_retries_per_sec"], 0, u64::from(u32::MAX))?
+                    {
+                        *min_retries_per_second = x as u32;
+                    }
+                    if let Some(x) = o.duration("ttl", &["window"])? {
+                        *ttl = x;
+                    }
+                }
+                c
+            }
             "adaptive" => {
                 let mut c = BudgetConfig::adaptive();
                 if let BudgetKind::Adaptive { k, window } = &mut c.kind {
@@ -383,7 +483,7 @@ impl BudgetConfig {
                 return Err(Error::new(
                     ErrorCode::InvalidValue,
                     kf,
-                    format!("must be token_bucket, grpc, ratio, concurrency or adaptive, got {other:?}"),
+                    format!("must be token_bucket, grpc, ratio, concurrency, finagle or adaptive, got {other:?}"),
                 ))
             }
         };
@@ -421,6 +521,11 @@ impl BudgetConfig {
                 m.insert("ratio".into(), (*ratio).into());
                 m.insert("min_concurrency".into(), (*min_concurrency).into());
             }
+            BudgetKind::Finagle { percent_can_retry, min_retries_per_second, ttl } => {
+                m.insert("percent_can_retry".into(), (*percent_can_retry).into());
+                m.insert("min_retries_per_second".into(), (*min_retries_per_second).into());
+                m.insert("ttl".into(), format_duration(*ttl).into());
+            }
             BudgetKind::Adaptive { k, window } => {
                 m.insert("k".into(), (*k).into());
                 m.insert("window".into(), format_duration(*window).into());
@@ -448,6 +553,10 @@ impl BudgetConfig {
             BudgetKind::Concurrency { ratio, min_concurrency } => format!(
                 "retries in flight < max({ratio} × calls in flight, {min_concurrency})"
             ),
+            BudgetKind::Finagle { percent_can_retry, min_retries_per_second, ttl } => format!(
+                "Finagle RetryBudget: {percent_can_retry} of requests plus {min_retries_per_second}/s over {}, in integer tokens",
+                format_duration(*ttl)
+            ),
             BudgetKind::Adaptive { k, window } => format!(
                 "client-side throttling: reject with probability (requests − {k} × accepts)/(requests + 1) over {}",
                 format_duration(*window)
@@ -468,6 +577,14 @@ impl Budget {
             BudgetKind::Grpc { max_milli, .. } => Tokens::Grpc { milli: *max_milli },
             BudgetKind::Ratio { window, .. } => Tokens::Ratio { ring: Ring::new(*window, RATIO_BUCKETS) },
             BudgetKind::Concurrency { .. } => Tokens::Concurrency { calls: 0, retries: 0 },
+            BudgetKind::Finagle { percent_can_retry, min_retries_per_second, ttl } => {
+                // RetryBudget.apply: ScaleFactor 1000.
+                let (deposit, withdrawal) =
+                    if *percent_can_retry == 0.0 { (0, 1) } else { (1000, (1000.0 / percent_can_retry) as i64) };
+                let ttl_s = (*ttl / NS_PER_S) as i64;
+                let reserve = i64::from(*min_retries_per_second).saturating_mul(ttl_s).saturating_mul(withdrawal);
+                Tokens::Finagle { adder: WindowedAdder::new((*ttl / 1_000_000) as i64), deposit, withdrawal, reserve }
+            }
             BudgetKind::Adaptive { window, .. } => Tokens::Adaptive { ring: Ring::new(*window, ADAPTIVE_BUCKETS) },
         };
         Ok(Budget { config, state, last_now: 0, refusals: 0, withdrawals: 0 })
@@ -518,6 +635,10 @@ impl Budget {
                 serde_json::json!({ "requests": requests, "retries": retries })
             }
             Tokens::Concurrency { calls, retries } => serde_json::json!({ "calls": calls, "retries": retries }),
+            Tokens::Finagle { adder, withdrawal, reserve, .. } => {
+                let count = adder.clone().sum((now / 1_000_000) as i64) + reserve;
+                serde_json::json!({ "tokens": count, "balance": count / withdrawal })
+            }
             Tokens::Adaptive { ring } => {
                 let (requests, accepts) = ring.sums(now);
                 serde_json::json!({ "requests": requests, "accepts": accepts })
@@ -541,6 +662,7 @@ impl Budget {
         match &mut self.state {
             Tokens::Ratio { ring } => ring.bucket(now).1 += 1,
             Tokens::Concurrency { calls, .. } => *calls += 1,
+            Tokens::Finagle { adder, deposit, .. } => adder.add((now / 1_000_000) as i64, *deposit),
             _ => {}
         }
     }
@@ -644,8 +766,20 @@ impl Budget {
     /// Checks, without changing anything, whether a retry after `category`
     /// is affordable. `holds_retry_slot` is true when the session already
     /// holds a concurrency retry slot.
-    pub fn check(&self, now: u64, category: Category, refused: bool, holds_retry_slot: bool) -> Result<(), Refusal> {
+    ///
+    /// Takes `&mut self` only for Finagle's window, which re-bases itself on
+    /// every access as twitter-util's `WindowedAdder` does; no budget is spent.
+    pub fn check(
+        &mut self,
+        now: u64,
+        category: Category,
+        refused: bool,
+        holds_retry_slot: bool,
+    ) -> Result<(), Refusal> {
         let now = now.max(self.last_now);
+        if let Tokens::Finagle { adder, .. } = &mut self.state {
+            adder.expire((now / 1_000_000) as i64);
+        }
         let refuse =
             |reason: &'static str, detail: String| Err(Refusal { budget: self.config.name.clone(), reason, detail });
         match (&self.state, &self.config.kind) {
@@ -677,6 +811,16 @@ impl Budget {
                         "ratio_exceeded",
                         format!("{} retries would exceed {ratio} × {requests} requests + minimum", retries + 1),
                     );
+                }
+            }
+            (Tokens::Finagle { adder, withdrawal, reserve, .. }, _) => {
+                if refused {
+                    return Ok(());
+                }
+                // tryGet(n): count = windowed sum + reserve ≥ n.
+                let count = adder.live + adder.buf.iter().sum::<i64>() + reserve;
+                if count < *withdrawal {
+                    return refuse("insufficient_tokens", format!("{count} tokens < withdrawal of {withdrawal}"));
                 }
             }
             (Tokens::Concurrency { calls, retries }, BudgetKind::Concurrency { ratio, min_concurrency }) => {
@@ -722,6 +866,12 @@ impl Budget {
             Tokens::Ratio { ring } => {
                 if !refused {
                     ring.bucket(now).2 += 1;
+                }
+                (None, false)
+            }
+            Tokens::Finagle { adder, withdrawal, .. } => {
+                if !refused {
+                    adder.add((now / 1_000_000) as i64, -*withdrawal);
                 }
                 (None, false)
             }

@@ -481,11 +481,13 @@ pub struct Classifier {
     pub defaults: bool,
     /// User rules, first match wins.
     pub rules: Vec<Rule>,
+    /// Also know AWS's throttling and transient error codes (the aws profiles).
+    pub aws_codes: bool,
 }
 
 impl Default for Classifier {
     fn default() -> Self {
-        Classifier { defaults: true, rules: Vec::new() }
+        Classifier { defaults: true, rules: Vec::new(), aws_codes: false }
     }
 }
 
@@ -515,7 +517,8 @@ impl Classifier {
             (Category::RetryExhausted, RetryRule::Never, DecidedBy::Marker(None))
         } else {
             let mut cached: Option<(Category, DecidedBy)> = None;
-            let mut builtin = || *cached.get_or_insert_with(|| builtin_category(f, &advice, timed_out));
+            let aws = self.aws_codes;
+            let mut builtin = || *cached.get_or_insert_with(|| builtin_category(f, &advice, timed_out, aws));
             let mut hit = None;
             for (i, r) in self.rules.iter().enumerate() {
                 if r.when.matches(f, &mut || builtin().0) {
@@ -568,11 +571,20 @@ fn default_rule(c: Category, f: &Failure<'_>) -> RetryRule {
 
 /// The built-in tables alone: gRPC code, status, then names.
 /// `skip_cancelled`: the chain also holds a timeout, so its cancellation was the timeout's.
-fn builtin_category(f: &Failure<'_>, advice: &ServerAdvice, skip_cancelled: bool) -> (Category, DecidedBy) {
+fn builtin_category(f: &Failure<'_>, advice: &ServerAdvice, skip_cancelled: bool, aws: bool) -> (Category, DecidedBy) {
     if let Some(code) = f.grpc_code {
         if let Some(c) = grpc_category(code) {
             let c = if code == GrpcCode::UNAVAILABLE && advice.has_pushback() { Category::Overloaded } else { c };
             return (c, DecidedBy::GrpcCode);
+        }
+    }
+    if aws {
+        // AWS reports throttling as a 400 with an error code: under the aws
+        // profiles the anchor's codes decide before the status.
+        if let Some((i, c)) =
+            f.error_names.iter().enumerate().find_map(|(i, n)| crate::profile::aws_code(n).map(|c| (i, c)))
+        {
+            return (c, DecidedBy::Name(i));
         }
     }
     if let Some(s) = f.status {
@@ -583,7 +595,9 @@ fn builtin_category(f: &Failure<'_>, advice: &ServerAdvice, skip_cancelled: bool
     }
     let mut wrapper = None;
     for (i, n) in f.error_names.iter().enumerate() {
-        match lookup_name(n) {
+        let hit =
+            lookup_name(n).or_else(|| if aws { crate::profile::aws_code(n).map(|c| (c, NameFlags(0))) } else { None });
+        match hit {
             Some((Category::Cancelled, _)) if skip_cancelled => {}
             Some((c, fl)) if !fl.defers() => return (c, DecidedBy::Name(i)),
             Some((c, _)) if wrapper.is_none() => wrapper = Some((c, i)),
@@ -834,6 +848,7 @@ mod tests {
                 retry: RetryRule::Always,
                 set_category: None,
             }],
+            aws_codes: false,
         };
         let v = c.classify(&names(&["retrycore:retry_exhausted"]));
         assert_eq!(v.category, Category::RetryExhausted);

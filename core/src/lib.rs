@@ -35,6 +35,7 @@ mod error;
 pub mod idempotency;
 pub mod lint;
 pub mod policy;
+pub mod profile;
 pub mod retry_after;
 pub mod rng;
 pub mod session;

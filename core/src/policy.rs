@@ -14,6 +14,7 @@ use crate::classify::{self, Classifier, RetryRule};
 use crate::counters::Counters;
 use crate::doc::{self, Obj};
 use crate::duration::format_duration;
+use crate::profile::Profile;
 use crate::rng::{Rng, Xoshiro256pp};
 use crate::session::{RetrySession, SessionOptions};
 use crate::{Error, ErrorCode, Result};
@@ -88,6 +89,8 @@ pub struct PolicyConfig {
     pub breaker: Option<BreakerConfig>,
     /// The budgets this policy's sessions share.
     pub budgets: Vec<BudgetConfig>,
+    /// The anchor whose arithmetic and defaults the policy reproduces.
+    pub profile: Option<Profile>,
 }
 
 impl Default for PolicyConfig {
@@ -107,6 +110,7 @@ impl Default for PolicyConfig {
             seed: None,
             breaker: None,
             budgets: Vec::new(),
+            profile: None,
         }
     }
 }
@@ -201,9 +205,32 @@ impl PolicyConfig {
     }
 
     /// Reads a policy document already parsed as JSON.
+    ///
+    /// A `profile` supplies its anchor's defaults for the keys the document
+    /// does not give (see [`Profile::defaults`]).
     pub fn from_json_value(v: &Value) -> Result<PolicyConfig> {
+        let profile = match v.get("profile") {
+            Some(Value::String(s)) => Some(Profile::parse(s, "profile")?),
+            Some(Value::Null) | None => None,
+            Some(other) => {
+                return Err(Error::new(
+                    ErrorCode::InvalidType,
+                    "profile",
+                    format!("must be a profile name, got {}", doc::type_name(other)),
+                ))
+            }
+        };
+        let merged;
+        let v = match (profile, v) {
+            (Some(p), Value::Object(m)) => {
+                merged = Value::Object(crate::profile::merge_defaults(m, p));
+                &merged
+            }
+            _ => v,
+        };
         let mut o = Obj::new(v, "")?;
-        let mut c = PolicyConfig::default();
+        let mut c = PolicyConfig { profile, ..PolicyConfig::default() };
+        o.take("profile", &[])?;
         if let Some((v, f)) = o.take("version", &[])? {
             let n = doc::uint(v, &f, 0, u64::MAX)
                 .map_err(|_| Error::new(ErrorCode::UnknownVersion, f.clone(), "must be the integer 1"))?;
@@ -234,9 +261,13 @@ impl PolicyConfig {
         if let Some(n) = o.uint("max_attempts", &["attempts"], 1, u64::from(u32::MAX))? {
             c.max_attempts = n as u32;
         }
+        if let Some(cap) = profile.and_then(Profile::max_attempts_cap) {
+            // gRFC A6: maxAttempts above 5 are treated as 5.
+            c.max_attempts = c.max_attempts.min(cap);
+        }
         c.deadline = o.duration("deadline", &["total_timeout"])?;
         c.attempt_timeout = o.duration("attempt_timeout", &["per_attempt_timeout"])?;
-        let mut b = BackoffBuilder::default();
+        let mut b = BackoffBuilder { profile, ..BackoffBuilder::default() };
         if let Some((s, f)) = o.str("backoff", &["backoff_kind"])? {
             b.kind = Some(BackoffKind::from_name(s).ok_or_else(|| {
                 Error::new(
@@ -255,6 +286,7 @@ impl PolicyConfig {
             b.jitter = Some(jitter_value(v, &f)?);
         }
         c.backoff = b.build()?;
+        c.classifier.aws_codes = matches!(profile, Some(Profile::AwsStandard | Profile::Aws2026));
         if let Some((v, f)) = o.take("classification", &["classify"])? {
             let mut co = Obj::new(v, &f)?;
             if let Some(d) = co.bool("defaults", &[])? {
@@ -294,6 +326,17 @@ impl PolicyConfig {
             c.seed = Some(doc::u64_string(v, &f)?);
         }
         if let Some((v, f)) = o.take("breaker", &["circuit_breaker"])? {
+            // The polly profile's breaker is Polly's (sampling) unless the document names a kind.
+            let polly;
+            let v = match (profile, v) {
+                (Some(Profile::Polly), Value::Object(m)) if !m.contains_key("kind") => {
+                    let mut m = m.clone();
+                    m.insert("kind".into(), "sampling".into());
+                    polly = Value::Object(m);
+                    &polly
+                }
+                _ => v,
+            };
             c.breaker = Some(BreakerConfig::from_json_value(v, &f)?);
         }
         let one = o.take("budget", &["retry_budget"])?;
@@ -330,10 +373,23 @@ impl PolicyConfig {
         Ok(c)
     }
 
+    /// Returns the settings of a profile (`"aws-standard"`, `"polly"`, …)
+    /// with its anchor's defaults (see [`crate::profile`]).
+    ///
+    /// # Errors
+    /// `invalid_value` for an unknown profile name.
+    pub fn for_profile(name: &str) -> Result<PolicyConfig> {
+        let p = Profile::parse(name, "profile")?;
+        Self::from_json_value(&serde_json::json!({ "version": 1, "profile": p.name() }))
+    }
+
     /// Writes the policy as a document, every setting spelled out.
     pub fn to_json_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("version".into(), VERSION.into());
+        if let Some(p) = self.profile {
+            m.insert("profile".into(), p.name().into());
+        }
         if let Some(n) = &self.name {
             m.insert("name".into(), n.as_str().into());
         }
@@ -566,6 +622,7 @@ impl RetryPolicy {
                 j => j,
             }),
             min_delay: Some(b.min_delay_ns().min(max_delay)),
+            profile: None,
         };
         c.backoff = if b.kind() == BackoffKind::Decorrelated && max_delay == 0 {
             BackoffBuilder {

@@ -1,6 +1,7 @@
 //! Server delays: `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms`
 //! and the retry hints servers send.
 //!
+//! `retry-after-ms` and AWS's `x-amz-retry-after` are integer milliseconds.
 //! `Retry-After` (RFC 9110 §10.2.3) is either delay-seconds (`1*DIGIT`) or an
 //! HTTP-date in IMF-fixdate, RFC 850 or asctime form, resolved against a
 //! wall-clock `wall_now` (Unix epoch milliseconds); a date in the past means
@@ -94,7 +95,7 @@ where
         if name.eq_ignore_ascii_case("retry-after") {
             retry_after_count += 1;
             retry_after = Some(value);
-        } else if name.eq_ignore_ascii_case("retry-after-ms") {
+        } else if name.eq_ignore_ascii_case("retry-after-ms") || name.eq_ignore_ascii_case("x-amz-retry-after") {
             // Repeated: ignored, like Retry-After.
             retry_after_ms = Some(if retry_after_ms.is_some() { None } else { digits(value) });
         } else if name.eq_ignore_ascii_case("grpc-retry-pushback-ms") {

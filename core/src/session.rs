@@ -19,8 +19,9 @@ use crate::budget::{FailureFacts, Refusal};
 use crate::classify::{Category, Failure, RetryRule, Verdict};
 use crate::duration::{from_std, to_std};
 use crate::policy::{LongServerDelay, RetryPolicy};
+use crate::profile::{DelayState, Profile};
 use crate::retry_after::{read_headers, DelaySource};
-use crate::rng::{Rng, Xoshiro256pp};
+use crate::rng::{FixedDraws, Rng, Xoshiro256pp};
 use crate::{Error, ErrorCode, Result};
 use std::time::Duration;
 
@@ -199,6 +200,31 @@ pub struct SessionOptions {
     pub idempotency_key_sent: Option<bool>,
     /// The HTTP method, used when a failure does not give one.
     pub method: Option<String>,
+    /// Replays these draws instead of a generator (anchors' vectors, tests):
+    /// each draw the session takes is the next value, in [0, 1].
+    pub draws: Option<Vec<f64>>,
+}
+
+/// A session's random stream: its own generator, or replayed draws.
+#[derive(Clone, Debug)]
+enum Stream {
+    Seeded(Xoshiro256pp),
+    Fixed(FixedDraws),
+}
+
+impl Rng for Stream {
+    fn next_u64(&mut self) -> u64 {
+        match self {
+            Stream::Seeded(g) => g.next_u64(),
+            Stream::Fixed(f) => f.next_u64(),
+        }
+    }
+    fn next_f64(&mut self) -> f64 {
+        match self {
+            Stream::Seeded(g) => g.next_f64(),
+            Stream::Fixed(f) => f.next_f64(),
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -215,13 +241,13 @@ pub struct RetrySession {
     policy: RetryPolicy,
     key: String,
     key_minted: bool,
-    rng: Xoshiro256pp,
+    rng: Stream,
     phase: Phase,
     attempt: u32,
     start: u64,
     attempt_start: u64,
     last_now: u64,
-    prev: u64,
+    delay_state: DelayState,
     permit: Option<Permit>,
     retry_cost: Option<u32>,
     holds_retry_slot: bool,
@@ -250,16 +276,32 @@ impl RetrySession {
         };
         let c = policy.config();
         let idempotent = opts.idempotent.or(c.idempotent);
+        let rng = match opts.draws {
+            Some(draws) => {
+                if let Some(bad) = draws.iter().find(|r| !(0.0..=1.0).contains(*r)) {
+                    return Err(Error::new(
+                        ErrorCode::OutOfRange,
+                        "draws",
+                        format!("every draw must be in [0, 1], got {bad}"),
+                    ));
+                }
+                if draws.is_empty() {
+                    return Err(Error::new(ErrorCode::OutOfRange, "draws", "give at least one draw"));
+                }
+                Stream::Fixed(FixedDraws::new(draws))
+            }
+            None => Stream::Seeded(Xoshiro256pp::seed_from_u64(seed)),
+        };
         Ok(RetrySession {
             key,
             key_minted,
-            rng: Xoshiro256pp::seed_from_u64(seed),
+            rng,
             phase: Phase::Ready,
             attempt: 0,
             start: 0,
             attempt_start: 0,
             last_now: 0,
-            prev: c.backoff.initial_ns(),
+            delay_state: DelayState::default(),
             permit: None,
             retry_cost: None,
             holds_retry_slot: false,
@@ -538,7 +580,9 @@ impl RetrySession {
         let retry = self.attempt;
         let backoff = &c.backoff;
         let r = if backoff.draws() { self.rng.next_f64() } else { 0.0 };
-        let backoff_delay = backoff.delay_unchecked(retry, r, self.prev);
+        // The profile state advances on a copy, committed only with a Retry.
+        let mut state = self.delay_state;
+        let backoff_delay = backoff.delay_with(retry, r, category == Category::Overloaded, &mut state);
         let server = if c.honor_retry_after { verdict.advice.delay } else { None };
         let (mut delay, mut capped, mut too_long) = (backoff_delay, false, false);
         if let Some((s, _source)) = server {
@@ -556,7 +600,11 @@ impl RetrySession {
             } else {
                 s
             };
-            delay = delay.max(s);
+            delay = crate::profile::combine_server_delay(c.profile, delay, s);
+            if c.profile == Some(Profile::Grpc) {
+                // A pushback resets the backoff to initial_backoff (gRFC A6).
+                state.since_pushback = 0;
+            }
         }
         // 3.
         if let Some(br) = &inner.breaker {
@@ -597,7 +645,7 @@ impl RetrySession {
             self.holds_retry_slot |= slot;
         }
         self.retry_cost = cost;
-        self.prev = backoff_delay;
+        self.delay_state = state;
         self.last_retry_delay = Some(delay);
         self.phase = Phase::Ready;
         inner.counters.retry(retry);

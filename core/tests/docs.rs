@@ -49,7 +49,8 @@ fn render() -> String {
          **defer** — a wrapper that decides only when nothing else in the cause chain does;\n\
          **refused** — a refused connection, which takes no budget token.\n",
     );
-    let mut ecos: Vec<&str> = rows.iter().filter(|r| r.number == 0 && r.ecosystem != "grpc").map(|r| r.ecosystem).collect();
+    let mut ecos: Vec<&str> =
+        rows.iter().filter(|r| r.number == 0 && r.ecosystem != "grpc").map(|r| r.ecosystem).collect();
     ecos.sort_unstable();
     ecos.dedup();
     for eco in ecos {
@@ -57,8 +58,15 @@ fn render() -> String {
         let mut these: Vec<_> = rows.iter().filter(|r| r.ecosystem == eco && r.number == 0).collect();
         these.sort_by_key(|r| (r.category, r.key));
         for r in these {
-            writeln!(out, "| `{}` | `{}` | {} | {} |", r.key.replace('|', "\\|"), r.category, r.flags, r.note.replace('|', "\\|"))
-                .unwrap();
+            writeln!(
+                out,
+                "| `{}` | `{}` | {} | {} |",
+                r.key.replace('|', "\\|"),
+                r.category,
+                r.flags,
+                r.note.replace('|', "\\|")
+            )
+            .unwrap();
         }
     }
     out
@@ -73,5 +81,8 @@ fn classification_page_matches_the_data() {
         return;
     }
     let got = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(got == want, "docs/classification.md drifted from core/data; run UPDATE_DOCS=1 cargo test -p retrycore --test docs");
+    assert!(
+        got == want,
+        "docs/classification.md drifted from core/data; run UPDATE_DOCS=1 cargo test -p retrycore --test docs"
+    );
 }

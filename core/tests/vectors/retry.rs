@@ -22,6 +22,7 @@ pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
         "policy" => policy(case),
         "backoff" => backoff(case),
         "delay_sequence" => delay_sequence(case),
+        "delay_replay" => delay_replay(case),
         "schedule" => schedule(case),
         "classify" => classify(case),
         "retry_after" => retry_after(case),
@@ -119,6 +120,18 @@ fn delay_sequence(case: &Case) -> Result<(), String> {
     let want: Vec<u64> =
         case.get("expect").and_then(Value::as_array).ok_or("expect")?.iter().filter_map(as_u64).collect();
     eq("delays", b.sample_sequence_ns(seed, want.len() as u32), want)
+}
+
+fn delay_replay(case: &Case) -> Result<(), String> {
+    let b = match check_error(case, backoff_of(case))? {
+        Some(b) => b,
+        None => return Ok(()),
+    };
+    let draws: Vec<f64> =
+        case.get("draws").and_then(Value::as_array).ok_or("draws")?.iter().filter_map(Value::as_f64).collect();
+    let want: Vec<u64> =
+        case.get("expect").and_then(Value::as_array).ok_or("expect")?.iter().filter_map(as_u64).collect();
+    eq("delays", b.replay_ns(&draws).map_err(|e| e.to_string())?, want)
 }
 
 fn schedule(case: &Case) -> Result<(), String> {
@@ -294,6 +307,7 @@ fn session(case: &Case) -> Result<(), String> {
                 idempotent: o.get("idempotent").and_then(Value::as_bool),
                 idempotency_key_sent: o.get("idempotency_key_sent").and_then(Value::as_bool),
                 method: o.get("method").and_then(Value::as_str).map(str::to_owned),
+                draws: o.get("draws").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()),
             };
             sessions.insert(sid.clone(), policy.session(opts).map_err(|e| at(e.to_string()))?);
             if op == "start" {
@@ -565,6 +579,16 @@ fn budget(case: &Case) -> Result<(), String> {
                     }
                 }
                 "level" => b.level(now),
+                "deposit_retry" => {
+                    // One operation starts, then its retry asks the budget (Finagle's test loop).
+                    b.on_operation_start(now);
+                    let ok = b.check(now, cat, refused, holds).is_ok();
+                    if ok {
+                        b.withdraw(now, cat, refused, holds);
+                    }
+                    let n = got.get("allowed").and_then(Value::as_u64).unwrap_or(0) + u64::from(ok);
+                    json!({ "allowed": n })
+                }
                 other => return Err(format!("step {i}: unknown op {other}")),
             };
         }
