@@ -1,0 +1,648 @@
+"""retrycore: one retry-policy engine for every runtime, in Python.
+
+Backoff with jitter, failure classification, Retry-After, retry budgets,
+circuit breakers and idempotency keys, decided by the same Rust core as the
+Node, wasm and Rust users of the same policy document. Durations are float
+seconds, like ``time.sleep``.
+
+    import retrycore
+
+    policy = retrycore.RetryPolicy(max_attempts=4, initial=0.2, deadline=10.0)
+
+    @retrycore.retry(policy, idempotent=True)
+    def fetch(url):
+        ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import functools
+import inspect
+import os
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, TypeVar, Union, cast, overload
+
+from . import _native
+from ._context import CURRENT as _CURRENT
+from ._errors import (
+    BudgetExhaustedError,
+    CircuitOpenError,
+    ConfigError,
+    ConfigTypeError,
+    DeadLetterError,
+    FenceError,
+    FingerprintError,
+    IdempotencyError,
+    IdempotencyInProgressError,
+    IdempotencyMismatchError,
+    IdempotencyTypeError,
+    InvalidKeyError,
+    RetrycoreError,
+    RetryError,
+    SnapshotError,
+    StateError,
+)
+from ._native import (
+    Acquired,
+    DeadLetter,
+    Finding,
+    GiveUp,
+    Permit,
+    Proceed,
+    Random,
+    RecordConfig,
+    Refusal,
+    Reject,
+    Retry,
+    RetryEvent,
+    RetrySession,
+    ScheduleRow,
+    ServerAdvice,
+    Transition,
+    Verdict,
+    canonicalize,
+    canonicalize_json,
+    categories,
+    classify,
+    complete,
+    decide,
+    derive_key,
+    error_codes,
+    error_names,
+    fingerprint,
+    fingerprint_json,
+    format_duration,
+    format_header,
+    format_number,
+    format_rfc3339_ms,
+    give_up_reasons,
+    mint_key,
+    parse_duration,
+    parse_header,
+    parse_http_date,
+    parse_rfc3339_ms,
+    renew_lease,
+    scoped_key,
+    server_advice,
+    storage_key,
+    validate_key,
+)
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "Acquired",
+    "Budget",
+    "BudgetExhaustedError",
+    "CircuitBreaker",
+    "CircuitOpenError",
+    "ConfigError",
+    "ConfigTypeError",
+    "DeadLetter",
+    "DeadLetterError",
+    "FenceError",
+    "Finding",
+    "FingerprintError",
+    "GiveUp",
+    "IdempotencyError",
+    "IdempotencyInProgressError",
+    "IdempotencyMismatchError",
+    "IdempotencyTypeError",
+    "InvalidKeyError",
+    "Permit",
+    "Proceed",
+    "Random",
+    "RecordConfig",
+    "Refusal",
+    "Reject",
+    "Retry",
+    "RetryError",
+    "RetryEvent",
+    "RetryPolicy",
+    "RetrySession",
+    "RetrycoreError",
+    "ScheduleRow",
+    "ServerAdvice",
+    "SnapshotError",
+    "StateError",
+    "Transition",
+    "Verdict",
+    "canonicalize",
+    "canonicalize_json",
+    "categories",
+    "classify",
+    "complete",
+    "current_attempt",
+    "decide",
+    "derive_key",
+    "error_codes",
+    "error_names",
+    "fingerprint",
+    "fingerprint_json",
+    "format_duration",
+    "format_header",
+    "format_number",
+    "format_rfc3339_ms",
+    "give_up_reasons",
+    "lint",
+    "mint_key",
+    "parse_duration",
+    "parse_header",
+    "parse_http_date",
+    "parse_rfc3339_ms",
+    "raise_for_decision",
+    "renew_lease",
+    "retry",
+    "scoped_key",
+    "server_advice",
+    "storage_key",
+    "validate_key",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+Hook = Optional[Callable[[RetryEvent], object]]
+StateHook = Optional[Callable[[Transition], object]]
+
+
+def current_attempt() -> Optional[RetrySession]:
+    """Returns the session of the decorated call running in this context, or ``None``.
+
+    Inside a function wrapped by :func:`retry` (or run by
+    :meth:`RetryPolicy.call`) it gives the idempotency ``key`` (the same for
+    every attempt), the ``attempt`` number, ``max_attempts`` and the
+    ``timeout`` left for this attempt.
+    """
+    return _CURRENT.get()
+
+
+def _timedeltas(value: Any, depth: int = 0) -> Any:
+    """Writes ``datetime.timedelta`` values as exact duration strings (documents are shallow:
+    deeper values are left for the native module, which refuses nesting past its limit)."""
+    if isinstance(value, _dt.timedelta):
+        us = value // _dt.timedelta(microseconds=1)
+        return f"{us}us" if us >= 0 else f"-{-us}us"
+    if depth >= 8:
+        return value
+    if isinstance(value, dict):
+        return {k: _timedeltas(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_timedeltas(v, depth + 1) for v in value]
+    return value
+
+
+class CircuitBreaker(_native.CircuitBreaker):
+    """A circuit breaker shared by reference (resilience4j's model, SPEC §7).
+
+    ``CircuitBreaker(failure_rate_threshold=50, minimum_number_of_calls=20,
+    wait_duration_in_open_state=30.0)`` takes the document's keys (durations
+    as float seconds); ``CircuitBreaker({"kind": "consecutive"})`` a document
+    dict. Use it as a decorator (sync and ``async def``), as a context manager
+    (``with breaker:`` / ``async with breaker:``), or call
+    ``try_acquire``/``record`` yourself. Share it among policies with
+    ``RetryPolicy(breaker=breaker)``.
+    """
+
+    def __new__(
+        cls,
+        config: Optional[Mapping[str, Any]] = None,
+        *,
+        on_state_change: StateHook = None,
+        **kwargs: Any,
+    ) -> "CircuitBreaker":
+        doc: Dict[str, Any] = dict(config or {})
+        doc.update(kwargs)
+        return super().__new__(cls, _timedeltas(doc), kwargs=True, on_state_change=on_state_change)
+
+    @classmethod
+    def _share(cls, native: _native.CircuitBreaker, on_state_change: StateHook = None) -> "CircuitBreaker":
+        return _native.CircuitBreaker.__new__(cls, None, share=native, on_state_change=on_state_change)
+
+    def __call__(self, fn: F) -> F:
+        """Guards a function (sync or ``async def``) with the breaker."""
+        if inspect.iscoroutinefunction(fn):
+            acquire, record = self.acquire, self.record
+
+            @functools.wraps(fn)
+            async def guarded(*args: Any, **kwargs: Any) -> Any:
+                permit = acquire()
+                try:
+                    result = await fn(*args, **kwargs)
+                except BaseException as e:
+                    record(permit, e)
+                    raise
+                record(permit, "success")
+                return result
+
+            return cast(F, guarded)
+        call = self.call
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return call(fn, args, kwargs)
+
+        return cast(F, wrapper)
+
+    def _permits(self) -> "List[Permit]":
+        var = _BREAKER_PERMITS
+        stack = var.get()
+        if stack is None:
+            stack = []
+            var.set(stack)
+        return stack
+
+    def __enter__(self) -> "CircuitBreaker":
+        self._permits().append(self.acquire())
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
+        permit = self._permits().pop()
+        self.record(permit, exc if exc is not None else "success")
+
+    async def __aenter__(self) -> "CircuitBreaker":
+        return self.__enter__()
+
+    async def __aexit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+
+from contextvars import ContextVar  # noqa: E402
+
+_BREAKER_PERMITS: "ContextVar[Optional[List[Permit]]]" = ContextVar("retrycore_breaker_permits", default=None)
+
+
+class Budget(_native.Budget):
+    """A retry budget shared by reference (SPEC §6).
+
+    ``Budget.token_bucket()``, ``Budget.grpc(max_tokens=10, token_ratio=0.1)``,
+    ``Budget.ratio(ratio=0.2)``, ``Budget.concurrency()``, ``Budget.adaptive()``,
+    or ``Budget(kind="ratio", window=10.0)`` / ``Budget({"kind": ...})``.
+    """
+
+    def __new__(cls, config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> "Budget":
+        doc: Dict[str, Any] = dict(config or {})
+        doc.update(kwargs)
+        return super().__new__(cls, _timedeltas(doc), kwargs=True)
+
+    @classmethod
+    def _share(cls, native: _native.Budget) -> "Budget":
+        return _native.Budget.__new__(cls, None, share=native)
+
+    @classmethod
+    def token_bucket(cls, **kwargs: Any) -> "Budget":
+        """AWS SDK standard mode: 500 tokens, a retry costs 5 (10 after a timeout), +1 per success."""
+        return cls(kind="token_bucket", **kwargs)
+
+    @classmethod
+    def grpc(cls, max_tokens: float, token_ratio: float, **kwargs: Any) -> "Budget":
+        """gRFC A6 retry throttling."""
+        return cls(kind="grpc", max_tokens=max_tokens, token_ratio=token_ratio, **kwargs)
+
+    @classmethod
+    def ratio(cls, **kwargs: Any) -> "Budget":
+        """Finagle's RetryBudget: retries ≤ ratio × first attempts + a minimum per second."""
+        return cls(kind="ratio", **kwargs)
+
+    @classmethod
+    def concurrency(cls, **kwargs: Any) -> "Budget":
+        """Envoy's budget: retries in flight < max(ratio × calls in flight, minimum)."""
+        return cls(kind="concurrency", **kwargs)
+
+    @classmethod
+    def adaptive(cls, **kwargs: Any) -> "Budget":
+        """Google SRE client-side throttling."""
+        return cls(kind="adaptive", **kwargs)
+
+
+_HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
+
+
+class RetryPolicy:
+    """A retry policy: the policy document's settings plus its shared
+    generator, breaker, budgets and counters.
+
+    Keyword arguments are the document's keys (``max_attempts``,
+    ``initial``, ``max_delay``, ``jitter``, ``deadline``, ``breaker``,
+    ``budget``, …) with durations as float seconds (or duration strings, or
+    ``timedelta``); ``breaker`` and ``budget``/``budgets`` may also be shared
+    :class:`CircuitBreaker`/:class:`Budget` objects. ``on_retry``,
+    ``on_give_up`` and ``on_state_change`` are hooks used by :meth:`call`
+    and :func:`retry`.
+    """
+
+    __slots__ = ("_p", "on_retry", "on_give_up", "on_state_change", "_runner")
+
+    _p: _native.Policy
+
+    def __init__(
+        self,
+        *,
+        on_retry: Hook = None,
+        on_give_up: Hook = None,
+        on_state_change: StateHook = None,
+        **kwargs: Any,
+    ) -> None:
+        breaker = kwargs.pop("breaker", None)
+        budgets: List[Any] = []
+        if "budget" in kwargs and "budgets" in kwargs:
+            raise ConfigError("give budget or budgets, not both", "invalid_combination", "budgets")
+        one = kwargs.pop("budget", None)
+        if one is not None:
+            budgets = [one]
+        many = kwargs.pop("budgets", None)
+        if many is not None:
+            if not isinstance(many, (list, tuple)):
+                raise ConfigTypeError("must be a list of budgets", "invalid_type", "budgets")
+            budgets = list(many)
+        doc = _timedeltas(kwargs)
+        if isinstance(breaker, Mapping):
+            doc["breaker"] = _timedeltas(dict(breaker))
+            breaker = None
+        if budgets and all(isinstance(b, Mapping) for b in budgets):
+            doc["budgets"] = [_timedeltas(dict(b)) for b in budgets]
+            budgets = []
+        p = _native.Policy.from_dict(doc, kwargs=True)
+        if breaker is not None:
+            if not isinstance(breaker, _native.CircuitBreaker):
+                raise ConfigTypeError("must be a CircuitBreaker or a dict", "invalid_type", "breaker")
+            p = p.with_breaker(breaker)
+        if budgets:
+            shared = []
+            for i, b in enumerate(budgets):
+                if isinstance(b, Mapping):
+                    b = Budget(b)
+                if not isinstance(b, _native.Budget):
+                    raise ConfigTypeError("must be a Budget or a dict", "invalid_type", f"budgets[{i}]")
+                shared.append(b)
+            p = p.with_budgets(shared)
+        self._init(p, on_retry, on_give_up, on_state_change)
+
+    def _init(self, p: _native.Policy, on_retry: Hook, on_give_up: Hook, on_state_change: StateHook) -> None:
+        # Inline breakers and budgets become facade objects (decorators, context managers).
+        b = p.breaker
+        if b is not None and not isinstance(b, CircuitBreaker):
+            p = p.with_breaker(CircuitBreaker._share(b))
+        if any(not isinstance(x, Budget) for x in p.budgets):
+            p = p.with_budgets([x if isinstance(x, Budget) else Budget._share(x) for x in p.budgets])
+        self._p = p
+        self.on_retry = on_retry
+        self.on_give_up = on_give_up
+        self.on_state_change = on_state_change
+        self._runner: Optional[_native.Runner] = None
+
+    @classmethod
+    def _wrap(cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None) -> "RetryPolicy":
+        self = cls.__new__(cls)
+        self._init(p, on_retry, on_give_up, on_state_change)
+        return self
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any], **hooks: Any) -> "RetryPolicy":
+        """Reads a policy document given as a dict (the same JSON as every runtime: durations as strings)."""
+        _check_hooks(hooks)
+        return cls._wrap(_native.Policy.from_dict(document), **hooks)
+
+    @classmethod
+    def from_json(cls, source: Union[str, bytes, "os.PathLike[str]"], **hooks: Any) -> "RetryPolicy":
+        """Reads a policy document from JSON text or from a file path."""
+        _check_hooks(hooks)
+        if isinstance(source, bytes):
+            text = source.decode("utf-8")
+        elif isinstance(source, str) and source.lstrip().startswith(("{", "[")):
+            text = source
+        elif isinstance(source, (str, os.PathLike)):
+            with open(source, encoding="utf-8") as f:
+                text = f.read()
+        else:
+            raise ConfigTypeError(f"must be JSON text or a path, got {type(source).__name__}", "invalid_type", "source")
+        return cls._wrap(_native.Policy.from_json(text), **hooks)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The normalized document, every setting spelled out."""
+        return cast(Dict[str, Any], self._p.to_dict())
+
+    def to_json(self) -> str:
+        return self._p.to_json()
+
+    @property
+    def max_attempts(self) -> int:
+        return self._p.max_attempts
+
+    @property
+    def name(self) -> Optional[str]:
+        return self._p.name
+
+    @property
+    def breaker(self) -> Optional[CircuitBreaker]:
+        return cast(Optional[CircuitBreaker], self._p.breaker)
+
+    @property
+    def budgets(self) -> List[Budget]:
+        return cast(List[Budget], self._p.budgets)
+
+    def schedule(self) -> List[ScheduleRow]:
+        """Low / mid / high delay per retry, in seconds, and the cumulative worst case."""
+        return self._p.schedule()
+
+    def worst_case(self) -> float:
+        return self._p.worst_case()
+
+    def delay(self, retry: int, r: float, prev: Optional[float] = None) -> float:
+        """The delay in seconds before retry ``retry`` (≥ 1) for the draw ``r`` in [0, 1]."""
+        return self._p.delay(retry, r, prev)
+
+    def sample_delays(self, seed: int, count: int) -> List[float]:
+        """Delays of retries 1..count from a generator seeded with ``seed``."""
+        return self._p.sample_delays(seed, count)
+
+    def replay_delays(self, draws: List[float]) -> List[float]:
+        """Delays of retries 1..len(draws), retry n taking draw n."""
+        return self._p.replay_delays(draws)
+
+    def session(
+        self,
+        key: Optional[str] = None,
+        seed: Optional[int] = None,
+        idempotent: Optional[bool] = None,
+        idempotency_key_sent: Optional[bool] = None,
+        method: Optional[str] = None,
+        draws: Optional[List[float]] = None,
+    ) -> RetrySession:
+        """Starts one logical operation that you drive yourself."""
+        return self._p.session(key, seed, idempotent, idempotency_key_sent, method, draws)
+
+    def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":
+        """A policy for your test suite: at most ``attempts`` calls, delays capped at ``max_delay`` (0: no sleep)."""
+        return RetryPolicy._wrap(self._p.testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
+
+    def counters(self) -> Dict[str, Any]:
+        """The counters of every session of this policy (the seeds' metric names)."""
+        return cast(Dict[str, Any], self._p.counters())
+
+    def call(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """Calls ``fn(*args, **kwargs)`` with retries; ``async`` functions return an awaitable."""
+        if inspect.iscoroutinefunction(fn):
+            return retry(self)(fn)(*args, **kwargs)
+        runner = self._runner
+        if runner is None:
+            runner = self._runner = _native.Runner(
+                self._p, on_retry=self.on_retry, on_give_up=self.on_give_up, on_state_change=self.on_state_change
+            )
+        return runner.call(fn, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"RetryPolicy.from_json({self._p.to_json()!r})"
+
+
+def _check_hooks(hooks: Mapping[str, Any]) -> None:
+    for k in hooks:
+        if k not in _HOOK_KEYS:
+            raise ConfigTypeError(f"unexpected keyword argument {k!r}", "unknown_key", k)
+
+
+@overload
+def retry(policy: F) -> F: ...
+
+
+@overload
+def retry(
+    policy: Optional[RetryPolicy] = None,
+    *,
+    sleep: Optional[Callable[[float], Any]] = None,
+    clock: Optional[Callable[[], float]] = None,
+    on_retry: Hook = None,
+    on_give_up: Hook = None,
+    on_state_change: StateHook = None,
+    key: Optional[Callable[..., str]] = None,
+    idempotent: Optional[bool] = None,
+    idempotency_key_sent: Optional[bool] = None,
+    method: Optional[str] = None,
+) -> Callable[[F], F]: ...
+
+
+def retry(
+    policy: Any = None,
+    *,
+    sleep: Optional[Callable[[float], Any]] = None,
+    clock: Optional[Callable[[], float]] = None,
+    on_retry: Hook = None,
+    on_give_up: Hook = None,
+    on_state_change: StateHook = None,
+    key: Optional[Callable[..., str]] = None,
+    idempotent: Optional[bool] = None,
+    idempotency_key_sent: Optional[bool] = None,
+    method: Optional[str] = None,
+) -> Any:
+    """Retries a function (plain or ``async def``) under a policy.
+
+    - ``sleep``: how to wait (default ``time.sleep``; ``asyncio.sleep`` for
+      coroutines); never called when the delay is 0.
+    - ``clock``: monotonic float seconds (default: the ``time.monotonic`` clock).
+    - ``idempotent`` / ``idempotency_key_sent``: the caller's declarations
+      (SPEC §4.2); ``method``: the HTTP method when exceptions do not carry it.
+    - ``key``: ``key(*args, **kwargs) -> str`` gives the idempotency key
+      (default: a minted UUID); the same key is used for every attempt and
+      is readable through :func:`current_attempt`.
+    - ``on_retry`` / ``on_give_up`` / ``on_state_change``: hooks (default:
+      the policy's).
+
+    Giving up raises :class:`RetryError` (``__cause__`` = the last error)
+    when retrying ran out; an error that is not retryable propagates as is.
+    """
+    if callable(policy) and not isinstance(policy, RetryPolicy):
+        return retry()(policy)
+    pol: RetryPolicy = policy if policy is not None else RetryPolicy()
+    if not isinstance(pol, RetryPolicy):
+        raise ConfigTypeError(f"must be a RetryPolicy, got {type(pol).__name__}", "invalid_type", "policy")
+
+    def options(sync_sleep: Optional[Callable[[float], Any]]) -> _native.Runner:
+        return _native.Runner(
+            pol._p,
+            sleep=sync_sleep,
+            clock=clock,
+            on_retry=on_retry if on_retry is not None else pol.on_retry,
+            on_give_up=on_give_up if on_give_up is not None else pol.on_give_up,
+            on_state_change=on_state_change if on_state_change is not None else pol.on_state_change,
+            key=key,
+            idempotent=idempotent,
+            idempotency_key_sent=idempotency_key_sent,
+            method=method,
+        )
+
+    def decorate(fn: F) -> F:
+        if inspect.iscoroutinefunction(fn):
+            return cast(F, _async_wrapper(fn, options(None), sleep))
+        runner = options(sleep)
+        call = runner.call
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return call(fn, args, kwargs)
+
+        return cast(F, wrapper)
+
+    return decorate
+
+
+def _async_wrapper(
+    fn: Callable[..., Awaitable[Any]], runner: _native.Runner, sleep: Optional[Callable[[float], Awaitable[Any]]]
+) -> Callable[..., Awaitable[Any]]:
+    start, before, failed, succeeded, cancel = (
+        runner.start,
+        runner.before,
+        runner.failed_attempt,
+        runner.succeeded_attempt,
+        runner.cancel,
+    )
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        session = start(args, kwargs)
+        token = _CURRENT.set(session)
+        try:
+            while True:
+                timeout = before(session)
+                try:
+                    if timeout is None:
+                        result = await fn(*args, **kwargs)
+                    else:
+                        result = await asyncio.wait_for(fn(*args, **kwargs), timeout)
+                except Exception as e:
+                    delay = failed(session, e)
+                    if delay > 0:
+                        await (sleep or asyncio.sleep)(delay)
+                    continue
+                succeeded(session)
+                return result
+        except BaseException:
+            # CancelledError, KeyboardInterrupt: the session ends as cancelled (no-op once done).
+            cancel(session)
+            raise
+        finally:
+            _CURRENT.reset(token)
+
+    return wrapper
+
+
+def lint(policy: RetryPolicy, service: Optional[Mapping[str, Any]] = None) -> List[Finding]:
+    """Findings about a policy (and its service description), each with a stable code."""
+    return _native.lint(policy, service)
+
+
+def raise_for_decision(decision: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Raises for a refused record decision from :func:`decide`, else returns it.
+
+    ``mismatch`` → :class:`IdempotencyMismatchError` (``.status`` 422 or 400);
+    ``in_progress`` → :class:`IdempotencyInProgressError` (``.retry_after``
+    seconds); ``missing_key`` → :class:`InvalidKeyError`.
+    """
+    kind = decision.get("decision")
+    http = decision.get("http") or {}
+    if kind == "mismatch":
+        raise IdempotencyMismatchError(status=int(http.get("status", 422)))
+    if kind == "in_progress":
+        raise IdempotencyInProgressError(retry_after=float(decision.get("retry_after_ms", 0)) / 1000.0)
+    if kind == "missing_key":
+        raise InvalidKeyError("the request has no Idempotency-Key", "missing_field", "key")
+    return decision
+

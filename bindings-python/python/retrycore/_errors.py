@@ -1,0 +1,265 @@
+"""Exceptions of retrycore.
+
+Every exception carries the core's stable snake_case ``code`` (compare codes,
+never messages) and the ``field`` it concerns (``"backoff.initial"``, or
+``""``). Configuration errors are ``ValueError``s; those about a wrong type or
+shape (``invalid_type``, ``invalid_json``, ``unknown_key``,
+``missing_field``) are also ``TypeError``s.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class RetrycoreError(Exception):
+    """Base class of every retrycore exception, with a stable ``code`` and a ``field``."""
+
+    code: str
+    field: str
+
+    def __init__(self, message: str = "", code: str = "error", field: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
+class ConfigError(RetrycoreError, ValueError):
+    """A configuration, document or argument is invalid."""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """A configuration value has the wrong type or shape (also a ``TypeError``)."""
+
+
+class StateError(RetrycoreError, RuntimeError):
+    """A call that the object's current state does not allow (``invalid_state``, ``invalid_transition``)."""
+
+
+class SnapshotError(RetrycoreError, ValueError):
+    """A breaker snapshot that is corrupt, of an unknown version, or from other settings."""
+
+
+class RetryError(RetrycoreError):
+    """Retrying stopped: attempts, deadline, breaker or budget ran out.
+
+    ``reason`` is the give-up reason (``attempts_exhausted``,
+    ``deadline_exceeded``, ``breaker_open``, ``budget_exhausted``,
+    ``retry_after_too_long``, ``throttled``); ``attempts`` the calls made;
+    ``__cause__`` the last exception. Classified again by an outer layer, it
+    is ``retry_exhausted``: never retried twice.
+    """
+
+    reason: str
+    attempts: int
+    category: Optional[str]
+    key: Optional[str]
+    retry_after: Optional[float]
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        reason: str = "attempts_exhausted",
+        attempts: int = 0,
+        category: Optional[str] = None,
+        key: Optional[str] = None,
+        retry_after: Optional[float] = None,
+    ) -> None:
+        super().__init__(message, "retry_exhausted", "")
+        self.reason = reason
+        self.attempts = attempts
+        self.category = category
+        self.key = key
+        self.retry_after = retry_after
+
+
+class BudgetExhaustedError(RetryError):
+    """A retry budget refused the retry (or the adaptive throttle the call)."""
+
+    budget: Optional[str]
+    budget_reason: Optional[str]
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        budget: Optional[str] = None,
+        budget_reason: Optional[str] = None,
+        **kwargs: object,
+    ) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.code = "budget_exhausted"
+        self.budget = budget
+        self.budget_reason = budget_reason
+
+
+class CircuitOpenError(RetrycoreError):
+    """The circuit breaker refused the call.
+
+    ``retry_after`` is the remaining wait in seconds (``None``: not by waiting,
+    e.g. forced open); ``state`` the state that refused; ``breaker`` its name.
+    """
+
+    retry_after: Optional[float]
+    state: Optional[str]
+    breaker: Optional[str]
+
+    def __init__(
+        self,
+        message: str = "circuit breaker is open",
+        *,
+        retry_after: Optional[float] = None,
+        state: Optional[str] = "open",
+        breaker: Optional[str] = None,
+    ) -> None:
+        super().__init__(message, "breaker_open", "")
+        self.retry_after = retry_after
+        self.state = state
+        self.breaker = breaker
+
+
+class IdempotencyError(RetrycoreError, ValueError):
+    """An idempotency key, header, canonical JSON, fingerprint, record or dead letter is invalid."""
+
+
+class IdempotencyTypeError(IdempotencyError, TypeError):
+    """A value of the wrong type for canonical JSON (a non-``str`` key, a ``set``, …)."""
+
+
+class InvalidKeyError(IdempotencyError):
+    """An idempotency key (or ``Idempotency-Key`` header) that breaks the key rules."""
+
+
+class FingerprintError(IdempotencyError):
+    """A value that has no canonical JSON: non-finite or inexact numbers, lone surrogates, too deep."""
+
+
+class FenceError(IdempotencyError):
+    """A completion or renewal with a stale (or future) fencing token."""
+
+
+class DeadLetterError(IdempotencyError):
+    """A dead letter that misses a required field or has an invalid one."""
+
+
+class IdempotencyMismatchError(IdempotencyError):
+    """The key was used for a different request (HTTP 422, or 400 Stripe-style)."""
+
+    def __init__(self, message: str = "the idempotency key was used for another request", status: int = 422) -> None:
+        super().__init__(message, "mismatch", "")
+        self.status = status
+
+
+class IdempotencyInProgressError(IdempotencyError):
+    """The first request with this key still runs (HTTP 409); retry after ``retry_after`` seconds."""
+
+    def __init__(self, message: str = "a request with this key is in progress", retry_after: float = 0.0) -> None:
+        super().__init__(message, "in_progress", "")
+        self.retry_after = retry_after
+        self.status = 409
+
+
+_IDEMPOTENCY_BY_CODE = {
+    "invalid_key": InvalidKeyError,
+    "invalid_header": InvalidKeyError,
+    "invalid_number": FingerprintError,
+    "invalid_string": FingerprintError,
+    "too_deep": FingerprintError,
+    "invalid_pointer": FingerprintError,
+    "stale_fence": FenceError,
+    "fence_from_future": FenceError,
+    "invalid_dead_letter": DeadLetterError,
+}
+
+_BY_CODE = {
+    "invalid_state": StateError,
+    "invalid_transition": StateError,
+    "invalid_snapshot": SnapshotError,
+    "snapshot_mismatch": SnapshotError,
+    "invalid_key": InvalidKeyError,
+    "invalid_header": InvalidKeyError,
+    "stale_fence": FenceError,
+    "fence_from_future": FenceError,
+    "invalid_dead_letter": DeadLetterError,
+}
+
+
+def _from_core(code: str, field: str, message: str, family: str, is_type: bool, is_config: bool) -> RetrycoreError:
+    """Builds the exception for a core error (called by the native module)."""
+    cls: type
+    if family == "idempotency":
+        if code in _IDEMPOTENCY_BY_CODE:
+            cls = _IDEMPOTENCY_BY_CODE[code]
+        elif code in ("invalid_state", "invalid_transition"):
+            cls = StateError
+        elif is_type:
+            cls = IdempotencyTypeError
+        else:
+            cls = IdempotencyError
+    elif code in _BY_CODE:
+        cls = _BY_CODE[code]
+    elif is_type:
+        cls = ConfigTypeError
+    else:
+        # Config codes, and out-of-range / too-large / invalid numbers given as arguments.
+        cls = ConfigError
+    exc: RetrycoreError = cls(message, code, field)
+    return exc
+
+
+def _give_up(
+    reason: str,
+    attempts: int,
+    category: Optional[str],
+    budget: Optional[str],
+    budget_reason: Optional[str],
+    retry_after: Optional[float],
+    cause: Optional[BaseException],
+    key: Optional[str],
+) -> RetryError:
+    """Builds the error of a session that gave up (called by the native module)."""
+    message = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}: {reason}"
+    if budget is not None:
+        message += f" (budget {budget!r}: {budget_reason or reason})"
+    if cause is not None:
+        message += f"; last error: {type(cause).__name__}: {cause}"
+    exc: RetryError
+    if reason in ("budget_exhausted", "throttled"):
+        exc = BudgetExhaustedError(
+            message,
+            budget=budget,
+            budget_reason=budget_reason or reason,
+            reason=reason,
+            attempts=attempts,
+            category=category,
+            key=key,
+            retry_after=retry_after,
+        )
+    else:
+        exc = RetryError(message, reason=reason, attempts=attempts, category=category, key=key, retry_after=retry_after)
+    if cause is not None:
+        exc.__cause__ = cause
+    return exc
+
+
+def _rejected(
+    reason: str,
+    retry_after: Optional[float],
+    state: Optional[str],
+    breaker: Optional[str],
+    budget: Optional[str],
+) -> RetrycoreError:
+    """Builds the local rejection of a first attempt (called by the native module)."""
+    if reason == "throttled":
+        return BudgetExhaustedError(
+            f"throttled locally by budget {budget!r}",
+            budget=budget,
+            budget_reason="throttled",
+            reason="throttled",
+            attempts=0,
+            retry_after=retry_after,
+        )
+    wait = "" if retry_after is None else f"; retry after {retry_after:.3f}s"
+    name = f" {breaker!r}" if breaker else ""
+    return CircuitOpenError(f"circuit breaker{name} is {state or 'open'}{wait}", retry_after=retry_after, state=state, breaker=breaker)

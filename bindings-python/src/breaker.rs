@@ -1,0 +1,620 @@
+//! Circuit breakers and retry budgets, shared across threads
+//! (`Arc<Mutex<…>>` in the core; frozen pyclasses here).
+//!
+//! The GIL stays held: every operation is a few hundred nanoseconds of
+//! arithmetic under an uncontended lock, cheaper than releasing the GIL. No
+//! Python code ever runs while a core lock is held.
+
+use crate::conv::{self, err, now_or_clock, opt_secs, to_json, to_secs, to_str, CoreResult, Mode};
+use crate::failure::OwnedFailure;
+use pyo3::exceptions::PyBaseException;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+use retrycore::breaker::{
+    Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, SharedBreaker, State, Transition,
+};
+use retrycore::budget::{Budget, BudgetConfig, FailureFacts, Refusal, SharedBudget};
+use retrycore::classify::Category;
+use retrycore::ErrorCode;
+use std::sync::{Mutex, MutexGuard};
+
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A breaker state change.
+#[pyclass(frozen, get_all, name = "Transition", module = "retrycore._native")]
+pub struct PyTransition {
+    /// The state before.
+    pub from_state: &'static str,
+    /// The state after.
+    pub to_state: &'static str,
+    /// Why (`failure_rate`, `wait_elapsed`, `manual`, …).
+    pub reason: &'static str,
+    /// When, in seconds on the monotonic clock.
+    pub at: f64,
+}
+
+#[pymethods]
+impl PyTransition {
+    fn __repr__(&self) -> String {
+        format!("Transition({} -> {}, reason={:?}, at={})", self.from_state, self.to_state, self.reason, self.at)
+    }
+}
+
+pub fn transition(t: &Transition) -> PyTransition {
+    PyTransition { from_state: t.from.code(), to_state: t.to.code(), reason: t.reason.code(), at: to_secs(t.at) }
+}
+
+/// Calls each hook with each transition.
+pub fn fire(py: Python<'_>, hooks: &[Option<&Py<PyAny>>], ts: &[Transition]) -> PyResult<()> {
+    if ts.is_empty() {
+        return Ok(());
+    }
+    for h in hooks.iter().flatten() {
+        for t in ts {
+            h.call1(py, (transition(t),))?;
+        }
+    }
+    Ok(())
+}
+
+/// A permission to make one call.
+#[pyclass(frozen, name = "Permit", module = "retrycore._native")]
+pub struct PyPermit {
+    pub p: Permit,
+}
+
+#[pymethods]
+impl PyPermit {
+    /// True for a half-open trial call.
+    #[getter]
+    fn trial(&self) -> bool {
+        self.p.is_trial()
+    }
+    /// When the permit was taken, in monotonic seconds.
+    #[getter]
+    fn started(&self) -> f64 {
+        to_secs(self.p.started())
+    }
+}
+
+/// The answer of `try_acquire`.
+#[pyclass(frozen, get_all, name = "Acquired", module = "retrycore._native")]
+pub struct Acquired {
+    pub permitted: bool,
+    pub permit: Option<Py<PyPermit>>,
+    pub trial: bool,
+    pub state: &'static str,
+    /// Seconds until a trial call would be admitted (None: not by waiting).
+    pub retry_after: Option<f64>,
+    pub transition: Option<Py<PyTransition>>,
+}
+
+fn state_of(py: Python<'_>, s: &Bound<'_, PyAny>) -> PyResult<State> {
+    let name = to_str(s, "state")?;
+    State::from_code(&name)
+        .ok_or_else(|| err(py, ErrorCode::InvalidValue, "state", format!("is not a breaker state: {name:?}")))
+}
+
+pub fn category_of(o: Option<&Bound<'_, PyAny>>) -> PyResult<Category> {
+    match o.filter(|x| !x.is_none()) {
+        None => Ok(Category::ServerError),
+        Some(c) => {
+            let name = to_str(c, "category")?;
+            Category::from_code(&name)
+                .ok_or_else(|| err(c.py(), ErrorCode::InvalidValue, "category", format!("is not a category: {name:?}")))
+        }
+    }
+}
+
+/// The breaker's counting of an exception (default classification, then the breaker's rules).
+fn counted_exc(cfg: &BreakerConfig, e: &Bound<'_, PyAny>) -> PyResult<Counted> {
+    if !e.is_instance_of::<PyException>() {
+        // KeyboardInterrupt, SystemExit, CancelledError: neither success nor failure.
+        return Ok(Counted::Ignored);
+    }
+    let f = OwnedFailure::from_exception(e)?;
+    Ok(f.with(|x| cfg.count(x, &retrycore::classify::classify(x))))
+}
+
+/// A circuit breaker shared by reference.
+#[pyclass(frozen, subclass, name = "CircuitBreaker", module = "retrycore._native")]
+pub struct Breaker {
+    pub shared: SharedBreaker,
+    pub config: BreakerConfig,
+    pub on_state_change: Option<Py<PyAny>>,
+}
+
+impl Breaker {
+    pub fn wrap(shared: SharedBreaker) -> Breaker {
+        let config = lock(&shared).config().clone();
+        Breaker { shared, config, on_state_change: None }
+    }
+
+    fn fire(&self, py: Python<'_>, t: Option<Transition>) -> PyResult<Option<Py<PyTransition>>> {
+        match t {
+            None => Ok(None),
+            Some(t) => {
+                fire(py, &[self.on_state_change.as_ref()], &[t])?;
+                Ok(Some(Py::new(py, transition(&t))?))
+            }
+        }
+    }
+
+    fn open_error(&self, py: Python<'_>, state: State, retry_after: u64) -> PyErr {
+        let ra = (retry_after != u64::MAX).then(|| to_secs(retry_after));
+        let make = || -> PyResult<PyErr> {
+            let exc = conv::errors_module(py)?.getattr("_rejected")?.call1((
+                "breaker_open",
+                ra,
+                state.code(),
+                self.config.name.as_deref(),
+                py.None(),
+            ))?;
+            Ok(PyErr::from_value(exc))
+        };
+        make().unwrap_or_else(|e| e)
+    }
+}
+
+#[pymethods]
+impl Breaker {
+    #[new]
+    #[pyo3(signature = (config=None, *, kwargs=false, on_state_change=None, share=None))]
+    fn new(
+        py: Python<'_>,
+        config: Option<&Bound<'_, PyAny>>,
+        kwargs: bool,
+        on_state_change: Option<Py<PyAny>>,
+        share: Option<&Bound<'_, Breaker>>,
+    ) -> PyResult<Breaker> {
+        if let Some(b) = share {
+            let b = b.get();
+            return Ok(Breaker {
+                shared: b.shared.clone(),
+                config: b.config.clone(),
+                on_state_change: on_state_change.filter(|h| !h.is_none(py)),
+            });
+        }
+        let doc = match config.filter(|c| !c.is_none()) {
+            None => serde_json::json!({}),
+            Some(c) => to_json(c, if kwargs { Mode::Kwargs } else { Mode::Document })?,
+        };
+        let cfg = BreakerConfig::from_json_value(&doc, "").py(py)?;
+        let b = CircuitBreaker::new(cfg.clone()).py(py)?;
+        Ok(Breaker { shared: b.shared(), config: cfg, on_state_change: on_state_change.filter(|h| !h.is_none(py)) })
+    }
+
+    /// The settings as a document.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        conv::from_json(py, &self.config.to_json_value())
+    }
+
+    #[getter]
+    fn name(&self) -> Option<String> {
+        self.config.name.clone()
+    }
+
+    #[getter]
+    fn on_state_change(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.on_state_change.as_ref().map(|h| h.clone_ref(py))
+    }
+
+    /// The current state (`closed`, `open`, `half_open`, `disabled`, `forced_open`, `metrics_only`).
+    #[getter]
+    fn state(&self) -> &'static str {
+        lock(&self.shared).state().code()
+    }
+
+    /// Calls refused so far.
+    #[getter]
+    fn rejections(&self) -> u64 {
+        lock(&self.shared).rejections()
+    }
+
+    /// The window's totals: calls, failures, slow.
+    fn totals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = lock(&self.shared).totals();
+        let d = PyDict::new(py);
+        d.set_item("calls", t.calls)?;
+        d.set_item("failures", t.failures)?;
+        d.set_item("slow", t.slow)?;
+        Ok(d)
+    }
+
+    /// Asks to make one call.
+    #[pyo3(signature = (now=None))]
+    fn try_acquire(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<Acquired> {
+        let now = now_or_clock(now)?;
+        let (a, t) = lock(&self.shared).try_acquire(now);
+        let transition = self.fire(py, t)?;
+        Ok(match a {
+            Acquire::Permitted(p) => Acquired {
+                permitted: true,
+                permit: Some(Py::new(py, PyPermit { p })?),
+                trial: p.is_trial(),
+                state: lock(&self.shared).state().code(),
+                retry_after: None,
+                transition,
+            },
+            Acquire::Rejected { state, retry_after } => Acquired {
+                permitted: false,
+                permit: None,
+                trial: false,
+                state: state.code(),
+                retry_after: (retry_after != u64::MAX).then(|| to_secs(retry_after)),
+                transition,
+            },
+        })
+    }
+
+    /// Takes a permit, or raises `CircuitOpenError`.
+    #[pyo3(signature = (now=None))]
+    fn acquire(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<PyPermit> {
+        let now = now_or_clock(now)?;
+        let (a, t) = lock(&self.shared).try_acquire(now);
+        self.fire(py, t)?;
+        match a {
+            Acquire::Permitted(p) => Ok(PyPermit { p }),
+            Acquire::Rejected { state, retry_after } => Err(self.open_error(py, state, retry_after)),
+        }
+    }
+
+    /// Records a permitted call's outcome: `"success"`, `"failure"`,
+    /// `"ignored"`, or an exception (classified; cancellations are ignored).
+    #[pyo3(signature = (permit, outcome=None, now=None, duration=None))]
+    fn record(
+        &self,
+        py: Python<'_>,
+        permit: &Bound<'_, PyPermit>,
+        outcome: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        duration: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyTransition>>> {
+        let p = permit.get().p;
+        let counted = match outcome.filter(|o| !o.is_none()) {
+            None => Counted::Success,
+            Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(&self.config, o)?,
+            Some(o) => match to_str(o, "outcome")?.as_str() {
+                "success" => Counted::Success,
+                "failure" => Counted::Failure,
+                "ignored" => Counted::Ignored,
+                other => {
+                    return Err(err(
+                        py,
+                        ErrorCode::InvalidValue,
+                        "outcome",
+                        format!("must be success, failure or ignored, got {other:?}"),
+                    ))
+                }
+            },
+        };
+        let now = now_or_clock(now)?;
+        let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(p.started()));
+        let t = lock(&self.shared).on_result(p, now, counted, duration);
+        self.fire(py, t)
+    }
+
+    /// Gives a permit back without an outcome.
+    #[pyo3(signature = (permit, now=None))]
+    fn release(
+        &self,
+        py: Python<'_>,
+        permit: &Bound<'_, PyPermit>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyTransition>>> {
+        let now = now_or_clock(now)?;
+        let t = lock(&self.shared).release(permit.get().p, now);
+        self.fire(py, t)
+    }
+
+    /// Calls `fn(*args, **kwargs)` through the breaker.
+    #[pyo3(signature = (func, args, kwargs=None))]
+    fn call(
+        &self,
+        py: Python<'_>,
+        func: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let now = conv::mono_ns();
+        let (a, t) = lock(&self.shared).try_acquire(now);
+        self.fire(py, t)?;
+        let p = match a {
+            Acquire::Permitted(p) => p,
+            Acquire::Rejected { state, retry_after } => return Err(self.open_error(py, state, retry_after)),
+        };
+        let r = func.call(args, kwargs);
+        let end = conv::mono_ns();
+        let counted = match &r {
+            Ok(_) => Counted::Success,
+            Err(e) => counted_exc(&self.config, e.value(py).as_any())?,
+        };
+        let t = lock(&self.shared).on_result(p, end, counted, end.saturating_sub(p.started()));
+        self.fire(py, t)?;
+        r.map(Bound::unbind)
+    }
+
+    /// Moves to `state` by hand.
+    #[pyo3(signature = (state, now=None))]
+    fn transition_to(
+        &self,
+        py: Python<'_>,
+        state: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyTransition>> {
+        let to = state_of(py, state)?;
+        let now = now_or_clock(now)?;
+        let t = lock(&self.shared).transition_to(to, now).py(py)?;
+        Ok(self.fire(py, Some(t))?.expect("a transition"))
+    }
+
+    /// Returns to closed with an empty window.
+    #[pyo3(signature = (now=None))]
+    fn reset(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyTransition>>> {
+        let now = now_or_clock(now)?;
+        let t = lock(&self.shared).reset(now);
+        self.fire(py, t)
+    }
+
+    /// Seconds until a call could be admitted (0.0 if now; inf when forced open).
+    #[pyo3(signature = (now=None))]
+    fn remaining_open(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+        let now = now_or_clock(now)?;
+        let r = lock(&self.shared).remaining_open(now);
+        Ok(if r == u64::MAX { f64::INFINITY } else { to_secs(r) })
+    }
+
+    /// Captures the state as a JSON-ready dict.
+    #[pyo3(signature = (now=None, wall_now_ms=None))]
+    fn snapshot<'py>(
+        &self,
+        py: Python<'py>,
+        now: Option<&Bound<'py, PyAny>>,
+        wall_now_ms: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let now = now_or_clock(now)?;
+        let wall = conv::wall_or_clock(py, wall_now_ms)?;
+        let text = lock(&self.shared).snapshot(now, wall).to_json();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        conv::from_json(py, &v)
+    }
+
+    /// Replaces the state with a snapshot (a dict or JSON text) taken with the same settings.
+    #[pyo3(signature = (snapshot, now=None, wall_now_ms=None))]
+    fn restore(
+        &self,
+        py: Python<'_>,
+        snapshot: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+        wall_now_ms: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let text = if snapshot.is_instance_of::<PyString>() {
+            to_str(snapshot, "snapshot")?
+        } else {
+            to_json(snapshot, Mode::Document)?.to_string()
+        };
+        let now = now_or_clock(now)?;
+        let wall = conv::wall_or_clock(py, wall_now_ms)?;
+        let snap = BreakerSnapshot::from_json(&text).py(py)?;
+        let b = CircuitBreaker::restore(self.config.clone(), &snap, now, wall).py(py)?;
+        *lock(&self.shared) = b;
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        let b = lock(&self.shared);
+        format!("CircuitBreaker(name={:?}, state={:?})", self.config.name, b.state().code())
+    }
+}
+
+/// A budget refusal.
+#[pyclass(frozen, get_all, name = "Refusal", module = "retrycore._native")]
+pub struct PyRefusal {
+    pub budget: String,
+    pub reason: &'static str,
+    pub detail: String,
+}
+
+#[pymethods]
+impl PyRefusal {
+    fn __repr__(&self) -> String {
+        format!("Refusal(budget={:?}, reason={:?})", self.budget, self.reason)
+    }
+    fn __bool__(&self) -> bool {
+        true
+    }
+}
+
+pub fn refusal(r: Refusal) -> PyRefusal {
+    PyRefusal { budget: r.budget, reason: r.reason, detail: r.detail }
+}
+
+/// A retry budget shared by reference.
+#[pyclass(frozen, subclass, name = "Budget", module = "retrycore._native")]
+pub struct PyBudget {
+    pub shared: SharedBudget,
+    pub config: BudgetConfig,
+}
+
+impl PyBudget {
+    pub fn wrap(shared: SharedBudget) -> PyBudget {
+        let config = lock(&shared).config().clone();
+        PyBudget { shared, config }
+    }
+}
+
+#[pymethods]
+impl PyBudget {
+    #[new]
+    #[pyo3(signature = (config=None, *, kwargs=false, share=None))]
+    fn new(
+        py: Python<'_>,
+        config: Option<&Bound<'_, PyAny>>,
+        kwargs: bool,
+        share: Option<&Bound<'_, PyBudget>>,
+    ) -> PyResult<PyBudget> {
+        if let Some(b) = share {
+            return Ok(PyBudget { shared: b.get().shared.clone(), config: b.get().config.clone() });
+        }
+        let Some(config) = config else {
+            return Err(err(py, ErrorCode::MissingField, "kind", "a budget names its kind"));
+        };
+        let doc = to_json(config, if kwargs { Mode::Kwargs } else { Mode::Document })?;
+        let cfg = BudgetConfig::from_json_value(&doc, "").py(py)?;
+        let b = Budget::new(cfg.clone()).py(py)?;
+        Ok(PyBudget { shared: b.shared(), config: cfg })
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        conv::from_json(py, &self.config.to_json_value())
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.config.name.clone()
+    }
+
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.config.kind_name()
+    }
+
+    #[getter]
+    fn refusals(&self) -> u64 {
+        lock(&self.shared).refusals()
+    }
+
+    #[getter]
+    fn withdrawals(&self) -> u64 {
+        lock(&self.shared).withdrawals()
+    }
+
+    /// The level: tokens, or window counts, as a dict.
+    #[pyo3(signature = (now=None))]
+    fn level<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let now = now_or_clock(now)?;
+        let v = lock(&self.shared).level(now);
+        conv::from_json(py, &v)
+    }
+
+    /// A logical operation starts (ratio deposit, concurrency call).
+    #[pyo3(signature = (now=None))]
+    fn on_operation_start(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let now = now_or_clock(now)?;
+        lock(&self.shared).on_operation_start(now);
+        Ok(())
+    }
+
+    /// A logical operation ends.
+    #[pyo3(signature = (held_retry_slot=false))]
+    fn on_operation_end(&self, held_retry_slot: bool) {
+        lock(&self.shared).on_operation_end(held_retry_slot);
+    }
+
+    /// Checks whether a retry after `category` is affordable: a `Refusal` or None.
+    #[pyo3(signature = (category=None, now=None, refused=false, holds_retry_slot=false))]
+    fn check(
+        &self,
+        category: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        refused: bool,
+        holds_retry_slot: bool,
+    ) -> PyResult<Option<PyRefusal>> {
+        let c = category_of(category)?;
+        let now = now_or_clock(now)?;
+        Ok(lock(&self.shared).check(now, c, refused, holds_retry_slot).err().map(refusal))
+    }
+
+    /// Pays for a retry that `check` allowed: (token cost or None, took a concurrency slot).
+    #[pyo3(signature = (category=None, now=None, refused=false, holds_retry_slot=false))]
+    fn withdraw(
+        &self,
+        category: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        refused: bool,
+        holds_retry_slot: bool,
+    ) -> PyResult<(Option<u32>, bool)> {
+        let c = category_of(category)?;
+        let now = now_or_clock(now)?;
+        Ok(lock(&self.shared).withdraw(now, c, refused, holds_retry_slot))
+    }
+
+    /// Checks and pays in one step under one lock: None when paid, else the `Refusal`.
+    #[pyo3(signature = (category=None, now=None, refused=false, holds_retry_slot=false))]
+    fn try_withdraw(
+        &self,
+        category: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        refused: bool,
+        holds_retry_slot: bool,
+    ) -> PyResult<Option<PyRefusal>> {
+        let c = category_of(category)?;
+        let now = now_or_clock(now)?;
+        let mut b = lock(&self.shared);
+        match b.check(now, c, refused, holds_retry_slot) {
+            Ok(()) => {
+                b.withdraw(now, c, refused, holds_retry_slot);
+                Ok(None)
+            }
+            Err(r) => {
+                b.count_refusal();
+                Ok(Some(refusal(r)))
+            }
+        }
+    }
+
+    /// Records a failed attempt.
+    #[pyo3(signature = (category=None, now=None, counts=true, reached_backend=true, declined_pushback=false, refused=false))]
+    fn on_failure(
+        &self,
+        category: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        counts: bool,
+        reached_backend: bool,
+        declined_pushback: bool,
+        refused: bool,
+    ) -> PyResult<()> {
+        let c = category_of(category)?;
+        let now = now_or_clock(now)?;
+        lock(&self.shared)
+            .on_failure(now, FailureFacts { category: c, counts, reached_backend, declined_pushback, refused });
+        Ok(())
+    }
+
+    /// Records a success; `retry_cost` is what the token bucket took for the retry that led to it.
+    #[pyo3(signature = (now=None, retry_cost=None))]
+    fn on_success(&self, now: Option<&Bound<'_, PyAny>>, retry_cost: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let now = now_or_clock(now)?;
+        let cost = conv::opt_uint(retry_cost, "retry_cost", 0, u64::from(u32::MAX))?.map(|c| c as u32);
+        lock(&self.shared).on_success(now, cost);
+        Ok(())
+    }
+
+    /// The adaptive throttle before an attempt: a `Refusal` or None. `r`
+    /// is the draw in [0, 1) (default: from the OS).
+    #[pyo3(signature = (now=None, r=None))]
+    fn before_attempt(
+        &self,
+        py: Python<'_>,
+        now: Option<&Bound<'_, PyAny>>,
+        r: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<PyRefusal>> {
+        let now = now_or_clock(now)?;
+        let r = match r.filter(|x| !x.is_none()) {
+            Some(x) => {
+                let v = conv::to_f64(x, "r")?;
+                retrycore::backoff::check_r(v).py(py)?;
+                v
+            }
+            None => crate::entropy::draw(),
+        };
+        Ok(lock(&self.shared).before_attempt(now, r).map(refusal))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Budget(kind={:?}, name={:?})", self.config.kind_name(), self.config.name)
+    }
+}

@@ -1,0 +1,133 @@
+//! Durations, server delays, lint, the generator and the tables' vocabulary.
+
+use crate::conv::{self, to_json, to_secs, to_str, CoreResult, Mode};
+use crate::failure::{Fields, OwnedFailure};
+use pyo3::prelude::*;
+use retrycore::lint::Service;
+use retrycore::rng::{Rng, Xoshiro256pp};
+
+/// Parses a duration string (`"250ms"`, `"1.5s"`) into float seconds.
+#[pyfunction]
+pub fn parse_duration(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<f64> {
+    retrycore::duration::parse_duration(&to_str(text, "duration")?, "duration").map(to_secs).py(py)
+}
+
+/// Writes float seconds as the shortest exact duration string.
+#[pyfunction]
+pub fn format_duration(seconds: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(retrycore::duration::format_duration(conv::secs(seconds, "seconds")?))
+}
+
+/// What response headers say about retrying.
+#[pyclass(frozen, get_all, name = "ServerAdvice", module = "retrycore._native")]
+pub struct ServerAdvice {
+    /// The delay the server asked for, in seconds.
+    pub delay: Option<f64>,
+    /// The header it came from.
+    pub source: Option<&'static str>,
+    /// A negative or malformed gRPC pushback: don't retry.
+    pub declined: bool,
+    /// `Stripe-Should-Retry` / `x-should-retry`.
+    pub should_retry: Option<bool>,
+    /// `x-retry-exhausted: 1`.
+    pub retry_exhausted: bool,
+}
+
+/// Reads `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms` and the retry hints
+/// (an HTTP-date needs `wall_now_ms`, Unix epoch milliseconds; without it the date is ignored).
+#[pyfunction]
+#[pyo3(signature = (headers, wall_now_ms=None))]
+pub fn server_advice(headers: &Bound<'_, PyAny>, wall_now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<ServerAdvice> {
+    let f = OwnedFailure::read(None, &Fields { headers: Some(headers), wall_now_ms, ..Default::default() })?;
+    // Pure, like the core: without `wall_now_ms` an HTTP-date is ignored.
+    let a =
+        retrycore::retry_after::read_headers(f.headers.iter().map(|(a, b)| (a.as_str(), b.as_str())), f.wall_now_ms);
+    Ok(ServerAdvice {
+        delay: a.delay_ns().map(to_secs),
+        source: a.delay.map(|(_, s)| s.name()),
+        declined: a.declined_by_pushback,
+        should_retry: a.should_retry,
+        retry_exhausted: a.retry_exhausted,
+    })
+}
+
+/// An HTTP-date as Unix seconds, or None when it is not one.
+#[pyfunction]
+pub fn parse_http_date(value: &Bound<'_, PyAny>, wall_now_ms: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    let v = to_str(value, "value")?;
+    let now = conv::to_uint(wall_now_ms, "wall_now_ms", 0, u64::MAX)?;
+    Ok(retrycore::retry_after::parse_http_date(&v, now))
+}
+
+/// One lint finding.
+#[pyclass(frozen, get_all, name = "Finding", module = "retrycore._native")]
+pub struct Finding {
+    pub code: &'static str,
+    pub severity: &'static str,
+    pub field: String,
+    pub message: String,
+}
+
+#[pymethods]
+impl Finding {
+    fn __repr__(&self) -> String {
+        format!("Finding({:?}, {:?}, field={:?})", self.code, self.severity, self.field)
+    }
+}
+
+/// Lints a policy, optionally with its service description (a dict).
+#[pyfunction]
+#[pyo3(signature = (policy, service=None))]
+pub fn lint(py: Python<'_>, policy: &Bound<'_, PyAny>, service: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Finding>> {
+    let p = crate::policy::native_policy(policy)?;
+    let service = match service.filter(|s| !s.is_none()) {
+        None => None,
+        Some(s) => Some(Service::from_json_value(&to_json(s, Mode::Document)?).py(py)?),
+    };
+    Ok(retrycore::lint::lint(p.get().inner.config(), service.as_ref())
+        .into_iter()
+        .map(|f| Finding { code: f.code, severity: f.severity.code(), field: f.field, message: f.message })
+        .collect())
+}
+
+/// The pinned generator (xoshiro256++ seeded by SplitMix64).
+#[pyclass(name = "Random", module = "retrycore._native")]
+pub struct Random {
+    g: Xoshiro256pp,
+}
+
+#[pymethods]
+impl Random {
+    #[new]
+    fn new(seed: &Bound<'_, PyAny>) -> PyResult<Random> {
+        Ok(Random { g: Xoshiro256pp::seed_from_u64(conv::to_uint(seed, "seed", 0, u64::MAX)?) })
+    }
+
+    /// The next 64-bit output.
+    fn next_u64(&mut self) -> u64 {
+        self.g.next_u64()
+    }
+
+    /// The next draw in [0, 1): `(x >> 11) · 2⁻⁵³`.
+    fn random(&mut self) -> f64 {
+        self.g.next_f64()
+    }
+}
+
+/// Every error code the core can raise.
+#[pyfunction]
+pub fn error_codes() -> Vec<&'static str> {
+    retrycore::ErrorCode::ALL.iter().map(|c| c.code()).collect()
+}
+
+/// Every failure category.
+#[pyfunction]
+pub fn categories() -> Vec<&'static str> {
+    retrycore::classify::Category::ALL.iter().map(|c| c.code()).collect()
+}
+
+/// Every give-up reason.
+#[pyfunction]
+pub fn give_up_reasons() -> Vec<&'static str> {
+    retrycore::session::GiveUpReason::ALL.iter().map(|c| c.code()).collect()
+}

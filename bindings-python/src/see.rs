@@ -1,0 +1,315 @@
+//! Seeing what a Python exception is (SPEC §4): the flattened cause chain of
+//! names, and an HTTP status, headers and gRPC code taken by duck typing from
+//! the shapes common libraries raise — without importing any of them.
+//!
+//! Per exception, outermost first: its `errno` name (a real positive errno
+//! of an `OSError`), a botocore error code, then its class MRO as
+//! `module.qualname`, most specific first (`object` skipped); then its
+//! `__cause__`, else its `__context__` unless suppressed. retrycore's own
+//! `RetryError` and `CircuitOpenError` appear as the markers
+//! `retrycore:retry_exhausted` and `retrycore:breaker_open`. The tables that
+//! read the names live in the core.
+
+use crate::conv::errors_module;
+use crate::failure::OwnedFailure;
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyBool, PyDict, PyInt, PyString, PyTuple, PyType};
+use retrycore::classify::GrpcCode;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Exceptions walked along a chain at most.
+pub const MAX_CHAIN: usize = 16;
+/// Names kept at most.
+pub const MAX_NAMES: usize = 256;
+/// Headers read from one response at most.
+pub const MAX_HEADERS: usize = 256;
+/// Types remembered at most (the cache is cleared when full).
+const MAX_TYPES: usize = 4096;
+
+/// What a class contributes, computed once per class.
+struct TypeInfo {
+    names: Vec<String>,
+    oserror: bool,
+    /// Class-level attributes (properties, methods, descriptors) worth reading.
+    class_attrs: u8,
+}
+
+const A_RESPONSE: u8 = 1;
+const A_STATUS: u8 = 2;
+const A_CODE: u8 = 4;
+const A_HEADERS: u8 = 8;
+const A_TRAILING: u8 = 16;
+const A_STATUS_CODE: u8 = 32;
+const ATTRS: [(&str, u8); 6] = [
+    ("response", A_RESPONSE),
+    ("status", A_STATUS),
+    ("code", A_CODE),
+    ("headers", A_HEADERS),
+    ("trailing_metadata", A_TRAILING),
+    ("status_code", A_STATUS_CODE),
+];
+
+type Cache = Mutex<HashMap<usize, (Py<PyType>, Arc<TypeInfo>)>>;
+static TYPES: GILOnceCell<Cache> = GILOnceCell::new();
+
+struct Known {
+    oserror: Py<PyType>,
+    ssl_error: Option<Py<PyType>>,
+    errorcode: Py<PyDict>,
+    retry_error: Py<PyType>,
+    open_error: Py<PyType>,
+    object: Py<PyType>,
+}
+
+static KNOWN: GILOnceCell<Known> = GILOnceCell::new();
+
+fn known(py: Python<'_>) -> PyResult<&Known> {
+    KNOWN.get_or_try_init(py, || {
+        let errors = errors_module(py)?;
+        let ty = |o: Bound<'_, PyAny>| -> PyResult<Py<PyType>> { Ok(o.downcast_into::<PyType>()?.unbind()) };
+        Ok(Known {
+            oserror: ty(py.import("builtins")?.getattr("OSError")?)?,
+            ssl_error: py.import("ssl").and_then(|m| m.getattr("SSLError")).ok().and_then(|t| ty(t).ok()),
+            errorcode: py.import("errno")?.getattr("errorcode")?.downcast_into::<PyDict>()?.unbind(),
+            retry_error: ty(errors.getattr("RetryError")?)?,
+            open_error: ty(errors.getattr("CircuitOpenError")?)?,
+            object: ty(py.import("builtins")?.getattr("object")?)?,
+        })
+    })
+}
+
+fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
+    let cache = TYPES.get_or_init(py, || Mutex::new(HashMap::new()));
+    let id = t.as_ptr() as usize;
+    if let Some((_, info)) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
+        return Ok(info.clone());
+    }
+    let k = known(py)?;
+    let mut names = Vec::new();
+    let mro = t.getattr("__mro__")?;
+    let mro = mro.downcast::<PyTuple>()?;
+    for cls in mro.iter() {
+        if cls.is(k.object.bind(py)) {
+            continue;
+        }
+        if cls.is(k.retry_error.bind(py)) {
+            names.push("retrycore:retry_exhausted".to_owned());
+            continue;
+        }
+        if cls.is(k.open_error.bind(py)) {
+            names.push("retrycore:breaker_open".to_owned());
+            continue;
+        }
+        let module = cls.getattr("__module__").ok().and_then(|m| m.extract::<String>().ok());
+        let qual = cls.getattr("__qualname__").ok().and_then(|m| m.extract::<String>().ok());
+        match (module, qual) {
+            (Some(m), Some(q)) => names.push(format!("{m}.{q}")),
+            (None, Some(q)) => names.push(q),
+            _ => {}
+        }
+    }
+    let oserror = t.is_subclass(k.oserror.bind(py)).unwrap_or(false)
+        && !k.ssl_error.as_ref().is_some_and(|s| t.is_subclass(s.bind(py)).unwrap_or(false));
+    let mut class_attrs = 0;
+    for (name, bit) in ATTRS {
+        if t.hasattr(name).unwrap_or(false) {
+            class_attrs |= bit;
+        }
+    }
+    let info = Arc::new(TypeInfo { names, oserror, class_attrs });
+    let mut c = cache.lock().unwrap_or_else(|p| p.into_inner());
+    if c.len() >= MAX_TYPES {
+        c.clear();
+    }
+    c.insert(id, (t.clone().unbind(), info.clone()));
+    Ok(info)
+}
+
+/// Reads an attribute if the instance or its class has it, without raising.
+fn attr<'py>(
+    e: &Bound<'py, PyAny>,
+    dict: Option<&Bound<'py, PyDict>>,
+    info: &TypeInfo,
+    name: &str,
+    bit: u8,
+) -> Option<Bound<'py, PyAny>> {
+    if let Some(d) = dict {
+        if let Ok(Some(v)) = d.get_item(name) {
+            return (!v.is_none()).then_some(v);
+        }
+    }
+    if info.class_attrs & bit != 0 {
+        return e.getattr(name).ok().filter(|v| !v.is_none());
+    }
+    None
+}
+
+fn status_of(v: &Bound<'_, PyAny>) -> Option<u16> {
+    if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
+        return None;
+    }
+    v.extract::<u16>().ok()
+}
+
+fn header_text(v: &Bound<'_, PyAny>) -> Option<String> {
+    if let Ok(s) = v.downcast::<PyString>() {
+        return s.to_cow().ok().map(|c| c.into_owned());
+    }
+    if let Ok(b) = v.extract::<&[u8]>() {
+        return Some(b.iter().map(|&c| c as char).collect());
+    }
+    None
+}
+
+/// Reads headers from a mapping (`items()`) or an iterable of pairs.
+pub fn read_headers(h: &Bound<'_, PyAny>, out: &mut Vec<(String, String)>) {
+    let items = match h.getattr("items").and_then(|f| f.call0()) {
+        Ok(it) => it,
+        Err(_) => h.clone(),
+    };
+    let Ok(iter) = items.try_iter() else { return };
+    for pair in iter.take(MAX_HEADERS) {
+        let Ok(pair) = pair else { break };
+        let (Ok(k), Ok(v)) = (pair.get_item(0), pair.get_item(1)) else { continue };
+        if let (Some(k), Some(v)) = (header_text(&k), header_text(&v)) {
+            out.push((k, v));
+        }
+    }
+}
+
+fn grpc_of(v: &Bound<'_, PyAny>) -> Option<GrpcCode> {
+    if let Some(n) = status_of(v) {
+        return u8::try_from(n).ok().and_then(GrpcCode::new);
+    }
+    // grpc.StatusCode: value = (int, str), name = "UNAVAILABLE".
+    if let Ok(val) = v.getattr("value") {
+        if let Ok(t) = val.downcast::<PyTuple>() {
+            if let Some(n) = t.get_item(0).ok().and_then(|x| status_of(&x)) {
+                return u8::try_from(n).ok().and_then(GrpcCode::new);
+            }
+        }
+    }
+    v.getattr("name").ok().and_then(|n| n.extract::<String>().ok()).and_then(|n| GrpcCode::parse(&n))
+}
+
+/// Fills `f` from an exception and its causes.
+pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
+    let py = e.py();
+    let k = known(py)?;
+    let mut seen: Vec<usize> = Vec::new();
+    let mut cur = Some(e.clone());
+    let mut have_http = f.status.is_some() || f.grpc_code.is_some();
+    while let Some(ex) = cur.take() {
+        if seen.len() >= MAX_CHAIN || seen.contains(&(ex.as_ptr() as usize)) {
+            break;
+        }
+        seen.push(ex.as_ptr() as usize);
+        let info = type_info(py, &ex.get_type())?;
+        let dict = ex.getattr("__dict__").ok().and_then(|d| d.downcast_into::<PyDict>().ok());
+        let dict = dict.as_ref();
+        // The code: a real errno name.
+        if info.oserror {
+            if let Some(n) = ex.getattr("errno").ok().and_then(|v| v.extract::<i64>().ok()) {
+                if n > 0 {
+                    if let Ok(Some(name)) = k.errorcode.bind(py).get_item(n) {
+                        if let Ok(s) = name.extract::<String>() {
+                            f.names.push(s);
+                        }
+                    }
+                }
+            }
+        }
+        // HTTP status, headers, gRPC code: the outermost error that has them.
+        if let Some(resp) = attr(&ex, dict, &info, "response", A_RESPONSE) {
+            if let Ok(d) = resp.downcast::<PyDict>() {
+                // botocore ClientError: a dict.
+                if let Ok(Some(err)) = d.get_item("Error") {
+                    if let Some(code) = err.get_item("Code").ok().and_then(|c| c.extract::<String>().ok()) {
+                        if !code.is_empty() {
+                            f.names.push(code);
+                        }
+                    }
+                }
+                if !have_http {
+                    if let Ok(Some(meta)) = d.get_item("ResponseMetadata") {
+                        if let Some(s) = meta.get_item("HTTPStatusCode").ok().and_then(|s| status_of(&s)) {
+                            f.status = Some(s);
+                            have_http = true;
+                        }
+                        if let Ok(h) = meta.get_item("HTTPHeaders") {
+                            read_headers(&h, &mut f.headers);
+                        }
+                    }
+                }
+            } else if !have_http {
+                let status = resp
+                    .getattr("status_code")
+                    .ok()
+                    .and_then(|s| status_of(&s))
+                    .or_else(|| resp.getattr("status").ok().and_then(|s| status_of(&s)));
+                if let Some(s) = status {
+                    f.status = Some(s);
+                    have_http = true;
+                    if let Ok(h) = resp.getattr("headers") {
+                        read_headers(&h, &mut f.headers);
+                    }
+                }
+            }
+        }
+        if !have_http {
+            let status = attr(&ex, dict, &info, "status", A_STATUS)
+                .and_then(|s| status_of(&s))
+                .or_else(|| attr(&ex, dict, &info, "status_code", A_STATUS_CODE).and_then(|s| status_of(&s)));
+            let code = attr(&ex, dict, &info, "code", A_CODE);
+            let headers = attr(&ex, dict, &info, "headers", A_HEADERS)
+                .or_else(|| dict.and_then(|d| d.get_item("hdrs").ok().flatten()).filter(|h| !h.is_none()));
+            // urllib.error.HTTPError: `.code` with headers beside it.
+            let status = status.or_else(|| {
+                code.as_ref().filter(|_| headers.is_some()).and_then(status_of).filter(|s| (100..=599).contains(s))
+            });
+            if let Some(s) = status {
+                f.status = Some(s);
+                have_http = true;
+                if let Some(h) = &headers {
+                    read_headers(h, &mut f.headers);
+                }
+            } else if let Some(c) = code.filter(|c| c.is_callable()) {
+                // gRPC: `e.code()` and `e.trailing_metadata()`.
+                if let Some(g) = c.call0().ok().and_then(|v| grpc_of(&v)) {
+                    f.grpc_code = Some(g);
+                    have_http = true;
+                    if let Some(tm) = attr(&ex, dict, &info, "trailing_metadata", A_TRAILING) {
+                        if let Ok(md) = tm.call0() {
+                            if !md.is_none() {
+                                read_headers(&md, &mut f.headers);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for n in &info.names {
+            if f.names.len() >= MAX_NAMES {
+                break;
+            }
+            f.names.push(n.clone());
+        }
+        // The cause, else the context unless suppressed.
+        let cause = ex.getattr("__cause__").ok().filter(|c| !c.is_none());
+        cur = match cause {
+            Some(c) => Some(c),
+            None => {
+                let suppressed = ex.getattr("__suppress_context__").and_then(|s| s.is_truthy()).unwrap_or(false);
+                if suppressed {
+                    None
+                } else {
+                    ex.getattr("__context__").ok().filter(|c| !c.is_none())
+                }
+            }
+        };
+    }
+    f.names.truncate(MAX_NAMES);
+    Ok(())
+}
