@@ -51,6 +51,38 @@ fn lit(s: &str) -> String {
     format!("{s:?}")
 }
 
+/// Hashes a name for the lookup indexes; the same function as `name_hash` in
+/// `src/classify.rs` (a test there finds every key through the index).
+fn name_hash(b: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = b.len() as u64;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        h = (h.rotate_left(5) ^ u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).wrapping_mul(K);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^ (h >> 32)
+}
+
+/// Writes an open-addressing index over sorted `keys` (slot = row + 1, 0 = empty;
+/// linear probing; at most half full, so every probe sequence ends).
+fn index(out: &mut String, name: &str, keys: &[&str]) {
+    let size = (keys.len() * 2).next_power_of_two().max(2);
+    assert!(keys.len() < usize::from(u16::MAX), "too many names for a u16 index");
+    let mut slots = vec![0u16; size];
+    for (row, k) in keys.iter().enumerate() {
+        let mut i = (name_hash(k.as_bytes()) as usize) & (size - 1);
+        while slots[i] != 0 {
+            i = (i + 1) & (size - 1);
+        }
+        slots[i] = (row + 1) as u16;
+    }
+    writeln!(out, "/// Hash index of the table's rows (see `find`).").unwrap();
+    writeln!(out, "pub(crate) static {name}: [u16; {size}] = {slots:?};").unwrap();
+}
+
 fn main() {
     let data = Path::new("data");
     for f in ["names.tsv", "http_status.tsv", "grpc_codes.tsv"] {
@@ -122,6 +154,10 @@ fn main() {
         writeln!(out, "    ({}, Category::{v}, {d}),", lit(k)).unwrap();
     }
     writeln!(out, "];").unwrap();
+    let keys: Vec<&str> = exact.keys().map(String::as_str).collect();
+    index(&mut out, "EXACT_INDEX", &keys);
+    let keys: Vec<&str> = simple_map.keys().map(String::as_str).collect();
+    index(&mut out, "SIMPLE_INDEX", &keys);
     writeln!(out, "/// The names table as written: (name, category, flags, ecosystem, note).").unwrap();
     writeln!(out, "pub(crate) static NAME_ROWS: &[(&str, &str, &str, &str, &str)] = &[").unwrap();
     for d in &docs {

@@ -4,7 +4,7 @@
 use crate::error::CliError;
 use crate::input;
 use retrycore::backoff::{BackoffKind, Jitter, Schedule};
-use retrycore::breaker::{BreakerConfig, CircuitBreaker, Counted};
+use retrycore::breaker::{BreakerConfig, Counted};
 use retrycore::classify::{Category, RetryRule};
 use retrycore::duration::{format_duration, from_std, human};
 use retrycore::policy::{LongServerDelay, PolicyConfig, Purpose};
@@ -43,14 +43,7 @@ struct Explanation {
 impl Explanation {
     fn new(c: &PolicyConfig) -> Result<Explanation, CliError> {
         let schedule = c.backoff.schedule(c.max_attempts);
-        let breaker = match &c.breaker {
-            Some(b) => Some(
-                CircuitBreaker::new(b.clone())
-                    .map_err(|e| CliError::input(format!("invalid breaker: {}", input::core_error(&e))))?
-                    .describe(),
-            ),
-            None => None,
-        };
+        let breaker = c.breaker.as_ref().map(|b| b.describe());
         let budgets = c.budgets.iter().map(|b| (b.name.clone(), b.kind_name().to_owned(), b.describe())).collect();
         let rules = c
             .to_json_value()

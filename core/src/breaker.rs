@@ -1484,10 +1484,10 @@ impl BreakerSnapshot {
     }
 }
 
-impl CircuitBreaker {
-    /// Returns a readable line on the state for `explain`-style output.
+impl BreakerConfig {
+    /// Describes the breaker in one line, for `explain`.
     pub fn describe(&self) -> String {
-        let c = &self.config;
+        let c = self;
         match c.kind {
             BreakerKind::Consecutive => format!(
                 "opens after {} consecutive failures; stays open {}; then one probe call",
@@ -1518,6 +1518,13 @@ impl CircuitBreaker {
                 c.permitted_number_of_calls_in_half_open_state
             ),
         }
+    }
+}
+
+impl CircuitBreaker {
+    /// Describes the breaker in one line (its settings), for `explain`.
+    pub fn describe(&self) -> String {
+        self.config.describe()
     }
 }
 

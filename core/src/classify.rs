@@ -19,6 +19,18 @@ use crate::retry_after::{read_headers, ServerAdvice};
 use crate::{Error, ErrorCode, Result};
 use serde_json::Value;
 
+/// The name a binding puts in the cause chain for retrycore's own give-up
+/// error (a `GiveUp` marked exhausted), so outer layers see `retry_exhausted`.
+pub const RETRY_EXHAUSTED_NAME: &str = "retrycore:retry_exhausted";
+
+/// The name a binding puts in the cause chain for retrycore's own
+/// open-breaker rejection.
+pub const BREAKER_OPEN_NAME: &str = "retrycore:breaker_open";
+
+/// The response header a service sets when it gave up retrying, so its
+/// callers do not retry again (`x-retry-exhausted: 1`).
+pub const RETRY_EXHAUSTED_HEADER: &str = "x-retry-exhausted";
+
 /// What kind of failure an attempt met.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Category {
@@ -253,8 +265,40 @@ impl NameFlags {
     }
 }
 
-fn find(table: &'static [(&'static str, Category, u8)], key: &str) -> Option<(Category, NameFlags)> {
-    table.binary_search_by(|(k, _, _)| (*k).cmp(key)).ok().map(|i| (table[i].1, NameFlags(table[i].2)))
+/// Hashes a name for the lookup indexes (the same function as in `build.rs`).
+fn name_hash(b: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = b.len() as u64;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        h = (h.rotate_left(5) ^ u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).wrapping_mul(K);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^ (h >> 32)
+}
+
+/// Finds a key through the table's hash index (built by `build.rs`): one
+/// hash and usually one comparison, where a binary search took nine.
+fn find(
+    table: &'static [(&'static str, Category, u8)],
+    index: &'static [u16],
+    key: &str,
+) -> Option<(Category, NameFlags)> {
+    let mask = index.len() - 1;
+    let mut i = (name_hash(key.as_bytes()) as usize) & mask;
+    loop {
+        let slot = index[i];
+        if slot == 0 {
+            return None;
+        }
+        let (k, c, fl) = table[usize::from(slot) - 1];
+        if k == key {
+            return Some((c, NameFlags(fl)));
+        }
+        i = (i + 1) & mask;
+    }
 }
 
 fn simple_name(name: &str) -> &str {
@@ -267,15 +311,15 @@ fn simple_name(name: &str) -> &str {
 /// Looks a chain name up in the built-in names: full name, then simple name,
 /// then the part after the last `$` (Java nested classes).
 pub fn lookup_name(name: &str) -> Option<(Category, NameFlags)> {
-    if let Some(hit) = find(tables::EXACT, name) {
+    if let Some(hit) = find(tables::EXACT, &tables::EXACT_INDEX, name) {
         return Some(hit);
     }
     let simple = simple_name(name);
-    if let Some(hit) = find(tables::SIMPLE, simple) {
+    if let Some(hit) = find(tables::SIMPLE, &tables::SIMPLE_INDEX, simple) {
         return Some(hit);
     }
     match simple.rfind('$') {
-        Some(i) => find(tables::SIMPLE, &simple[i + 1..]),
+        Some(i) => find(tables::SIMPLE, &tables::SIMPLE_INDEX, &simple[i + 1..]),
         None => None,
     }
 }
@@ -501,12 +545,14 @@ impl Classifier {
     /// Classifies a failure whose headers were already read.
     pub fn classify_with(&self, f: &Failure<'_>, advice: ServerAdvice) -> Verdict {
         let safe = f.is_safe();
+        // Each name is looked up once.
+        let hits: Vec<Option<(Category, NameFlags)>> = f.error_names.iter().map(|n| lookup_name(n)).collect();
         // 1. Markers decide first, wherever they stand.
         // A cancellation whose chain also holds a timeout is the timeout's
         // (asyncio.timeout raises TimeoutError from CancelledError; .NET's
         // HttpClient raises TaskCanceledException around a TimeoutException).
-        let timed_out = f.error_names.iter().any(|n| matches!(lookup_name(n), Some((Category::Timeout, _))));
-        let marker = f.error_names.iter().enumerate().find_map(|(i, n)| match lookup_name(n) {
+        let timed_out = hits.iter().any(|h| matches!(h, Some((Category::Timeout, _))));
+        let marker = hits.iter().enumerate().find_map(|(i, h)| match *h {
             Some((Category::Cancelled, _)) if timed_out => None,
             Some((c, _)) if c.is_priority() => Some((c, i)),
             _ => None,
@@ -518,7 +564,7 @@ impl Classifier {
         } else {
             let mut cached: Option<(Category, DecidedBy)> = None;
             let aws = self.aws_codes;
-            let mut builtin = || *cached.get_or_insert_with(|| builtin_category(f, &advice, timed_out, aws));
+            let mut builtin = || *cached.get_or_insert_with(|| builtin_category(f, &hits, &advice, timed_out, aws));
             let mut hit = None;
             for (i, r) in self.rules.iter().enumerate() {
                 if r.when.matches(f, &mut || builtin().0) {
@@ -571,7 +617,14 @@ fn default_rule(c: Category, f: &Failure<'_>) -> RetryRule {
 
 /// The built-in tables alone: gRPC code, status, then names.
 /// `skip_cancelled`: the chain also holds a timeout, so its cancellation was the timeout's.
-fn builtin_category(f: &Failure<'_>, advice: &ServerAdvice, skip_cancelled: bool, aws: bool) -> (Category, DecidedBy) {
+/// `hits`: `lookup_name` of each of `f.error_names`.
+fn builtin_category(
+    f: &Failure<'_>,
+    hits: &[Option<(Category, NameFlags)>],
+    advice: &ServerAdvice,
+    skip_cancelled: bool,
+    aws: bool,
+) -> (Category, DecidedBy) {
     if let Some(code) = f.grpc_code {
         if let Some(c) = grpc_category(code) {
             let c = if code == GrpcCode::UNAVAILABLE && advice.has_pushback() { Category::Overloaded } else { c };
@@ -595,8 +648,7 @@ fn builtin_category(f: &Failure<'_>, advice: &ServerAdvice, skip_cancelled: bool
     }
     let mut wrapper = None;
     for (i, n) in f.error_names.iter().enumerate() {
-        let hit =
-            lookup_name(n).or_else(|| if aws { crate::profile::aws_code(n).map(|c| (c, NameFlags(0))) } else { None });
+        let hit = hits[i].or_else(|| if aws { crate::profile::aws_code(n).map(|c| (c, NameFlags(0))) } else { None });
         match hit {
             Some((Category::Cancelled, _)) if skip_cancelled => {}
             Some((c, fl)) if !fl.defers() => return (c, DecidedBy::Name(i)),
@@ -789,7 +841,7 @@ pub(crate) fn matcher_to_json(r: &Matcher, m: &mut serde_json::Map<String, Value
 }
 
 /// Writes a rule back as a document object.
-pub(crate) fn rule_to_json(r: &Rule) -> Value {
+pub fn rule_to_json(r: &Rule) -> Value {
     let mut m = serde_json::Map::new();
     matcher_to_json(&r.when, &mut m);
     m.insert("retry".into(), Value::from(r.retry.code()));
@@ -805,6 +857,27 @@ mod tests {
 
     fn names<'a>(n: &'a [&'a str]) -> Failure<'a> {
         Failure { error_names: n, ..Default::default() }
+    }
+
+    #[test]
+    fn the_hash_index_finds_every_row_and_nothing_else() {
+        for table in [(tables::EXACT, &tables::EXACT_INDEX[..]), (tables::SIMPLE, &tables::SIMPLE_INDEX[..])] {
+            for (k, c, fl) in table.0 {
+                assert_eq!(find(table.0, table.1, k), Some((*c, NameFlags(*fl))), "{k}");
+                let binary = table.0.binary_search_by(|(x, _, _)| x.cmp(k)).ok();
+                assert_eq!(binary.map(|i| table.0[i].0), Some(*k));
+            }
+            for k in ["", "builtins.ValueError", "ECONNRESE", "ECONNRESETX", "x".repeat(100).as_str()] {
+                assert_eq!(
+                    find(table.0, table.1, k),
+                    table
+                        .0
+                        .binary_search_by(|(x, _, _)| (*x).cmp(k))
+                        .ok()
+                        .map(|i| (table.0[i].1, NameFlags(table.0[i].2)))
+                );
+            }
+        }
     }
 
     #[test]

@@ -207,7 +207,7 @@ fn failure<'a>(f: Fail, method: &'a str) -> Failure<'a> {
     const TIMEOUT: &[&str] = &["ETIMEDOUT"];
     const RESET: &[&str] = &["ECONNRESET"];
     const REFUSED: &[&str] = &["ECONNREFUSED"];
-    const MARKER: &[(&str, &str)] = &[("x-retry-exhausted", "1")];
+    const MARKER: &[(&str, &str)] = &[(retrycore::classify::RETRY_EXHAUSTED_HEADER, "1")];
     let base = Failure { method: Some(method), ..Default::default() };
     match f {
         Fail::Status503 => Failure { status: Some(503), ..base },
