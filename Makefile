@@ -71,6 +71,10 @@ test-python: ## build the Python wheel, install it into a venv, run tests/python
 test-node: ## build the Node addon, run tests/js against it, pack and install the tarball
 	$(MAKE) -C bindings-node test
 
+.PHONY: node-pack
+node-pack: ## write the npm pack tarball of the Node package into bindings-node/
+	$(MAKE) -C bindings-node pack
+
 # ---------------------------------------------------------------- benchmarks and fuzzing
 
 .PHONY: bench

@@ -1,0 +1,1978 @@
+/**
+ * retrycore for JavaScript: one retry-policy engine shared by every runtime.
+ *
+ * This file is the public JS surface of both the Node package (`retrycore`,
+ * napi-rs) and the wasm package (`retrycore-wasm`): it only translates —
+ * camelCase options to the policy document, milliseconds to the core's
+ * nanoseconds (done natively, round half to even), JS errors and `Response`s
+ * to the failure descriptions the core classifies — and owns what must be
+ * asynchronous: sleeping with timers, `AbortSignal`, hooks. Every decision
+ * is the Rust core's, reached through a low-level backend set once with
+ * `setBackend` by the package's entry point.
+ *
+ * Units: durations and times are numbers of milliseconds, like `setTimeout`;
+ * `now` is monotonic (`performance.now()` when omitted); wall-clock times
+ * are Unix epoch milliseconds (`Date.now()` when omitted).
+ *
+ * @packageDocumentation
+ */
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+// ---------------------------------------------------------------- backend
+
+let N: any = null;
+let INFO: any = null;
+let CATEGORY_IDS: Map<string, number> = new Map();
+let VERDICTS: Array<Verdict | undefined> = [];
+
+/**
+ * Installs the low-level backend (the napi addon, or the wasm module). Called
+ * once by the package's entry point; not for applications.
+ * @internal
+ */
+export function setBackend(native: any): void {
+  N = native;
+  N.setErrorFactory(makeError);
+  N.calibrate(performance.now());
+  INFO = N.info();
+  CATEGORY_IDS = new Map((INFO.categories as string[]).map((c, i) => [c, i]));
+  VERDICTS = [];
+}
+
+/** The version of the native core. */
+export function coreVersion(): string {
+  return INFO.version;
+}
+
+// ---------------------------------------------------------------- errors
+
+const kBrand = Symbol.for('retrycore.error');
+
+/** The base class of retrycore's own errors; `code` is the core's stable code. */
+export class RetrycoreError extends Error {
+  /** The core's stable snake_case code (`invalid_state`, …). */
+  code: string;
+  /** The field or argument concerned (`backoff.initial`, `key`, …), or `""`. */
+  field: string;
+  constructor(message: string, code: string, field = '', options?: { cause?: unknown }) {
+    super(message, options as any);
+    this.code = code;
+    this.field = field;
+  }
+}
+Object.defineProperty(RetrycoreError.prototype, 'name', { value: 'RetrycoreError', writable: true, configurable: true });
+Object.defineProperty(RetrycoreError.prototype, kBrand, { value: true });
+
+/** Why a logical operation gave up; thrown by `execute`. Its `code` is `retry_exhausted`. */
+export class RetryError extends RetrycoreError {
+  /** The give-up reason: `attempts_exhausted`, `not_retryable`, `deadline_exceeded`, … */
+  reason: string;
+  /** Attempts made. */
+  attempts: number;
+  /** The last failure's category. */
+  category: string;
+  /** True when outer layers must not retry it again (SPEC §5). */
+  exhausted: boolean;
+  /** The budget that refused, for `budget_exhausted` / `throttled`. */
+  budget: string | null;
+  /** The idempotency key the attempts carried. */
+  key: string;
+  constructor(
+    message: string,
+    init: { reason: string; attempts: number; category: string; exhausted: boolean; budget?: string | null; key: string; cause?: unknown },
+  ) {
+    super(message, 'retry_exhausted', '', { cause: init.cause });
+    this.reason = init.reason;
+    this.attempts = init.attempts;
+    this.category = init.category;
+    this.exhausted = init.exhausted;
+    this.budget = init.budget ?? null;
+    this.key = init.key;
+    if (!('cause' in this)) (this as any).cause = init.cause;
+  }
+}
+Object.defineProperty(RetryError.prototype, 'name', { value: 'RetryError', writable: true, configurable: true });
+
+/** A circuit breaker refused the call. Its `code` is `breaker_open`. */
+export class CircuitOpenError extends RetrycoreError {
+  /** Milliseconds until the breaker may admit a call (`Infinity`: not by waiting). */
+  retryAfter: number;
+  /** The state that refused (`open`, `half_open`, `forced_open`). */
+  state: string;
+  constructor(message: string, retryAfter: number, state: string) {
+    super(message, 'breaker_open');
+    this.retryAfter = retryAfter;
+    this.state = state;
+  }
+}
+Object.defineProperty(CircuitOpenError.prototype, 'name', { value: 'CircuitOpenError', writable: true, configurable: true });
+
+/** A retry budget (the adaptive throttle) refused the call. Its `code` is `budget_exhausted`. */
+export class BudgetExhaustedError extends RetrycoreError {
+  /** The budget's name. */
+  budget: string | null;
+  /** Why (`throttled`, `insufficient_tokens`, …). */
+  reason: string;
+  /** Milliseconds until the call could be admitted, if known. */
+  retryAfter: number | null;
+  constructor(message: string, budget: string | null, reason: string, retryAfter: number | null = null) {
+    super(message, 'budget_exhausted');
+    this.budget = budget;
+    this.reason = reason;
+    this.retryAfter = retryAfter;
+  }
+}
+Object.defineProperty(BudgetExhaustedError.prototype, 'name', { value: 'BudgetExhaustedError', writable: true, configurable: true });
+
+/** An idempotency key, header, record or dead letter was refused (`invalid_key`, `stale_fence`, …). */
+export class IdempotencyError extends RetrycoreError {}
+Object.defineProperty(IdempotencyError.prototype, 'name', { value: 'IdempotencyError', writable: true, configurable: true });
+
+/** Returns true for every error retrycore throws (its `TypeError`s and `RangeError`s included). */
+export function isRetrycoreError(e: unknown): boolean {
+  return e != null && typeof e === 'object' && (e as any)[kBrand] === true;
+}
+
+function brand<T extends Error>(e: T, code: string, field: string): T {
+  Object.defineProperty(e, 'code', { value: code, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(e, 'field', { value: field, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(e, kBrand, { value: true });
+  return e;
+}
+
+/** Builds the error for a core code; `kind` is decided by the core (see the binding's errors.rs). */
+function makeError(kind: string, code: string, field: string, message: string): Error {
+  switch (kind) {
+    case 'type':
+      return brand(new TypeError(message), code, field);
+    case 'range':
+      return brand(new RangeError(message), code, field);
+    case 'idempotency':
+      return new IdempotencyError(message, code, field);
+    default:
+      return new RetrycoreError(message, code, field);
+  }
+}
+
+function typeError(code: string, field: string, message: string): TypeError {
+  return brand(new TypeError(field ? `${field}: ${message}` : message), code, field);
+}
+
+function rangeError(code: string, field: string, message: string): RangeError {
+  return brand(new RangeError(field ? `${field}: ${message}` : message), code, field);
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return (v as any).constructor?.name ? `a ${(v as any).constructor.name}` : 'an object';
+  return `a ${typeof v}`;
+}
+
+// ---------------------------------------------------------------- argument checks
+
+function num(v: unknown, field: string): number {
+  if (typeof v !== 'number') throw typeError('invalid_type', field, `must be a number, got ${describe(v)}`);
+  return v;
+}
+
+function optNum(v: unknown, field: string): number | undefined {
+  return v === undefined || v === null ? undefined : num(v, field);
+}
+
+function str(v: unknown, field: string): string {
+  if (typeof v !== 'string') throw typeError('invalid_type', field, `must be a string, got ${describe(v)}`);
+  return v;
+}
+
+function optStr(v: unknown, field: string): string | undefined {
+  return v === undefined || v === null ? undefined : str(v, field);
+}
+
+function optBool(v: unknown, field: string): boolean | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw typeError('invalid_type', field, `must be a boolean, got ${describe(v)}`);
+  return v;
+}
+
+/**
+ * A monotonic `now` for the backend: the caller's milliseconds (≥ 0), or -1
+ * when omitted, which the backend reads as "now on the clock of
+ * `performance.now()`" (cheaper than calling it from JS).
+ */
+function timeArg(v: unknown): number {
+  if (v === undefined) return -1;
+  if (typeof v === 'number' && v >= 0) return v;
+  if (typeof v !== 'number') throw typeError('invalid_type', 'now', `must be a number of milliseconds, got ${describe(v)}`);
+  throw rangeError('out_of_range', 'now', `must be a non-negative number of milliseconds, got ${v}`);
+}
+
+function wallArg(v: unknown, field = 'wallNowMs'): number {
+  if (v === undefined || v === null) return Date.now();
+  return num(v, field);
+}
+
+function u64Text(v: unknown, field: string): string {
+  if (typeof v === 'bigint') {
+    if (v < 0n || v >= 1n << 64n) throw rangeError('out_of_range', field, 'must be in [0, 2^64)');
+    return v.toString();
+  }
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v) || v < 0) throw rangeError('out_of_range', field, `must be a non-negative safe integer (use a BigInt or a string past 2^53), got ${v}`);
+    return String(v);
+  }
+  if (typeof v === 'string' && /^[0-9]{1,20}$/.test(v)) return v;
+  throw typeError('invalid_type', field, `must be a BigInt, a safe integer or a decimal string, got ${describe(v)}`);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object') return false;
+  try {
+    const p = Object.getPrototypeOf(v);
+    return p === Object.prototype || p === null;
+  } catch {
+    return false;
+  }
+}
+
+function checkKeys(o: Record<string, unknown>, allowed: readonly string[], what: string): void {
+  for (const k of Object.keys(o)) {
+    if (!allowed.includes(k)) throw typeError('unknown_key', k, `is not an option of ${what} (options: ${allowed.join(', ')})`);
+  }
+}
+
+function optionsObject(v: unknown, what: string): Record<string, unknown> {
+  if (v === undefined || v === null) return {};
+  if (!isPlainObject(v)) throw typeError('invalid_type', '', `${what} options must be a plain object, got ${describe(v)}`);
+  return v;
+}
+
+// ---------------------------------------------------------------- JSON values
+
+const camelToSnake = (k: string): string => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
+const snakeToCamel = (k: string): string => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/** Converts a field path written with document keys to the JS option names. */
+function camelPath(field: string): string {
+  return field.replace(/[a-z0-9_]+/gi, (s) => snakeToCamel(s));
+}
+
+/**
+ * Checks that a value is plain JSON (plain objects, arrays, strings, finite
+ * numbers, booleans, null), at most `maxJsonDepth` deep and acyclic, and
+ * optionally rewrites camelCase keys to snake_case (typed options).
+ */
+function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth: number, ancestors: Set<object>, nonFiniteCode: string): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw rangeError(nonFiniteCode, path, `number ${value} is not finite`);
+      // A seed is a decimal string in documents; typed options also take a safe integer.
+      if (mode === 'options' && /(^|\.)seed$/.test(path)) return u64Text(value, path);
+      return value;
+    case 'bigint':
+      if (mode === 'options' && /(^|\.)seed$/.test(path)) return u64Text(value, path);
+      throw typeError('invalid_type', path, 'a BigInt is not JSON');
+    case 'object':
+      break;
+    default:
+      throw typeError('invalid_type', path, `${describe(value)} is not JSON`);
+  }
+  if (value === null) return null;
+  if (depth >= INFO.maxJsonDepth) throw rangeError('too_deep', path, `nesting deeper than ${INFO.maxJsonDepth}`);
+  if (ancestors.has(value)) throw typeError('invalid_type', path, 'a cyclic structure is not JSON');
+  ancestors.add(value);
+  try {
+    if (Array.isArray(value)) {
+      const out: unknown[] = new Array(value.length);
+      for (let i = 0; i < value.length; i++) {
+        out[i] = jsonValue(value[i], mode, `${path}[${i}]`, depth + 1, ancestors, nonFiniteCode);
+      }
+      return out;
+    }
+    if (!isPlainObject(value)) throw typeError('invalid_type', path, `${describe(value)} is not a plain object`);
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value)) {
+      let key = k;
+      if (mode === 'options') {
+        if (k.includes('_')) throw typeError('unknown_key', path ? `${path}.${k}` : k, 'options are camelCase (the document key in camelCase)');
+        key = camelToSnake(k);
+      }
+      const v = (value as any)[k];
+      if (v === undefined && mode === 'options') continue;
+      out[key] = jsonValue(v, mode, path ? `${path}.${k}` : k, depth + 1, ancestors, nonFiniteCode);
+    }
+    return out;
+  } finally {
+    ancestors.delete(value);
+  }
+}
+
+/** Reads a policy document given as JSON text or as an object. */
+function documentText(doc: unknown, what: string): string {
+  if (typeof doc === 'string') return doc;
+  if (doc === null || typeof doc !== 'object') throw typeError('invalid_type', '', `${what} must be JSON text or an object, got ${describe(doc)}`);
+  return JSON.stringify(jsonValue(doc, 'json', '', 0, new Set(), 'out_of_range'));
+}
+
+/** Runs a native call whose config errors name document fields, renaming them to JS option names. */
+function withCamelFields<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e: any) {
+    if (isRetrycoreError(e) && typeof e.field === 'string' && e.field) {
+      const f2 = camelPath(e.field);
+      if (f2 !== e.field) {
+        e.message = e.message.replace(e.field, f2);
+        e.field = f2;
+      }
+    }
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------- seeing a JS error (SPEC §4)
+
+/** What retrycore reads of a failed attempt; every field is optional. */
+export interface Failure {
+  /** The HTTP status. */
+  status?: number;
+  /** The gRPC status code (number or name). */
+  grpcCode?: number | string;
+  /** The flattened cause chain, outermost error first (see `errorNames`). */
+  errorNames?: string[];
+  /** The HTTP method. */
+  method?: string;
+  /** The caller declares the request idempotent. */
+  idempotent?: boolean;
+  /** The caller sent an idempotency key the server deduplicates on. */
+  idempotencyKeySent?: boolean;
+  /** Response headers: `[name, value]` pairs, a `Headers`, or a plain object. */
+  headers?: HeadersLike;
+  /** How long the attempt took (ms). */
+  elapsed?: number;
+  /** Wall-clock Unix epoch ms, to resolve HTTP-dates in `Retry-After` (default `Date.now()`; null: none). */
+  wallNowMs?: number | null;
+}
+
+/** Headers as a host holds them. */
+export type HeadersLike = Array<[string, string]> | { forEach(cb: (value: string, name: string) => void): void } | Record<string, string | string[] | number | undefined>;
+
+const FAILURE_KEYS = ['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs'] as const;
+
+const FETCH_MESSAGES = new Set(['fetch failed', 'Failed to fetch', 'NetworkError when attempting to fetch resource.', 'Load failed']);
+const NETWORK_CODE = /^(E[A-Z0-9]+|EAI_[A-Z]+|UND_ERR_[A-Z_]+)$/;
+const MAX_CHAIN = 16;
+const MAX_HEADERS = 128;
+
+function isResponse(v: any): boolean {
+  try {
+    return v != null && typeof v === 'object' && typeof v.status === 'number' && typeof v.ok === 'boolean' && v.headers != null && typeof v.headers.get === 'function';
+  } catch {
+    return false;
+  }
+}
+
+function isDomException(e: any): boolean {
+  return (typeof DOMException !== 'undefined' && e instanceof DOMException) || e?.constructor?.name === 'DOMException';
+}
+
+function causeHoldsNetworkCode(e: any): boolean {
+  const seen = new Set<unknown>();
+  let c = e?.cause;
+  for (let i = 0; c != null && typeof c === 'object' && i < MAX_CHAIN && !seen.has(c); i++) {
+    seen.add(c);
+    if (typeof c.code === 'string' && NETWORK_CODE.test(c.code)) return true;
+    c = c.cause;
+  }
+  return false;
+}
+
+/**
+ * Flattens an error's cause chain into the names the core's tables read
+ * (SPEC §4): for each error its `code`, its `name`, its prototype chain's
+ * constructor names (most specific first, stopping before `Object`), then
+ * the same for its `cause` — bounded and cycle-safe. A `DOMException` named
+ * N is `DOMException:N`; a fetch network `TypeError` drops its own names and
+ * appends `FetchNetworkError` after the chain; retrycore's `RetryError` is
+ * `retrycore:retry_exhausted` and `CircuitOpenError` `retrycore:breaker_open`.
+ */
+export function errorNames(err: unknown): string[] {
+  const out: string[] = [];
+  const seen = new Set<unknown>();
+  let fetchNetwork = false;
+  let e: any = err;
+  for (let depth = 0; e != null && depth < MAX_CHAIN; depth++) {
+    if (typeof e !== 'object' && typeof e !== 'function') {
+      break;
+    }
+    if (seen.has(e)) break;
+    seen.add(e);
+    try {
+      walkOne(e);
+    } catch {
+      // A hostile getter or proxy: keep what was read.
+    }
+    try {
+      e = e.cause;
+    } catch {
+      break;
+    }
+  }
+  if (fetchNetwork) out.push('FetchNetworkError');
+  return out;
+
+  function walkOne(e: any): void {
+    // Each name once per error (a subclass without its own `name` says `Error` twice).
+    const mine = new Set<string>();
+    const push = (s: unknown) => {
+      if (typeof s === 'string' && s.length > 0 && s.length <= 256 && !mine.has(s)) {
+        mine.add(s);
+        out.push(s);
+      }
+    };
+    if (e instanceof RetryError) {
+      push('retrycore:retry_exhausted');
+    } else if (e instanceof CircuitOpenError) {
+      push('retrycore:breaker_open');
+    } else if (isDomException(e)) {
+      push(`DOMException:${e.name}`);
+    } else if (e instanceof TypeError && (FETCH_MESSAGES.has(e.message) || causeHoldsNetworkCode(e))) {
+      fetchNetwork = true;
+    } else {
+      push(e.code);
+      push(e.name);
+      let p = Object.getPrototypeOf(e);
+      for (let i = 0; p != null && p !== Object.prototype && i < 32; i++) {
+        const d = Object.getOwnPropertyDescriptor(p, 'constructor');
+        if (d && typeof d.value === 'function') push(d.value.name);
+        p = Object.getPrototypeOf(p);
+      }
+    }
+  }
+}
+
+function headerPairs(h: unknown): string[] {
+  const out: string[] = [];
+  if (h == null) return out;
+  const add = (k: unknown, v: unknown) => {
+    if (out.length >= MAX_HEADERS * 2) return;
+    if (Array.isArray(v)) {
+      for (const x of v) add(k, x);
+      return;
+    }
+    if (v === undefined || v === null) return;
+    out.push(String(k), String(v));
+  };
+  if (Array.isArray(h)) {
+    for (const p of h) {
+      if (!Array.isArray(p) || p.length !== 2) throw typeError('invalid_type', 'headers', 'must be [name, value] pairs, a Headers or an object');
+      add(p[0], p[1]);
+    }
+  } else if (typeof (h as any).forEach === 'function' && typeof (h as any).get === 'function') {
+    (h as any).forEach((v: string, k: string) => add(k, v));
+  } else if (typeof h === 'object') {
+    for (const k of Object.keys(h)) add(k, (h as any)[k]);
+  } else {
+    throw typeError('invalid_type', 'headers', `must be [name, value] pairs, a Headers or an object, got ${describe(h)}`);
+  }
+  return out;
+}
+
+/**
+ * Describes what was seen of a failure: a thrown error, a `Response`, or a
+ * {@link Failure} object; status from a `Response` or `err.status` /
+ * `err.statusCode` / `err.response.status`, headers from `Response.headers`
+ * / `err.response.headers`, the gRPC code of a grpc-js error.
+ */
+export function describeFailure(x: unknown): Failure {
+  if (isResponse(x)) {
+    const r = x as any;
+    return { status: r.status, headers: pairsOf(headerPairs(r.headers)) };
+  }
+  if (isPlainObject(x) && !safeHas(x, 'name', 'message')) {
+    checkKeys(x, FAILURE_KEYS, 'a failure');
+    return x as Failure;
+  }
+  const f: Failure = { errorNames: errorNames(x) };
+  const e: any = x;
+  if (e != null && typeof e === 'object') {
+    try {
+      const resp = e.response;
+      const status = [e.status, e.statusCode, resp?.status, resp?.statusCode].find((s) => Number.isInteger(s) && s >= 100 && s <= 999);
+      if (status !== undefined) f.status = status;
+      const h = resp?.headers ?? (isResponse(e) ? e.headers : undefined);
+      if (h != null) f.headers = pairsOf(headerPairs(h));
+      if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code >= 0 && e.code <= 16 && ('details' in e || 'metadata' in e)) {
+        f.grpcCode = e.code;
+      }
+    } catch {
+      // A hostile getter: classify by names alone.
+    }
+  }
+  return f;
+}
+
+function safeHas(o: object, a: string, b: string): boolean {
+  try {
+    return a in o && b in o;
+  } catch {
+    return true;
+  }
+}
+
+function pairsOf(flat: string[]): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
+  return out;
+}
+
+/** Positional arguments for the backend: status, grpc, names, method, idempotent, keySent, headers, elapsed, wallNow. */
+function failureArgs(x: unknown, opts?: FailureContext): any[] {
+  const f = describeFailure(x);
+  const status = optNum(f.status, 'status');
+  const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
+  let names: string[] | undefined;
+  if (f.errorNames !== undefined) {
+    if (!Array.isArray(f.errorNames)) throw typeError('invalid_type', 'errorNames', 'must be an array of strings');
+    names = f.errorNames.map((n, i) => str(n, `errorNames[${i}]`));
+  }
+  const method = optStr(f.method ?? opts?.method, 'method');
+  const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
+  const keySent = optBool(f.idempotencyKeySent ?? opts?.idempotencyKeySent, 'idempotencyKeySent');
+  const headers = f.headers === undefined ? undefined : headerPairs(f.headers);
+  const elapsed = optNum(f.elapsed, 'elapsed');
+  // wallNowMs: null means "no wall clock" (HTTP-dates stay unresolved); absent means Date.now().
+  const w = f.wallNowMs !== undefined ? f.wallNowMs : opts?.wallNowMs;
+  const wall = w === null ? undefined : (optNum(w, 'wallNowMs') ?? (headers && headers.length ? Date.now() : undefined));
+  return [status, grpc, names, method, idempotent, keySent, headers, elapsed, wall];
+}
+
+// ---------------------------------------------------------------- classification
+
+/** The outcome of classifying one failure. */
+export interface Verdict {
+  /** The category (`connect`, `timeout`, `server_error`, …). */
+  readonly category: string;
+  /** The retry rule: `always`, `if_idempotent` or `never`. */
+  readonly retry: string;
+  /** Repeating the request is safe (method or declaration). */
+  readonly safe: boolean;
+  /** The rule allows a retry given `safe`, and the server did not decline. */
+  readonly retryable: boolean;
+  /** The server declined a retry. */
+  readonly serverDeclined: boolean;
+  /** The server's delay (ms), or null. */
+  readonly serverDelay: number | null;
+  /** What `x-should-retry` / `Stripe-Should-Retry` said, or null. */
+  readonly shouldRetry: boolean | null;
+  /** The chain holds a refused connection (it takes no budget token). */
+  readonly refused: boolean;
+}
+
+/** The caller's declarations for classification. */
+export interface FailureContext {
+  /** The HTTP method. */
+  method?: string;
+  /** The request is idempotent. */
+  idempotent?: boolean;
+  /** An idempotency key was sent to a server that deduplicates on it. */
+  idempotencyKeySent?: boolean;
+  /** Wall-clock ms for HTTP-dates (default `Date.now()`; null: none). */
+  wallNowMs?: number | null;
+}
+
+const RULES = ['always', 'if_idempotent', 'never'];
+
+function unpackVerdict(p: number): Verdict {
+  let v = VERDICTS[p];
+  if (v === undefined) {
+    v = Object.freeze({
+      category: INFO.categories[p & 15],
+      retry: RULES[(p >> 4) & 3],
+      safe: (p & 64) !== 0,
+      retryable: (p & 128) !== 0,
+      serverDeclined: (p & 256) !== 0,
+      serverDelay: null,
+      shouldRetry: null,
+      refused: false,
+    });
+    VERDICTS[p] = v;
+  }
+  return v;
+}
+
+function statusFlags(opts: FailureContext | undefined): number {
+  if (opts === undefined) return 0;
+  return (opts.idempotent === true ? 1 : opts.idempotent === false ? 2 : 0) | (opts.idempotencyKeySent === true ? 4 : 0);
+}
+
+function classifyWith(target: any, x: unknown, options?: FailureContext): Verdict {
+  const opts = options === undefined || options === null ? undefined : (optionsObject(options, 'classify') as FailureContext);
+  if (typeof x === 'number' && (opts === undefined || opts.method === undefined)) {
+    return unpackVerdict(target.classifyStatus(x, statusFlags(opts)));
+  }
+  if (opts !== undefined) checkKeys(opts as Record<string, unknown>, ['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs'], 'classify');
+  const a = typeof x === 'number' ? [x, undefined, undefined, opts?.method, opts?.idempotent, opts?.idempotencyKeySent, undefined, undefined, undefined] : failureArgs(x, opts);
+  // classify takes no elapsed.
+  return Object.freeze(target.classify(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8]));
+}
+
+/**
+ * Classifies a failure with the built-in tables: an HTTP status (the fast
+ * path, numbers only), a thrown error, a `Response`, or a {@link Failure}.
+ */
+export function classify(failure: number | unknown, options?: FailureContext): Verdict {
+  if (typeof failure === 'number' && options === undefined) return unpackVerdict(N.classifyStatus(failure, 0));
+  return classifyWith(N, failure, options);
+}
+
+// ---------------------------------------------------------------- small functions
+
+/** Parses a duration string (`"250ms"`, `"1.5s"`) to milliseconds. */
+export function parseDuration(text: string): number {
+  return N.parseDuration(str(text, 'duration'));
+}
+
+/** Writes milliseconds as the shortest exact duration string (`"250ms"`). */
+export function formatDuration(ms: number): string {
+  return N.formatDuration(num(ms, 'duration'));
+}
+
+/** What the server said about retrying. */
+export interface ServerAdvice {
+  /** The server's delay (ms), or null. */
+  delay: number | null;
+  /** Where it came from: `retry-after`, `retry-after-ms` or `grpc-retry-pushback-ms`. */
+  source: string | null;
+  /** A negative or malformed gRPC pushback: don't retry. */
+  declined: boolean;
+  /** `x-should-retry` / `Stripe-Should-Retry`, or null. */
+  shouldRetry: boolean | null;
+  /** `x-retry-exhausted: 1`: an inner layer already retried. */
+  retryExhausted: boolean;
+}
+
+/** Reads `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms` and retry hints from response headers. */
+export function readServerAdvice(headers: HeadersLike, wallNowMs?: number | null): ServerAdvice {
+  return N.serverAdvice(headerPairs(headers), wallNowMs === null ? undefined : wallArg(wallNowMs));
+}
+
+/** Parses an HTTP-date (IMF-fixdate, RFC 850, asctime) to Unix seconds, or null. */
+export function parseHttpDate(value: string, wallNowMs?: number): number | null {
+  return N.parseHttpDate(str(value, 'value'), wallArg(wallNowMs));
+}
+
+/** One lint finding. */
+export interface Finding {
+  /** A stable code (`no_jitter`, …). */
+  code: string;
+  /** `info`, `warning` or `error`. */
+  severity: string;
+  /** The field concerned, or `""`. */
+  field: string;
+  /** One line of reason. */
+  message: string;
+}
+
+/** Lints a policy (a `RetryPolicy`, a document or its JSON text) against an optional service description. */
+export function lint(policy: RetryPolicy | object | string, service?: object | string): Finding[] {
+  const text = policy instanceof RetryPolicy ? policy.toJSONText() : documentText(policy, 'policy');
+  const s = service === undefined ? undefined : documentText(service, 'service');
+  return N.lint(text, s);
+}
+
+/** The seeded generator every runtime shares: xoshiro256++ seeded by SplitMix64. */
+export class Rng {
+  #g: any;
+  /** Seeds a generator (a BigInt, a safe integer or a decimal string). */
+  constructor(seed: bigint | number | string) {
+    this.#g = new N.NativeRng(u64Text(seed, 'seed'));
+  }
+  /** Returns the next 64-bit output. */
+  nextU64(): bigint {
+    return BigInt(this.#g.nextU64());
+  }
+  /** Returns the next draw in [0, 1): `(x >> 11) · 2⁻⁵³`. */
+  nextFloat(): number {
+    return this.#g.nextF64();
+  }
+}
+
+// ---------------------------------------------------------------- circuit breaker
+
+/** A breaker state change. */
+export interface Transition {
+  /** The state before. */
+  from: string;
+  /** The state after. */
+  to: string;
+  /** Why (`failure_rate`, `wait_elapsed`, `manual`, …). */
+  reason: string;
+  /** When (the `now` of the call that caused it, ms). */
+  at: number;
+}
+
+/** How a breaker counts an outcome: `'success'`, `'failure'`, `'ignored'`, or their numbers 0, 1, 2. */
+export type Outcome = 'success' | 'failure' | 'ignored' | 0 | 1 | 2;
+
+/** The numbers of the outcomes, for the hot path. */
+export const Outcome = Object.freeze({ success: 0 as const, failure: 1 as const, ignored: 2 as const });
+
+function outcomeId(o: unknown): number {
+  switch (o) {
+    case 0:
+    case 'success':
+      return 0;
+    case 1:
+    case 'failure':
+      return 1;
+    case 2:
+    case 'ignored':
+      return 2;
+    default:
+      throw rangeError('invalid_value', 'outcome', `must be 'success', 'failure' or 'ignored', got ${typeof o === 'string' ? JSON.stringify(o) : describe(o)}`);
+  }
+}
+
+/**
+ * A circuit breaker (resilience4j's model, or `consecutive`): create one per
+ * downstream and share it among policies.
+ */
+export class CircuitBreaker {
+  #n: any;
+  #hook: ((t: Transition) => void) | null = null;
+
+  /**
+   * Creates a breaker from typed options (the document's breaker keys in
+   * camelCase; durations in ms or as strings), e.g.
+   * `{ kind: 'count_based', failureRateThreshold: 50, waitDurationInOpenState: 30_000 }`.
+   */
+  constructor(options: BreakerOptions = {}) {
+    if ((options as any)?.[kNative]) {
+      this.#n = (options as any)[kNative];
+      return;
+    }
+    const o = optionsObject(options, 'CircuitBreaker');
+    const { onStateChange, ...rest } = o as any;
+    const text = JSON.stringify(jsonValue(rest, 'options', '', 0, new Set(), 'out_of_range'));
+    this.#n = withCamelFields(() => new N.NativeBreaker(text, true));
+    if (onStateChange !== undefined) this.onStateChange = onStateChange;
+  }
+
+  /** Creates a breaker from a breaker object of a policy document (snake_case, duration strings). */
+  static fromJSON(doc: object | string): CircuitBreaker {
+    return CircuitBreaker.#wrap(new N.NativeBreaker(documentText(doc, 'breaker'), false));
+  }
+
+  static #wrap(native: any): CircuitBreaker {
+    return new CircuitBreaker({ [kNative]: native } as any);
+  }
+
+  /** @internal */
+  static _wrap(native: any): CircuitBreaker {
+    return CircuitBreaker.#wrap(native);
+  }
+
+  /** @internal */
+  get _native(): any {
+    return this.#n;
+  }
+
+  /** Called with every transition this object's calls cause. */
+  get onStateChange(): ((t: Transition) => void) | null {
+    return this.#hook;
+  }
+  set onStateChange(f: ((t: Transition) => void) | null) {
+    if (f !== null && typeof f !== 'function') throw typeError('invalid_type', 'onStateChange', 'must be a function');
+    this.#hook = f;
+    this.#n.setCollect(f !== null);
+  }
+
+  #fire(): void {
+    const h = this.#hook;
+    if (h !== null) for (const t of this.#n.takeTransitions()) h(t);
+  }
+
+  /** The state: `closed`, `open`, `half_open`, `disabled`, `forced_open` or `metrics_only`. */
+  get state(): string {
+    return this.#n.state;
+  }
+
+  /**
+   * Asks to make one call: a permit (a number ≥ 0) to pass to `record` or
+   * `release`, or -1 when refused (then `retryAfter` says for how long).
+   */
+  tryAcquire(now?: number): number {
+    const p = this.#n.tryAcquire(timeArg(now));
+    if (this.#hook !== null) this.#fire();
+    return p;
+  }
+
+  /** Returns true when a permit is a half-open trial call. */
+  static isTrialPermit(permit: number): boolean {
+    return num(permit, 'permit') % 2 === 1;
+  }
+
+  /** The state that refused the last refused call. */
+  get refusedState(): string {
+    return this.#n.lastRefusedState;
+  }
+
+  /** Milliseconds until the last refused call could be admitted (`Infinity`: not by waiting). */
+  get retryAfter(): number {
+    return this.#n.lastRetryAfter;
+  }
+
+  /**
+   * Records the outcome of a permitted call: `'success'`, `'failure'`,
+   * `'ignored'` (or `Outcome.*` numbers), or what was thrown (an error, a
+   * `Response`, a {@link Failure}), which the breaker's counting rules judge.
+   * Returns true when it caused a transition.
+   */
+  record(permit: number, outcome: Outcome | unknown, durationMs = 0, now?: number): boolean {
+    const t = timeArg(now);
+    let r: boolean;
+    if (typeof outcome === 'number' || typeof outcome === 'string') {
+      r = this.#n.record(num(permit, 'permit'), outcomeId(outcome), num(durationMs, 'durationMs'), t);
+    } else {
+      const a = failureArgs(outcome);
+      const before = this.#n.totals().transitions;
+      this.#n.recordFailure(num(permit, 'permit'), num(durationMs, 'durationMs'), t, a[0], a[1], a[2], a[6]);
+      r = this.#n.totals().transitions !== before;
+    }
+    if (this.#hook !== null) this.#fire();
+    return r;
+  }
+
+  /** Gives a permit back without an outcome (cancellation). */
+  release(permit: number, now?: number): void {
+    this.#n.release(num(permit, 'permit'), timeArg(now));
+    if (this.#hook !== null) this.#fire();
+  }
+
+  /**
+   * Runs `fn` guarded by the breaker: rejects with `CircuitOpenError` when
+   * refused, records the outcome (a rejection is judged by the counting rules;
+   * an abort is not recorded) and returns `fn`'s result.
+   */
+  async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
+    if (typeof fn !== 'function') throw typeError('invalid_type', 'fn', 'must be a function');
+    const signal = options?.signal;
+    if (signal?.aborted) throw signal.reason;
+    const start = performance.now();
+    const permit = this.#n.tryAcquire(start);
+    if (this.#hook !== null) this.#fire();
+    if (permit < 0) {
+      throw new CircuitOpenError(`the circuit breaker is ${this.#n.lastRefusedState}`, this.#n.lastRetryAfter, this.#n.lastRefusedState);
+    }
+    let result: T;
+    try {
+      const r: any = fn({ signal });
+      result = r != null && typeof r.then === 'function' ? await r : r;
+    } catch (err) {
+      const end = performance.now();
+      if (signal?.aborted) {
+        this.#n.release(permit, end);
+      } else {
+        const a = failureArgs(err);
+        this.#n.recordFailure(permit, end - start, end, a[0], a[1], a[2], a[6]);
+      }
+      if (this.#hook !== null) this.#fire();
+      throw err;
+    }
+    const end = performance.now();
+    this.#n.record(permit, 0, end - start, end);
+    if (this.#hook !== null) this.#fire();
+    return result;
+  }
+
+  /** Window totals: `{state, calls, failures, slow, failureRate, slowRate, rejections, transitions}`. */
+  metrics(): { state: string; calls: number; failures: number; slow: number; failureRate: number; slowRate: number; rejections: number; transitions: number } {
+    return this.#n.totals();
+  }
+
+  /** Milliseconds until a call could be admitted (0: now; `Infinity`: not by waiting). */
+  remainingOpen(now?: number): number {
+    return this.#n.remainingOpen(timeArg(now));
+  }
+
+  /** Moves to `state` by hand (resilience4j's `transitionTo…State`). */
+  transitionTo(state: string, now?: number): Transition {
+    const t = this.#n.transitionTo(str(state, 'state'), timeArg(now));
+    if (this.#hook !== null) this.#fire();
+    return t;
+  }
+
+  /** Returns to closed with an empty window. */
+  reset(now?: number): Transition | null {
+    const t = this.#n.reset(timeArg(now));
+    if (this.#hook !== null) this.#fire();
+    return t;
+  }
+
+  /** Captures the state for storage or sharing (remaining durations, wall clock `wallNowMs`). */
+  snapshot(now?: number, wallNowMs?: number): object {
+    return JSON.parse(this.#n.snapshot(timeArg(now), wallArg(wallNowMs)));
+  }
+
+  /** Replaces the state with a snapshot's, less the wall time it spent stored. */
+  restore(snapshot: object | string, now?: number, wallNowMs?: number): void {
+    this.#n.restore(typeof snapshot === 'string' ? snapshot : documentText(snapshot, 'snapshot'), timeArg(now), wallArg(wallNowMs));
+  }
+
+  /** The breaker's settings as a breaker object of a policy document. */
+  toJSON(): object {
+    return JSON.parse(this.#n.configJson());
+  }
+}
+
+const kNative = Symbol('retrycore.native');
+
+/** Typed breaker options: the document's breaker keys in camelCase (see docs/policy.md). */
+export interface BreakerOptions {
+  kind?: 'count_based' | 'time_based' | 'consecutive';
+  name?: string;
+  failureRateThreshold?: number;
+  slowCallRateThreshold?: number;
+  slowCallDurationThreshold?: number | string;
+  minimumNumberOfCalls?: number;
+  slidingWindowSize?: number;
+  waitDurationInOpenState?: number | string;
+  waitMultiplier?: number;
+  maxWaitDurationInOpenState?: number | string;
+  permittedNumberOfCallsInHalfOpenState?: number;
+  maxWaitDurationInHalfOpenState?: number | string;
+  failureThreshold?: number;
+  initialState?: string;
+  count?: object[];
+  onStateChange?: (t: Transition) => void;
+  [key: string]: unknown;
+}
+
+// ---------------------------------------------------------------- budgets
+
+function categoryId(c: unknown): number {
+  if (c === undefined) return CATEGORY_IDS.get('server_error')!;
+  const id = typeof c === 'string' ? CATEGORY_IDS.get(c) : undefined;
+  if (id === undefined) throw rangeError('invalid_value', 'category', `not a category: ${typeof c === 'string' ? JSON.stringify(c) : describe(c)}`);
+  return id;
+}
+
+/** A budget refusal. */
+export interface Refusal {
+  /** The budget's name. */
+  budget: string;
+  /** Why: `insufficient_tokens`, `below_threshold`, `ratio_exceeded`, `too_many_retries_in_flight`, `throttled`. */
+  reason: string;
+}
+
+/** Typed budget options: the document's budget keys in camelCase, e.g. `{ kind: 'token_bucket', capacity: 500 }`. */
+export interface BudgetOptions {
+  kind: 'token_bucket' | 'grpc' | 'ratio' | 'concurrency' | 'adaptive' | string;
+  name?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * A retry budget (`token_bucket`, `grpc`, `ratio`, `concurrency`,
+ * `adaptive`): create one per downstream and share it among policies.
+ */
+export class Budget {
+  #n: any;
+
+  /** Creates a budget from typed options (camelCase keys; durations in ms or as strings). */
+  constructor(options: BudgetOptions) {
+    if ((options as any)?.[kNative]) {
+      this.#n = (options as any)[kNative];
+      return;
+    }
+    const o = optionsObject(options, 'Budget');
+    const text = JSON.stringify(jsonValue(o, 'options', '', 0, new Set(), 'out_of_range'));
+    this.#n = withCamelFields(() => new N.NativeBudget(text, true));
+  }
+
+  /** Creates a budget from a budget object of a policy document. */
+  static fromJSON(doc: object | string): Budget {
+    return new Budget({ [kNative]: new N.NativeBudget(documentText(doc, 'budget'), false) } as any);
+  }
+
+  /** @internal */
+  static _wrap(native: any): Budget {
+    return new Budget({ [kNative]: native } as any);
+  }
+
+  /** @internal */
+  get _native(): any {
+    return this.#n;
+  }
+
+  /** The budget's name (refusals and metrics carry it). */
+  get name(): string {
+    return this.#n.name;
+  }
+
+  /** The budget's kind. */
+  get kind(): string {
+    return this.#n.kind;
+  }
+
+  /** A logical operation starts (a ratio budget's deposit; a call in flight). */
+  start(now?: number): void {
+    this.#n.start(timeArg(now));
+  }
+
+  /** A logical operation ends (`holdsSlot`: it held a concurrency retry slot). */
+  end(holdsSlot = false): void {
+    this.#n.end(holdsSlot === true);
+  }
+
+  /** Checks a retry after a failure of `category` without changing anything: null, or the refusal. */
+  check(category = 'server_error', now?: number, options: { refused?: boolean; holdsSlot?: boolean } = {}): Refusal | null {
+    return this.#n.check(timeArg(now), categoryId(category), options.refused === true, options.holdsSlot === true);
+  }
+
+  /** Takes what a retry costs (after `check` allowed it): `{cost, slot}`. */
+  withdraw(category = 'server_error', now?: number, options: { refused?: boolean; holdsSlot?: boolean } = {}): { cost: number | null; slot: boolean } {
+    return this.#n.withdraw(timeArg(now), categoryId(category), options.refused === true, options.holdsSlot === true);
+  }
+
+  /** Checks and withdraws in one step (the hot path): true when the retry may go. */
+  tryWithdraw(category: string = 'server_error', now?: number): boolean {
+    return this.#n.tryWithdraw(timeArg(now), categoryId(category)) >= 0;
+  }
+
+  /** Records a failed attempt. */
+  recordFailure(
+    category = 'server_error',
+    now?: number,
+    facts: { counts?: boolean; reachedBackend?: boolean; declinedPushback?: boolean; refused?: boolean } = {},
+  ): void {
+    this.#n.onFailure(timeArg(now), categoryId(category), facts.counts ?? true, facts.reachedBackend ?? true, facts.declinedPushback === true, facts.refused === true);
+  }
+
+  /** Records a successful attempt (`cost`: what the retry that led to it took). */
+  recordSuccess(now?: number, cost?: number): void {
+    this.#n.onSuccess(timeArg(now), cost === undefined || cost === null ? undefined : num(cost, 'cost'));
+  }
+
+  /** The adaptive throttle's check before an attempt, with the draw `r` in [0, 1]: null, or the refusal. */
+  beforeAttempt(r: number, now?: number): Refusal | null {
+    return this.#n.beforeAttempt(timeArg(now), num(r, 'r'));
+  }
+
+  /** The level: `{tokens}` (token bucket, grpc), `{requests, retries}` (ratio), `{calls, retries}` (concurrency), `{requests, accepts}` (adaptive). */
+  level(now?: number): Record<string, number> {
+    return this.#n.level(timeArg(now));
+  }
+
+  /** Refusals and withdrawals so far. */
+  stats(): { refusals: number; withdrawals: number } {
+    return this.#n.stats();
+  }
+
+  /** The budget's settings as a budget object of a policy document. */
+  toJSON(): object {
+    return JSON.parse(this.#n.configJson());
+  }
+}
+
+// ---------------------------------------------------------------- policies and sessions
+
+/** What `beforeAttempt` answers. */
+export type Gate =
+  | { action: 'proceed'; attempt: number; maxAttempts: number; timeout: number | null }
+  | { action: 'reject'; reason: string; retryAfter: number | null; budget: string | null };
+
+/** What `onFailure` answers. */
+export type Decision =
+  | { action: 'retry'; retry: number; attempt: number; delay: number; backoff: number; serverDelay: number | null; capped: boolean; category: string }
+  | { action: 'give_up'; reason: string; category: string; exhausted: boolean; attempts: number; budget: string | null; budgetReason: string | null };
+
+/** Options of a session. */
+export interface SessionOptions {
+  /** The idempotency key for every attempt (e.g. from `deriveKey`); default: a minted UUIDv4. */
+  key?: string;
+  /** The session's own random stream (tests). */
+  seed?: bigint | number | string;
+  /** Replays these draws instead of a generator (tests, anchors' vectors). */
+  draws?: number[];
+  /** The caller declares the operation idempotent. */
+  idempotent?: boolean;
+  /** The caller sends the key to a server that deduplicates on it. */
+  idempotencyKeySent?: boolean;
+  /** The HTTP method. */
+  method?: string;
+}
+
+const SESSION_KEYS = ['key', 'seed', 'draws', 'idempotent', 'idempotencyKeySent', 'method'] as const;
+
+const sessionRegistry: FinalizationRegistry<{ n: any; id: number }> | null =
+  typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(({ n, id }) => n.free(id)) : null;
+
+/**
+ * One logical operation, driven by hand: `beforeAttempt()` before every
+ * call, then `onFailure(err)` or `onSuccess()`. It answers with decisions and
+ * never sleeps: the caller waits the returned delay. (`execute` does all of
+ * this for you.)
+ */
+export class Session {
+  #n: any;
+  #id: number;
+  #policy: RetryPolicy;
+
+  /** @internal */
+  constructor(policy: RetryPolicy, native: any, id: number) {
+    this.#policy = policy;
+    this.#n = native;
+    this.#id = id;
+    sessionRegistry?.register(this, { n: native, id }, this);
+  }
+
+  /** The idempotency key every attempt carries. */
+  get key(): string {
+    return this.#n.key(this.#id);
+  }
+
+  /** Attempts made, whether it is done, the give-up reason, whether the key was minted. */
+  status(): { attempts: number; done: boolean; reason: string | null; keyMinted: boolean } {
+    return this.#n.status(this.#id);
+  }
+
+  /** Gates the next attempt (the first included): takes a breaker permit, consults the throttle. */
+  beforeAttempt(now?: number): Gate {
+    const t = timeArg(now);
+    this.#n.before(this.#id, t);
+    const g = this.#n.gate(this.#id);
+    this.#policy._afterStep(this.#n, this.#id);
+    return g;
+  }
+
+  /** Answers a failed attempt (an error, a `Response` or a {@link Failure}): retry after a delay, or give up. */
+  onFailure(failure: unknown, now?: number): Decision {
+    const t = timeArg(now);
+    const a = failureArgs(failure);
+    this.#n.fail(this.#id, t, ...a);
+    const d = this.#n.decision(this.#id);
+    this.#policy._afterStep(this.#n, this.#id);
+    return d;
+  }
+
+  /** Records a successful attempt and finishes the session. */
+  onSuccess(now?: number, elapsed?: number): void {
+    this.#n.succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
+    this.#policy._afterStep(this.#n, this.#id);
+  }
+
+  /** Ends the session as cancelled (releases its permit and slots). */
+  cancel(now?: number): void {
+    this.#n.cancel(this.#id, timeArg(now));
+    this.#policy._afterStep(this.#n, this.#id);
+  }
+
+  /** Gives back what the session holds without counting anything, and frees it. */
+  release(): void {
+    this.#n.release(this.#id);
+    this.#n.free(this.#id);
+    sessionRegistry?.unregister(this);
+  }
+}
+
+/** Information a hook receives. */
+export interface HookInfo {
+  /** The coming attempt (onRetry) or the attempts made (onGiveUp). */
+  attempt: number;
+  /** The retry number (onRetry), or null. */
+  retry: number | null;
+  /** The delay before the coming attempt (ms), or null. */
+  delay: number | null;
+  /** The failure's category. */
+  category: string;
+  /** The give-up reason (onGiveUp), or null. */
+  reason: string | null;
+  /** What failed: the error or the `Response`. */
+  error: unknown;
+  /** The idempotency key. */
+  key: string;
+}
+
+/** Typed policy options: the policy document's keys in camelCase (see docs/js.md), plus hooks and shared objects. */
+export interface PolicyOptions {
+  maxAttempts?: number;
+  deadline?: number | string;
+  attemptTimeout?: number | string;
+  backoff?: 'constant' | 'linear' | 'exponential' | 'decorrelated' | string;
+  initial?: number | string;
+  maxDelay?: number | string;
+  multiplier?: number;
+  increment?: number | string;
+  minDelay?: number | string;
+  jitter?: string | number | { kind: string; factor?: number; amount?: number | string };
+  classification?: { defaults?: boolean; rules?: object[] };
+  idempotent?: boolean;
+  honorRetryAfter?: boolean;
+  maxRetryAfter?: number | string;
+  capRetryAfter?: boolean;
+  seed?: bigint | number | string;
+  name?: string;
+  purpose?: 'default' | 'compensation';
+  profile?: string;
+  breaker?: BreakerOptions | CircuitBreaker;
+  budget?: BudgetOptions | Budget;
+  budgets?: Array<BudgetOptions | Budget>;
+  onRetry?: (info: HookInfo) => void;
+  onGiveUp?: (info: HookInfo) => void;
+  onStateChange?: (t: Transition) => void;
+  [key: string]: unknown;
+}
+
+/** Options of `execute`. */
+export interface ExecuteOptions {
+  /** Stops retrying (and the current wait) when aborted; `execute` rejects with its reason. */
+  signal?: AbortSignal;
+  /** The caller declares the operation idempotent. */
+  idempotent?: boolean;
+  /** The caller sends the key to a server that deduplicates on it. */
+  idempotencyKeySent?: boolean;
+  /** The HTTP method of the call. */
+  method?: string;
+  /** The idempotency key for every attempt (default: a minted UUIDv4). */
+  key?: string;
+}
+
+/** What `execute` passes to the function on every attempt. */
+export interface AttemptContext {
+  /** The number of this call (1 = first). */
+  attempt: number;
+  /** The idempotency key every attempt carries. */
+  key: string;
+  /** Aborted when the caller aborts or the attempt's timeout passes. */
+  signal: AbortSignal | undefined;
+}
+
+const EXECUTE_KEYS = ['signal', 'idempotent', 'idempotencyKeySent', 'method', 'key'] as const;
+const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
+
+class Context implements AttemptContext {
+  attempt: number;
+  signal: AbortSignal | undefined;
+  #n: any;
+  #id: number;
+  #key: string | undefined;
+  constructor(n: any, id: number, key: string | undefined, signal: AbortSignal | undefined) {
+    this.attempt = 1;
+    this.#n = n;
+    this.#id = id;
+    this.#key = key;
+    this.signal = signal;
+  }
+  get key(): string {
+    if (this.#key === undefined) this.#key = this.#n.key(this.#id);
+    return this.#key!;
+  }
+  /** @internal Reads the key before the session is freed. */
+  _settle(): void {
+    if (this.#key === undefined) {
+      try {
+        this.#key = this.#n.key(this.#id);
+      } catch {
+        // finish() already freed it: a successful session's key was never asked for.
+      }
+    }
+  }
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? (typeof DOMException !== 'undefined' ? new DOMException('This operation was aborted', 'AbortError') : new Error('aborted'));
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal === undefined) {
+      setTimeout(resolve, ms);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(abortReason(signal));
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Races `p` against `signal`: rejects with the abort reason as soon as it aborts. */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** An attempt's own signal: aborts with the caller's reason, or with a `TimeoutError` after `timeout` ms. */
+function attemptSignal(outer: AbortSignal | undefined, timeout: number): { signal: AbortSignal; done: () => void } {
+  const c = new AbortController();
+  const onOuter = () => c.abort(abortReason(outer!));
+  if (outer) {
+    if (outer.aborted) c.abort(abortReason(outer));
+    else outer.addEventListener('abort', onOuter, { once: true });
+  }
+  const t = setTimeout(() => {
+    c.abort(typeof DOMException !== 'undefined' ? new DOMException(`the attempt timed out after ${timeout} ms`, 'TimeoutError') : new Error('timeout'));
+  }, timeout);
+  return {
+    signal: c.signal,
+    done: () => {
+      clearTimeout(t);
+      outer?.removeEventListener('abort', onOuter);
+    },
+  };
+}
+
+/**
+ * A retry policy: settings (the policy document) plus the generator,
+ * breaker, budgets and counters its sessions share.
+ */
+export class RetryPolicy {
+  #n: any;
+  #hasTimeouts: boolean;
+  /** Called before each sleep with the decided delay. */
+  onRetry: ((info: HookInfo) => void) | null = null;
+  /** Called when an operation gives up. */
+  onGiveUp: ((info: HookInfo) => void) | null = null;
+  /** Called with every transition of the policy's breaker that this policy's calls cause. */
+  onStateChange: ((t: Transition) => void) | null = null;
+
+  /**
+   * Creates a policy from typed options: the document's keys in camelCase
+   * (`maxAttempts`, `maxDelay`, …), durations as numbers of milliseconds or
+   * duration strings; unknown keys throw a `TypeError` with code
+   * `unknown_key`. `breaker` and `budget(s)` may be shared `CircuitBreaker`
+   * / `Budget` objects; `onRetry`, `onGiveUp`, `onStateChange` are hooks.
+   */
+  constructor(options: PolicyOptions = {}) {
+    if ((options as any)?.[kNative]) {
+      this.#n = (options as any)[kNative];
+      this.#hasTimeouts = this.#n.hasTimeouts();
+      return;
+    }
+    const o: Record<string, unknown> = { ...optionsObject(options, 'RetryPolicy') };
+    const hooks: Record<string, unknown> = {};
+    for (const h of HOOKS) {
+      if (h in o) {
+        hooks[h] = o[h];
+        delete o[h];
+      }
+    }
+    let sharedBreaker: CircuitBreaker | null = null;
+    if (o.breaker instanceof CircuitBreaker) {
+      sharedBreaker = o.breaker;
+      o.breaker = {};
+    }
+    const sharedBudgets: Array<[number, Budget]> = [];
+    const budgetList = o.budgets !== undefined ? 'budgets' : o.budget !== undefined ? 'budget' : null;
+    if (budgetList === 'budget' && o.budget instanceof Budget) {
+      sharedBudgets.push([0, o.budget]);
+      o.budget = { kind: o.budget.kind };
+    } else if (budgetList === 'budgets' && Array.isArray(o.budgets)) {
+      o.budgets = (o.budgets as unknown[]).map((b, i) => {
+        if (b instanceof Budget) {
+          sharedBudgets.push([i, b]);
+          return { kind: b.kind, name: b.name };
+        }
+        return b;
+      });
+    }
+    const text = JSON.stringify(jsonValue(o, 'options', '', 0, new Set(), 'out_of_range'));
+    let n = withCamelFields(() => N.NativePolicy.fromOptions(text, undefined));
+    if (sharedBreaker) n = n.shareBreaker(sharedBreaker._native);
+    for (const [i, b] of sharedBudgets) n = n.shareBudget(i, b._native);
+    this.#n = n;
+    this.#hasTimeouts = n.hasTimeouts();
+    for (const h of HOOKS) if (hooks[h] !== undefined) this.#setHook(h, hooks[h]);
+  }
+
+  #setHook(name: (typeof HOOKS)[number], f: unknown): void {
+    if (f !== null && typeof f !== 'function') throw typeError('invalid_type', name, 'must be a function');
+    (this as any)[name] = f;
+  }
+
+  /**
+   * Creates a policy from a policy document: JSON text or an object with the
+   * document's snake_case keys and duration strings (`"250ms"`), the same
+   * document every runtime reads.
+   */
+  static fromJSON(document: string | object): RetryPolicy {
+    return new RetryPolicy({ [kNative]: N.NativePolicy.fromJson(documentText(document, 'policy'), undefined) } as any);
+  }
+
+  /** The normalized policy document (every setting spelled out). */
+  toJSON(): Record<string, unknown> {
+    return JSON.parse(this.#n.toJson());
+  }
+
+  /** The normalized policy document as JSON text. */
+  toJSONText(): string {
+    return this.#n.toJson();
+  }
+
+  /** Low / mid / high delays (ms) per retry, and the cumulative worst case. */
+  schedule(): {
+    rows: Array<{ retry: number; attempt: number; low: number; mid: number; high: number; cumulativeHigh: number }>;
+    worstCase: number;
+    maxAttempts: number;
+    deadline: number | null;
+  } {
+    return this.#n.schedule();
+  }
+
+  /** The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1]; `prev` is decorrelated's previous delay. */
+  delay(retry: number, r: number, prev?: number): number {
+    return this.#n.delay(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
+  }
+
+  /** The delays (ms) of retries 1..count drawn from a generator seeded with `seed`. */
+  sampleDelays(seed: bigint | number | string, count: number): number[] {
+    if (!(Number.isInteger(num(count, 'count')) && count >= 0 && count <= 0xffffffff)) throw rangeError('out_of_range', 'count', `must be a non-negative integer, got ${count}`);
+    return this.#n.sampleDelays(u64Text(seed, 'seed'), count);
+  }
+
+  /** The delays (ms) of retries 1..draws.length with the given draws (each in [0, 1]). */
+  replayDelays(draws: number[]): number[] {
+    if (!Array.isArray(draws)) throw typeError('invalid_type', 'draws', 'must be an array of numbers');
+    return this.#n.replayDelays(draws.map((d, i) => num(d, `draws[${i}]`)));
+  }
+
+  /** Classifies a failure with this policy's rules (see {@link classify}). */
+  classify(failure: number | unknown, options?: FailureContext): Verdict {
+    if (typeof failure === 'number' && options === undefined) return unpackVerdict(this.#n.classifyStatus(failure, 0));
+    return classifyWith(this.#n, failure, options);
+  }
+
+  /** A policy for tests: at most `attempts` calls, every delay capped at `maxDelay` ms (0: no waiting). Shares breaker and budgets. */
+  testing(attempts: number, maxDelay = 0): RetryPolicy {
+    const p = new RetryPolicy({ [kNative]: this.#n.testing(num(attempts, 'attempts'), num(maxDelay, 'maxDelay')) } as any);
+    p.onRetry = this.onRetry;
+    p.onGiveUp = this.onGiveUp;
+    p.onStateChange = this.onStateChange;
+    return p;
+  }
+
+  /** The counters of all sessions, with the seeds' metric names (`retry_attempts_total`, …). */
+  counters(): Record<string, unknown> {
+    return this.#n.counters();
+  }
+
+  /** The breaker this policy's sessions share, or null. */
+  get breaker(): CircuitBreaker | null {
+    const b = this.#n.breaker();
+    return b ? CircuitBreaker._wrap(b) : null;
+  }
+
+  /** The budgets this policy's sessions share. */
+  get budgets(): Budget[] {
+    const out: Budget[] = [];
+    for (let i = 0; i < this.#n.budgetCount(); i++) out.push(Budget._wrap(this.#n.budget(i)));
+    return out;
+  }
+
+  /** Lints this policy (see {@link lint}). */
+  lint(service?: object | string): Finding[] {
+    return lint(this, service);
+  }
+
+  /** Starts one logical operation driven by hand. */
+  session(options: SessionOptions = {}): Session {
+    const o = optionsObject(options, 'session');
+    checkKeys(o, SESSION_KEYS, 'a session');
+    let draws: number[] | undefined;
+    if (o.draws !== undefined) {
+      if (!Array.isArray(o.draws)) throw typeError('invalid_type', 'draws', 'must be an array of numbers');
+      draws = o.draws.map((d, i) => num(d, `draws[${i}]`));
+    }
+    const id = this.#n.begin(
+      optStr(o.key, 'key'),
+      o.seed === undefined || o.seed === null ? undefined : u64Text(o.seed, 'seed'),
+      optBool(o.idempotent, 'idempotent'),
+      optBool(o.idempotencyKeySent, 'idempotencyKeySent'),
+      optStr(o.method, 'method'),
+      draws,
+    );
+    return new Session(this, this.#n, id);
+  }
+
+  /** @internal Fires onStateChange for the transitions a session step caused. */
+  _afterStep(n: any, id: number): void {
+    const h = this.onStateChange;
+    if (h !== null) for (const t of n.transitions(id)) h(t);
+  }
+
+  /**
+   * Runs `fn` under the policy: awaits it, and after a failure asks the core
+   * whether and when to retry, sleeps with a timer (none at all when the
+   * delay is 0) and calls again with the same idempotency key. `fn` gets
+   * `{ attempt, key, signal }`; it may throw, or return a fetch `Response`
+   * (a non-ok one is classified by its status and `Retry-After`). Rejects
+   * with `RetryError` on give-up (`.reason`, `.attempts`, `.cause`), with
+   * `CircuitOpenError` / `BudgetExhaustedError` when the first attempt is
+   * refused, and with the abort reason when `signal` aborts.
+   */
+  async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
+    if (typeof fn !== 'function') throw typeError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
+    const n = this.#n;
+    let signal: AbortSignal | undefined;
+    let key: string | undefined;
+    let idempotent: boolean | undefined;
+    let keySent: boolean | undefined;
+    let method: string | undefined;
+    if (options !== undefined) {
+      const o = optionsObject(options, 'execute');
+      checkKeys(o, EXECUTE_KEYS, 'execute');
+      signal = o.signal as AbortSignal | undefined;
+      if (signal !== undefined && (typeof signal !== 'object' || typeof (signal as any).aborted !== 'boolean')) {
+        throw typeError('invalid_type', 'signal', 'must be an AbortSignal');
+      }
+      key = optStr(o.key, 'key');
+      idempotent = optBool(o.idempotent, 'idempotent');
+      keySent = optBool(o.idempotencyKeySent, 'idempotencyKeySent');
+      method = optStr(o.method, 'method');
+      if (signal?.aborted) throw abortReason(signal);
+    }
+    const hooked = this.onStateChange !== null;
+    let id = n.start(-1, key, idempotent, keySent, method);
+    if (id < 0) {
+      id = -id - 1;
+      try {
+        const g = n.gate(id);
+        if (hooked) this._afterStep(n, id);
+        if (g.reason === 'breaker_open') {
+          throw new CircuitOpenError('the circuit breaker refused the call', g.retryAfter ?? Infinity, this.#n.breaker()?.state ?? 'open');
+        }
+        throw new BudgetExhaustedError(`the retry budget ${g.budget ?? ''} refused the call`.replace('  ', ' '), g.budget, g.reason, g.retryAfter);
+      } finally {
+        n.free(id);
+      }
+    }
+    const ctx = new Context(n, id, key, signal);
+    try {
+      for (;;) {
+        let result: any;
+        let failed = false;
+        let failure: unknown;
+        let attempt: { signal: AbortSignal; done: () => void } | null = null;
+        try {
+          if (this.#hasTimeouts) {
+            const g = n.gate(id);
+            if (g.timeout !== null) {
+              attempt = attemptSignal(signal, g.timeout);
+              ctx.signal = attempt.signal;
+            }
+          }
+          const r: any = fn(ctx);
+          if (r != null && typeof r.then === 'function') {
+            const s = ctx.signal;
+            result = s !== undefined ? await raceAbort(r as Promise<T>, s) : await r;
+          } else {
+            result = r;
+          }
+          if (result !== null && typeof result === 'object' && isResponse(result) && !result.ok) {
+            failed = true;
+            failure = result;
+          }
+        } catch (err) {
+          failed = true;
+          failure = err;
+        } finally {
+          if (attempt !== null) {
+            attempt.done();
+            ctx.signal = signal;
+          }
+        }
+        if (signal?.aborted) {
+          n.cancel(id, -1);
+          if (hooked) this._afterStep(n, id);
+          throw abortReason(signal);
+        }
+        if (!failed) {
+          if (fn.length > 0) ctx._settle();
+          if (hooked) {
+            n.succeed(id, -1, undefined);
+            this._afterStep(n, id);
+          } else {
+            n.finish(id, -1);
+          }
+          id = -1;
+          return result as T;
+        }
+        const a = failureArgs(failure, { method, idempotent, idempotencyKeySent: keySent });
+        const delay: number = n.fail(id, -1, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+        if (hooked) this._afterStep(n, id);
+        if (delay < 0) {
+          const d = n.decision(id);
+          if (isResponse(failure) && (d.reason === 'not_retryable' || d.reason === 'server_declined')) {
+            // A response nothing would retry (404, 400, …) is the caller's answer.
+            return failure as T;
+          }
+          if (d.reason === 'cancelled') throw failure;
+          const info: HookInfo = { attempt: d.attempts, retry: null, delay: null, category: d.category, reason: d.reason, error: failure, key: ctx.key };
+          this.onGiveUp?.(info);
+          throw new RetryError(`gave up after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}: ${d.reason} (${d.category})`, {
+            reason: d.reason,
+            attempts: d.attempts,
+            category: d.category,
+            exhausted: d.exhausted,
+            budget: d.budget,
+            key: ctx.key,
+            cause: failure,
+          });
+        }
+        if (this.onRetry !== null) {
+          const d = n.decision(id);
+          this.onRetry({ attempt: d.attempt, retry: d.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
+        }
+        if (delay > 0) {
+          try {
+            await sleep(delay, signal);
+          } catch (e) {
+            n.cancel(id, -1);
+            if (hooked) this._afterStep(n, id);
+            throw e;
+          }
+        }
+        if (signal?.aborted) {
+          n.cancel(id, -1);
+          throw abortReason(signal);
+        }
+        const attemptNo = n.before(id, -1);
+        if (hooked) this._afterStep(n, id);
+        if (attemptNo === 0) {
+          const g = n.gate(id);
+          const info: HookInfo = { attempt: ctx.attempt, retry: null, delay: null, category: 'unknown', reason: g.reason, error: failure, key: ctx.key };
+          this.onGiveUp?.(info);
+          throw new RetryError(`gave up after ${ctx.attempt} attempt${ctx.attempt === 1 ? '' : 's'}: ${g.reason}`, {
+            reason: g.reason,
+            attempts: ctx.attempt,
+            category: g.reason === 'breaker_open' ? 'open_breaker' : 'unknown',
+            exhausted: true,
+            budget: g.budget,
+            key: ctx.key,
+            cause: failure,
+          });
+        }
+        ctx.attempt = attemptNo;
+      }
+    } finally {
+      // A function that takes the context may read ctx.key after the session ends.
+      if (fn.length > 0) ctx._settle();
+      if (id >= 0) n.free(id);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- idempotency
+
+/** The longest key by default: 255 characters. */
+export const DEFAULT_MAX_KEY_LENGTH = 255;
+
+/** Checks a key (1–255 visible ASCII characters by default); throws `IdempotencyError` (`invalid_key`) saying what is wrong. */
+export function validateKey(key: string, maxLength: number = DEFAULT_MAX_KEY_LENGTH): true {
+  return N.validateKey(str(key, 'key'), num(maxLength, 'maxLength'));
+}
+
+/** Joins business id, operation and version into a key: `deriveKey('order-1001', 'charge', 'v1')` → `"order-1001:charge:v1"`. */
+export function deriveKey(...parts: string[]): string {
+  const list = parts.length === 1 && Array.isArray(parts[0]) ? (parts[0] as unknown as string[]) : parts;
+  return N.deriveKey(list.map((p, i) => str(p, `parts[${i}]`)));
+}
+
+/** Scopes a key to a tenant: `len(tenant) ":" tenant ":" key`. */
+export function scopedKey(tenant: string, key: string): string {
+  return N.scopedKey(str(tenant, 'tenant'), str(key, 'key'));
+}
+
+/** Keeps a short key, maps a longer one to `"sha256:" + hex` that fits `maxLength` (≥ 39). */
+export function storageKey(key: string, maxLength: number): string {
+  return N.storageKey(str(key, 'key'), num(maxLength, 'maxLength'));
+}
+
+/** Mints a UUIDv4 key from the operating system's entropy. */
+export function mintKey(): string {
+  return N.mintKey(undefined);
+}
+
+/** @internal Mints a key from 32 hex digits of entropy (vectors). */
+export function _mintKeyFrom(entropyHex: string): string {
+  return N.mintKey(str(entropyHex, 'entropyHex'));
+}
+
+/** Writes an `Idempotency-Key` header value (an RFC 8941 sf-string). */
+export function formatIdempotencyHeader(key: string): string {
+  return N.formatHeader(str(key, 'key'));
+}
+
+/** Reads an `Idempotency-Key` header value; `{ token: true }` also accepts Stripe's bare token. */
+export function parseIdempotencyHeader(value: string, options: { token?: boolean } = {}): string {
+  return N.parseHeader(str(value, 'value'), optionsObject(options, 'parseIdempotencyHeader').token === true);
+}
+
+/** Writes a JSON value (or JSON text) in RFC 8785 canonical form. */
+export function canonicalJSON(value: unknown): string {
+  return N.canonicalize(jsonText(value));
+}
+
+/** Canonicalises JSON text (RFC 8785), read by the core's own parser (duplicate keys, lone surrogates and inexact integers are errors). */
+export function canonicalJSONText(text: string): string {
+  return N.canonicalize(str(text, 'text'));
+}
+
+/** @internal Writes a number as canonical JSON does. */
+export function _canonicalNumber(x: number): string {
+  return N.canonicalNumber(num(x, 'x'));
+}
+
+function jsonText(value: unknown): string {
+  checkJson(value, '', 0, new Set());
+  return JSON.stringify(value);
+}
+
+/** Checks that a value is plain JSON without copying it (see `jsonValue`). */
+function checkJson(value: unknown, path: string, depth: number, ancestors: Set<object>): void {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw rangeError('invalid_number', path, `number ${value} is not finite`);
+      return;
+    case 'object':
+      if (value === null) return;
+      break;
+    case 'bigint':
+      throw typeError('invalid_type', path, 'a BigInt is not JSON');
+    default:
+      throw typeError('invalid_type', path, `${describe(value)} is not JSON`);
+  }
+  if (depth >= INFO.maxJsonDepth) throw rangeError('too_deep', path || '/', `nesting deeper than ${INFO.maxJsonDepth}`);
+  if (ancestors.has(value)) throw typeError('invalid_type', path || '/', 'a cyclic structure is not JSON');
+  ancestors.add(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) checkJson(value[i], `${path}/${i}`, depth + 1, ancestors);
+  } else {
+    if (!isPlainObject(value)) throw typeError('invalid_type', path || '/', `${describe(value)} is not a plain object`);
+    for (const k in value) {
+      if (Object.prototype.hasOwnProperty.call(value, k)) checkJson((value as any)[k], `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1, ancestors);
+    }
+  }
+  ancestors.delete(value);
+}
+
+/** Options of {@link fingerprint}: `method` + `path`, or `operation`; `selected` JSON pointers narrow the body. */
+export interface FingerprintOptions {
+  method?: string;
+  path?: string;
+  operation?: string;
+  selected?: string[];
+}
+
+function fingerprintWith(bodyText: string, options: FingerprintOptions, canonical: boolean): string {
+  const o = optionsObject(options, 'fingerprint');
+  checkKeys(o, ['method', 'path', 'operation', 'selected'], 'fingerprint');
+  let selected: string[] | undefined;
+  if (o.selected !== undefined) {
+    if (!Array.isArray(o.selected)) throw typeError('invalid_type', 'selected', 'must be an array of JSON pointers');
+    selected = o.selected.map((p, i) => str(p, `selected[${i}]`));
+  }
+  if (o.operation !== undefined) {
+    if (o.method !== undefined || o.path !== undefined) throw typeError('invalid_value', 'operation', 'give operation, or method and path, not both');
+    return N.fingerprint(str(o.operation, 'operation'), undefined, bodyText, selected, canonical);
+  }
+  return N.fingerprint(str(o.method, 'method'), str(o.path, 'path'), bodyText, selected, canonical);
+}
+
+/**
+ * The request fingerprint: the lowercase hex SHA-256 of the RFC 8785
+ * canonical JSON of `{method, path, body}` (or `{operation, body}`). The body
+ * is plain JSON (objects, arrays, strings, finite numbers, booleans, null);
+ * anything else throws (`TypeError` for cycles, BigInt and non-plain values,
+ * `RangeError` for non-finite numbers and nesting deeper than 128).
+ */
+export function fingerprint(body: unknown, options: FingerprintOptions): string {
+  return fingerprintWith(jsonText(body), options, false);
+}
+
+/** The fingerprint of a body given as JSON text (read by the core's own parser). */
+export function fingerprintText(bodyText: string, options: FingerprintOptions): string {
+  return fingerprintWith(str(bodyText, 'bodyText'), options, false);
+}
+
+/** The canonical JSON a fingerprint hashes. */
+export function fingerprintCanonical(body: unknown, options: FingerprintOptions & { bodyText?: string }): string {
+  const { bodyText, ...rest } = optionsObject(options, 'fingerprint') as any;
+  return fingerprintWith(bodyText !== undefined ? str(bodyText, 'bodyText') : jsonText(body), rest, true);
+}
+
+/** Settings of idempotency records. */
+export interface RecordConfig {
+  /** How long a claim holds (ms; default 30 s). */
+  leaseMs?: number;
+  /** How long a completed record is kept (ms; default 24 h). */
+  retentionMs?: number;
+  /** Stripe's conventions (400 `idempotency_error` on mismatch). */
+  stripe?: boolean;
+  /** `by_category` (default), `replay` or `execute`. */
+  failureHandling?: 'by_category' | 'replay' | 'execute';
+  /** Failure categories that release the claim. */
+  releaseCategories?: string[];
+}
+
+function recordConfigArgs(c: RecordConfig | undefined): any[] {
+  const o = optionsObject(c, 'record config');
+  checkKeys(o, ['leaseMs', 'retentionMs', 'stripe', 'failureHandling', 'releaseCategories'], 'a record config');
+  let cats: string[] | undefined;
+  if (o.releaseCategories !== undefined) {
+    if (!Array.isArray(o.releaseCategories)) throw typeError('invalid_type', 'releaseCategories', 'must be an array of category names');
+    cats = o.releaseCategories.map((x, i) => str(x, `releaseCategories[${i}]`));
+  }
+  return [optNum(o.leaseMs, 'leaseMs'), optNum(o.retentionMs, 'retentionMs'), optBool(o.stripe, 'stripe'), optStr(o.failureHandling, 'failureHandling'), cats];
+}
+
+/** An idempotency record: a document with snake_case keys, the same in every runtime. */
+export type IdempotencyRecord = Record<string, unknown>;
+
+/** What an incoming request gets. */
+export interface RecordDecision {
+  /** `execute`, `mismatch`, `in_progress`, `replay` or `missing_key`. */
+  decision: string;
+  /** The HTTP answer to send instead of running (`{status, errorType, retryAfterS}`), or null. */
+  http: { status: number; errorType: string | null; retryAfterS: number | null } | null;
+  /** For `execute`: the `processing` record to store (compare-and-set on the previous fence). */
+  record?: IdempotencyRecord;
+  [key: string]: unknown;
+}
+
+/**
+ * Decides what an incoming request gets, from the stored record (or null),
+ * its key (null: a request without a key), its fingerprint and the wall clock.
+ */
+export function decideRecord(record: IdempotencyRecord | null, key: string | null, fingerprintHex: string, nowMs?: number, config?: RecordConfig): RecordDecision {
+  const r = record === null || record === undefined ? undefined : documentText(record, 'record');
+  return N.decideRecord(r, key === null || key === undefined ? undefined : str(key, 'key'), str(fingerprintHex, 'fingerprint'), wallArg(nowMs, 'nowMs'), ...recordConfigArgs(config));
+}
+
+/** How a request ended, to store in its record. */
+export interface RecordOutcome {
+  state: 'succeeded' | 'failed';
+  /** The failure's category (failed). */
+  category?: string;
+  /** The response to replay: `{status, headers: [[name, value]], body}`. */
+  response?: { status?: number; headers?: Array<[string, string]>; body?: unknown } | null;
+}
+
+/** Completes a claimed record (holding `fence`) with an outcome; returns the record to store. */
+export function completeRecord(record: IdempotencyRecord, fence: number, outcome: RecordOutcome, nowMs?: number, config?: RecordConfig): IdempotencyRecord {
+  return JSON.parse(N.completeRecord(documentText(record, 'record'), num(fence, 'fence'), documentText(outcome, 'outcome'), wallArg(nowMs, 'nowMs'), ...recordConfigArgs(config)));
+}
+
+/** Renews the holder's lease; returns the record to store. */
+export function renewLease(record: IdempotencyRecord, fence: number, nowMs?: number, config?: RecordConfig): IdempotencyRecord {
+  return JSON.parse(N.renewLease(documentText(record, 'record'), num(fence, 'fence'), wallArg(nowMs, 'nowMs'), ...recordConfigArgs(config)));
+}
+
+/** Writes Unix epoch milliseconds as RFC 3339 (`YYYY-MM-DDTHH:MM:SS.mmmZ`). */
+export function formatRfc3339(unixMs: number): string {
+  return N.formatRfc3339(num(unixMs, 'unixMs'));
+}
+
+/** Reads RFC 3339 text as Unix epoch milliseconds (rounded down). */
+export function parseRfc3339(text: string): number {
+  return N.parseRfc3339(str(text, 'text'));
+}
+
+/**
+ * A dead letter (seed 000 §10): an envelope with `msg_id`, the message,
+ * reason, error class and message, attempts, first and last failure time,
+ * trace id, source coordinates and `status`. Its JSON has snake_case keys,
+ * the same in every runtime.
+ */
+export class DeadLetter {
+  #doc: Record<string, unknown>;
+
+  private constructor(doc: Record<string, unknown>) {
+    this.#doc = doc;
+  }
+
+  /** Reads and validates a letter (JSON text or object). */
+  static fromJSON(letter: object | string): DeadLetter {
+    return new DeadLetter(JSON.parse(N.deadLetter(documentText(letter, 'letter'), [])));
+  }
+
+  /**
+   * Builds a letter from typed fields (camelCase: `msgId`, `message`,
+   * `reason`, `errorClass`, `errorMessage`, `attempts`, `firstFailureAt` and
+   * `lastFailureAt` as Unix ms or RFC 3339 text, `traceId`, `topic`,
+   * `partition`, `offset`, `targetIdempotent`).
+   */
+  static create(fields: Record<string, unknown>): DeadLetter {
+    const o = optionsObject(fields, 'DeadLetter');
+    const doc: Record<string, unknown> = {};
+    for (const k of Object.keys(o)) {
+      let v = o[k];
+      if ((k === 'firstFailureAt' || k === 'lastFailureAt') && typeof v === 'number') v = formatRfc3339(v);
+      if (k === 'error' && v instanceof Error) {
+        doc.error_class = v.name;
+        doc.error_message = v.message;
+        continue;
+      }
+      doc[k.includes('_') ? k : camelToSnake(k)] = v;
+    }
+    doc.status ??= 'pending';
+    return DeadLetter.fromJSON(doc);
+  }
+
+  #apply(op: string): this {
+    this.#doc = JSON.parse(N.deadLetter(JSON.stringify(this.#doc), [op]));
+    return this;
+  }
+
+  /** Marks the letter replayable (only if its target is idempotent). */
+  markReplayable(): this {
+    return this.#apply('mark_replayable');
+  }
+
+  /** Marks the letter replayed. */
+  markReplayed(): this {
+    return this.#apply('mark_replayed');
+  }
+
+  /** Discards the letter. */
+  discard(): this {
+    return this.#apply('discard');
+  }
+
+  /** The letter's status: `pending`, `replayed` or `discarded`. */
+  get status(): string {
+    return this.#doc.status as string;
+  }
+
+  /** The letter as a JSON object (snake_case keys). */
+  toJSON(): Record<string, unknown> {
+    return structuredClone(this.#doc);
+  }
+}

@@ -1,0 +1,528 @@
+'use strict';
+// Runs every file in tests/vectors/ through the public JS API (the same
+// semantics as core/tests/vectors/, the Rust runner). Durations in vectors
+// are integer nanoseconds; the API speaks milliseconds, so a result `ms` is
+// compared with an expected `ns` as `ms === ns / 1e6` (tests/vectors/README.md).
+// A kind this runner does not know fails.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const rc = require('./impl.cjs');
+
+const ROOT = path.join(__dirname, '..', 'vectors');
+
+function vectorFiles(dir) {
+  const out = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...vectorFiles(p));
+    else if (e.name.endsWith('.json')) out.push(p);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------ helpers
+
+/** An expected integer (a JSON number, or a decimal string past 2^53) as milliseconds. */
+function nsToMs(v) {
+  if (v === null || v === undefined) return v;
+  return Number(BigInt(v)) / 1e6;
+}
+
+/** Keys whose values are durations or monotonic times (ns in vectors, ms in the API). */
+const DURATION_KEYS = new Set(['timeout', 'retry_after', 'delay', 'backoff', 'server_delay', 'at', 'low', 'mid', 'high', 'cumulative_high', 'worst_case']);
+
+/** Compares only the keys the expectation gives; `null` means absent. */
+function subset(what, got, want, key) {
+  if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
+    for (const k of Object.keys(want)) subset(`${what}.${k}`, got == null ? undefined : got[k], want[k], k);
+    return;
+  }
+  if (DURATION_KEYS.has(key) && want !== null) {
+    assert.equal(got, nsToMs(want), `${what}: got ${got} ms, want ${want} ns`);
+    return;
+  }
+  if (want === null) {
+    assert.ok(got === null || got === undefined, `${what}: got ${JSON.stringify(got)}, want null`);
+    return;
+  }
+  if (typeof want === 'string' && typeof got === 'number' && /^[0-9]+$/.test(want)) {
+    assert.equal(BigInt(got), BigInt(want), `${what}`);
+    return;
+  }
+  assert.deepEqual(got, want, `${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+}
+
+const toSnake = (k) => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
+const toCamel = (k) => k.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+
+function snakeKeys(v) {
+  if (Array.isArray(v)) return v.map(snakeKeys);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [toSnake(k), snakeKeys(x)]));
+  return v;
+}
+
+/** Expects `f()` to throw an Error with the case's code (and field, when the case gives one). */
+function expectError(c, f) {
+  let got;
+  try {
+    got = f();
+  } catch (e) {
+    assert.ok(e instanceof Error, `threw a non-Error: ${e}`);
+    assert.equal(e.code, c.error, `error code (message: ${e.message})`);
+    if (c.error_field !== undefined) assert.equal(e.field, c.error_field, 'error field');
+    assert.ok(rc.isRetrycoreError(e), 'isRetrycoreError');
+    return;
+  }
+  assert.fail(`expected error ${c.error}, got ${JSON.stringify(got)}`);
+}
+
+/** Runs `f`; with an `error` case expects that error, else returns the value. */
+function outcome(c, f, check) {
+  if (c.error !== undefined) return expectError(c, f);
+  check(f());
+}
+
+function errorOf(f) {
+  try {
+    return { value: f() };
+  } catch (e) {
+    assert.ok(e instanceof Error, `threw a non-Error: ${e}`);
+    return { error: e.code };
+  }
+}
+
+/** A vector failure object (snake_case, ns) as an API Failure (camelCase, ms). */
+function failureOf(v = {}) {
+  const f = {};
+  if (v.status !== undefined) f.status = v.status;
+  if (v.grpc_code !== undefined && v.grpc_code !== null) f.grpcCode = v.grpc_code;
+  if (v.error_names !== undefined) f.errorNames = v.error_names;
+  if (v.method !== undefined) f.method = v.method;
+  if (v.idempotent !== undefined) f.idempotent = v.idempotent;
+  if (v.idempotency_key_sent !== undefined) f.idempotencyKeySent = v.idempotency_key_sent;
+  if (v.headers !== undefined) f.headers = v.headers;
+  if (v.elapsed !== undefined) f.elapsed = nsToMs(v.elapsed);
+  f.wallNowMs = v.wall_now_ms === undefined ? null : Number(v.wall_now_ms);
+  return f;
+}
+
+const policyOf = (doc) => rc.RetryPolicy.fromJSON(doc ?? {});
+const ms = (ns) => (ns === undefined || ns === null ? 0 : nsToMs(ns));
+
+// ------------------------------------------------------------ retry kinds
+
+const kinds = {
+  rng(c) {
+    const g = new rc.Rng(String(c.seed));
+    (c.u64 || []).forEach((w, i) => assert.equal(g.nextU64(), BigInt(w), `u64[${i}]`));
+    (c.f64 || []).forEach((w, i) => assert.ok(Object.is(g.nextFloat(), w), `f64[${i}]`));
+  },
+  duration(c) {
+    outcome(c, () => rc.parseDuration(c.text), (v) => assert.equal(v, nsToMs(c.expect)));
+  },
+  policy(c) {
+    const input = typeof c.text === 'string' ? c.text : c.document ?? {};
+    outcome(c, () => rc.RetryPolicy.fromJSON(input), (p) => {
+      const got = p.toJSON();
+      if (c.expect !== undefined) assert.deepEqual(got, c.expect);
+      assert.deepEqual(rc.RetryPolicy.fromJSON(got).toJSON(), got, 'round trip');
+    });
+  },
+  backoff(c) {
+    if (c.error !== undefined) {
+      return expectError(c, () => policyOf(c.policy).delay(Number(c.retry), c.r, c.prev === undefined ? undefined : nsToMs(c.prev)));
+    }
+    const p = policyOf(c.policy);
+    assert.equal(p.delay(Number(c.retry), c.r, c.prev === undefined ? undefined : nsToMs(c.prev)), nsToMs(c.expect));
+  },
+  delay_sequence(c) {
+    const got = policyOf(c.policy).sampleDelays(String(c.seed), c.expect.length);
+    assert.deepEqual(got, c.expect.map(nsToMs));
+  },
+  delay_replay(c) {
+    outcome(c, () => policyOf(c.policy).replayDelays(c.draws), (got) => assert.deepEqual(got, c.expect.map(nsToMs)));
+  },
+  schedule(c) {
+    const s = policyOf(c.policy).schedule();
+    assert.equal(s.rows.length, c.expect.rows.length, 'row count');
+    s.rows.forEach((r, i) => subset(`row ${i}`, snakeKeys(r), c.expect.rows[i]));
+    assert.equal(s.worstCase, nsToMs(c.expect.worst_case), 'worst_case');
+  },
+  classify(c) {
+    const f = failureOf(c.failure);
+    const v = c.policy ? policyOf(c.policy).classify(f) : rc.classify(f);
+    subset('verdict', snakeKeys(v), c.expect);
+    if (typeof c.failure.status === 'number' && Object.keys(c.failure).length === 1 && !c.policy) {
+      // The status fast path agrees with the general path.
+      const fast = rc.classify(c.failure.status);
+      for (const k of ['category', 'retry', 'safe', 'retryable']) assert.equal(fast[k], v[k], `fast path ${k}`);
+    }
+  },
+  retry_after(c) {
+    const a = rc.readServerAdvice(c.headers || [], c.wall_now_ms === undefined ? null : Number(c.wall_now_ms));
+    subset('advice', snakeKeys(a), c.expect);
+  },
+  http_date(c) {
+    assert.equal(rc.parseHttpDate(c.value, Number(c.wall_now_ms)), c.expect);
+  },
+  session(c) {
+    const doc = { ...(c.policy || {}) };
+    // The Rust runner creates the policy with entropy 0: the same generator as seed 0.
+    if (doc.seed === undefined) doc.seed = '0';
+    const policy = rc.RetryPolicy.fromJSON(doc);
+    const sessions = new Map();
+    c.steps.forEach((step, i) => {
+      const op = step.op;
+      const sid = step.s || 'main';
+      const now = ms(step.now);
+      const at = `step ${i} (${op})`;
+      if (op === 'start' || (!sessions.has(sid) && !['counters', 'breaker', 'budget'].includes(op))) {
+        const o = op === 'start' ? step : c.session || {};
+        const opts = { key: o.key ?? 'vector-key' };
+        if (o.seed !== undefined) opts.seed = String(o.seed);
+        if (o.idempotent !== undefined) opts.idempotent = o.idempotent;
+        if (o.idempotency_key_sent !== undefined) opts.idempotencyKeySent = o.idempotency_key_sent;
+        if (o.method !== undefined) opts.method = o.method;
+        if (o.draws !== undefined) opts.draws = o.draws;
+        sessions.set(sid, policy.session(opts));
+        if (op === 'start') return;
+      }
+      const s = sessions.get(sid);
+      let got;
+      switch (op) {
+        case 'before_attempt': {
+          const r = errorOf(() => s.beforeAttempt(now));
+          if (r.error) got = { error: r.error };
+          else if (r.value.action === 'proceed') got = { proceed: snakeKeys(r.value) };
+          else got = { reject: snakeKeys(r.value) };
+          break;
+        }
+        case 'failure': {
+          const r = errorOf(() => s.onFailure(failureOf(step.failure || {}), now));
+          if (r.error) got = { error: r.error };
+          else if (r.value.action === 'retry') got = { retry: snakeKeys(r.value) };
+          else got = { give_up: snakeKeys(r.value) };
+          break;
+        }
+        case 'success': {
+          const r = errorOf(() => s.onSuccess(now, step.elapsed === undefined ? undefined : nsToMs(step.elapsed)));
+          got = r.error ? { error: r.error } : { ok: true };
+          break;
+        }
+        case 'cancel':
+          s.cancel(now);
+          got = { ok: true };
+          break;
+        case 'drop':
+          s.release();
+          sessions.delete(sid);
+          got = { ok: true };
+          break;
+        case 'key':
+          got = s.key;
+          break;
+        case 'counters':
+          got = policy.counters();
+          break;
+        case 'breaker': {
+          const m = policy.breaker.metrics();
+          got = { state: m.state, calls: m.calls, failures: m.failures };
+          break;
+        }
+        case 'budget':
+          got = policy.budgets[step.index ?? 0].level(now);
+          break;
+        default:
+          assert.fail(`${at}: unknown op ${op}`);
+      }
+      if (step.expect !== undefined) subset(at, got, step.expect);
+    });
+  },
+  breaker(c) {
+    if (c.error !== undefined) return expectError(c, () => rc.CircuitBreaker.fromJSON(c.config || {}));
+    let b = rc.CircuitBreaker.fromJSON(c.config || {});
+    let seen = [];
+    const listen = (br) => {
+      br.onStateChange = (t) => seen.push(t);
+    };
+    listen(b);
+    // A core call reports at most one transition; `call` reports the outcome's, else the acquire's.
+    const take = () => {
+      const last = seen.length ? seen[seen.length - 1] : null;
+      seen = [];
+      return last;
+    };
+    const permits = [];
+    const snaps = new Map();
+    c.steps.forEach((step, i) => {
+      const now = ms(step.now);
+      const at = `step ${i} (${step.op})`;
+      let got;
+      switch (step.op) {
+        case 'acquire': {
+          const p = b.tryAcquire(now);
+          if (p >= 0) {
+            permits.push(p);
+            got = { permitted: true, trial: rc.CircuitBreaker.isTrialPermit(p), permit: permits.length - 1 };
+          } else {
+            got = { permitted: false, state: b.refusedState, retry_after: b.retryAfter === Infinity ? null : b.retryAfter };
+          }
+          got.transition = take();
+          break;
+        }
+        case 'result':
+        case 'release': {
+          const p = permits[step.permit];
+          assert.ok(p !== undefined, `${at}: permit index`);
+          if (step.op === 'result') b.record(p, step.outcome || 'success', ms(step.duration), now);
+          else b.release(p, now);
+          got = { transition: take() };
+          break;
+        }
+        case 'call': {
+          const p = b.tryAcquire(now);
+          if (p >= 0) {
+            b.record(p, step.outcome || 'success', ms(step.duration), now);
+            got = { permitted: true, transition: take() };
+          } else {
+            got = { permitted: false, state: b.refusedState, transition: take() };
+          }
+          break;
+        }
+        case 'state': {
+          const m = b.metrics();
+          got = { state: m.state, calls: m.calls, failures: m.failures, slow: m.slow };
+          break;
+        }
+        case 'transition_to': {
+          const r = errorOf(() => b.transitionTo(step.to, now));
+          seen = [];
+          got = r.error ? { error: r.error } : { transition: r.value };
+          break;
+        }
+        case 'reset':
+          got = { transition: b.reset(now) };
+          seen = [];
+          break;
+        case 'snapshot':
+          got = b.snapshot(now, Number(step.wall_now_ms ?? 0));
+          snaps.set(step.save_as || 's', got);
+          break;
+        case 'restore': {
+          // A saved name, an object, or raw text (`snapshot_text`, e.g. a corrupt one).
+          const snap = step.snapshot_text !== undefined ? step.snapshot_text : typeof step.snapshot === 'string' ? snaps.get(step.snapshot) : step.snapshot;
+          assert.ok(snap !== undefined, `${at}: snapshot`);
+          const r = errorOf(() => {
+            const nb = step.config ? rc.CircuitBreaker.fromJSON(step.config) : rc.CircuitBreaker.fromJSON(b.toJSON());
+            nb.restore(snap, now, Number(step.wall_now_ms ?? 0));
+            return nb;
+          });
+          if (r.error) got = { error: r.error };
+          else {
+            b = r.value;
+            listen(b);
+            permits.length = 0;
+            got = { state: b.state };
+          }
+          break;
+        }
+        default:
+          assert.fail(`${at}: unknown op ${step.op}`);
+      }
+      if (step.expect !== undefined) subset(at, got, step.expect);
+    });
+  },
+  budget(c) {
+    if (c.error !== undefined) return expectError(c, () => rc.Budget.fromJSON(c.config || {}));
+    const b = rc.Budget.fromJSON(c.config || {});
+    c.steps.forEach((step, i) => {
+      const now = ms(step.now);
+      const cat = step.category || 'server_error';
+      const o = { refused: step.refused === true, holdsSlot: step.holds_slot === true };
+      let got = null;
+      for (let t = 0; t < (step.times ?? 1); t++) {
+        switch (step.op) {
+          case 'start':
+            b.start(now);
+            got = { ok: true };
+            break;
+          case 'end':
+            b.end(o.holdsSlot);
+            got = { ok: true };
+            break;
+          case 'check': {
+            const r = b.check(cat, now, o);
+            got = r === null ? { allowed: true } : { allowed: false, reason: r.reason, budget: r.budget };
+            break;
+          }
+          case 'withdraw':
+            got = b.withdraw(cat, now, o);
+            break;
+          case 'retry': {
+            const r = b.check(cat, now, o);
+            got = r === null ? { allowed: true, ...b.withdraw(cat, now, o) } : { allowed: false, reason: r.reason };
+            break;
+          }
+          case 'failure':
+            b.recordFailure(cat, now, {
+              counts: step.counts ?? true,
+              reachedBackend: step.reached_backend ?? true,
+              declinedPushback: step.declined_pushback === true,
+              refused: o.refused,
+            });
+            got = { ok: true };
+            break;
+          case 'success':
+            b.recordSuccess(now, step.cost);
+            got = { ok: true };
+            break;
+          case 'before_attempt': {
+            const r = b.beforeAttempt(step.r, now);
+            got = r === null ? { allowed: true } : { allowed: false, reason: r.reason };
+            break;
+          }
+          case 'level':
+            got = b.level(now);
+            break;
+          case 'deposit_retry': {
+            // One operation starts, then its retry asks the budget (Finagle's test loop).
+            b.start(now);
+            const ok = b.check(cat, now, o) === null;
+            if (ok) b.withdraw(cat, now, o);
+            got = { allowed: ((got && got.allowed) || 0) + (ok ? 1 : 0) };
+            break;
+          }
+          default:
+            assert.fail(`step ${i}: unknown op ${step.op}`);
+        }
+      }
+      if (step.expect !== undefined) subset(`step ${i} (${step.op})`, got, step.expect);
+    });
+  },
+  lint(c) {
+    outcome(c, () => rc.lint(c.policy || {}, c.service), (findings) => {
+      assert.deepEqual(findings.map((f) => f.code).sort(), [...c.expect].sort());
+    });
+  },
+
+  // ---------------------------------------------------------- idempotency kinds
+
+  key_validate(c) {
+    outcome(c, () => rc.validateKey(c.key, c.max_len ?? 255), (v) => assert.equal(v, true));
+  },
+  key_derive(c) {
+    outcome(c, () => rc.deriveKey(...c.parts), (v) => assert.equal(v, c.expect));
+  },
+  key_scoped(c) {
+    outcome(c, () => rc.scopedKey(c.tenant, c.key), (v) => assert.equal(v, c.expect));
+  },
+  storage_key(c) {
+    outcome(c, () => rc.storageKey(c.key, c.max_len), (v) => assert.equal(v, c.expect));
+  },
+  key_mint(c) {
+    assert.equal(rc._mintKeyFrom(c.entropy_hex), c.expect);
+  },
+  header_parse(c) {
+    const token = (c.form || 'sf_string') === 'sf_string_or_token';
+    outcome(c, () => rc.parseIdempotencyHeader(c.value, { token }), (v) => assert.equal(v, c.expect));
+  },
+  header_format(c) {
+    outcome(c, () => rc.formatIdempotencyHeader(c.key), (v) => assert.equal(v, c.expect));
+  },
+  jcs(c) {
+    if (typeof c.text === 'string') return outcome(c, () => rc.canonicalJSONText(c.text), (v) => assert.equal(v, c.expect));
+    outcome(c, () => rc.canonicalJSON(c.value), (v) => assert.equal(v, c.expect));
+  },
+  jcs_number(c) {
+    const x = Buffer.from(c.bits, 'hex').readDoubleBE(0);
+    outcome(c, () => rc._canonicalNumber(x), (v) => assert.equal(v, c.expect));
+  },
+  fingerprint(c) {
+    const o = c.operation !== undefined ? { operation: c.operation } : { method: c.method, path: c.path };
+    if (c.selected !== undefined) o.selected = c.selected;
+    const run = () => (typeof c.body_text === 'string' ? rc.fingerprintText(c.body_text, o) : rc.fingerprint(c.body ?? null, o));
+    outcome(c, run, (v) => {
+      assert.equal(v, c.expect);
+      if (c.canonical !== undefined) {
+        const canon = typeof c.body_text === 'string' ? rc.fingerprintCanonical(null, { ...o, bodyText: c.body_text }) : rc.fingerprintCanonical(c.body ?? null, o);
+        assert.equal(canon, c.canonical);
+      }
+    });
+  },
+  record_decide(c) {
+    const cfg = recordConfig(c.config);
+    const got = rc.decideRecord(c.record ?? null, c.key ?? null, c.fingerprint ?? '', c.now ?? 0, cfg);
+    delete got.record;
+    assert.deepEqual(got, camelDecision(c.expect));
+  },
+  record_complete(c) {
+    outcome(c, () => rc.completeRecord(c.record, c.fence, c.outcome, c.now, recordConfig(c.config)), (v) => assert.deepEqual(v, c.expect));
+  },
+  record_renew(c) {
+    outcome(c, () => rc.renewLease(c.record, c.fence, c.now, recordConfig(c.config)), (v) => assert.deepEqual(v, c.expect));
+  },
+  dead_letter(c) {
+    const run = () => {
+      const l = rc.DeadLetter.fromJSON(c.letter);
+      for (const op of c.ops || []) {
+        if (op === 'mark_replayable') l.markReplayable();
+        else if (op === 'mark_replayed') l.markReplayed();
+        else if (op === 'discard') l.discard();
+        else assert.fail(`unknown op ${op}`);
+      }
+      return l;
+    };
+    outcome(c, run, (l) => {
+      assert.deepEqual(l.toJSON(), c.expect);
+      assert.deepEqual(rc.DeadLetter.fromJSON(l.toJSON()).toJSON(), l.toJSON(), 'read back');
+    });
+  },
+  rfc3339(c) {
+    if (c.unix_ms !== undefined) return outcome(c, () => rc.formatRfc3339(Number(c.unix_ms)), (v) => assert.equal(v, c.expect));
+    outcome(c, () => rc.parseRfc3339(c.text), (v) => assert.equal(v, c.expect));
+  },
+};
+
+function recordConfig(cfg = {}) {
+  const out = {};
+  for (const [k, v] of Object.entries(cfg)) out[toCamel(k)] = v;
+  return out;
+}
+
+/** The API's decision: top-level and `http` keys in camelCase, documents inside untouched. */
+function camelDecision(d) {
+  const out = {};
+  for (const [k, v] of Object.entries(d)) {
+    out[toCamel(k)] = k === 'http' && v ? Object.fromEntries(Object.entries(v).map(([a, b]) => [toCamel(a), b])) : v;
+  }
+  return out;
+}
+
+// ------------------------------------------------------------ the files
+
+const files = vectorFiles(ROOT);
+test('there are vector files', () => assert.ok(files.length > 10));
+
+for (const file of files) {
+  const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const rel = path.relative(ROOT, file);
+  test(`${rel} [${doc.kind}]`, async (t) => {
+    assert.ok(doc._comment, 'every vector file has a _comment');
+    const run = kinds[doc.kind];
+    assert.ok(run, `kind ${JSON.stringify(doc.kind)} has no runner`);
+    const failures = [];
+    doc.cases.forEach((raw, i) => {
+      const c = { ...(doc.defaults || {}), ...raw };
+      for (const k of Object.keys(doc.defaults || {})) if (raw[k] === undefined) c[k] = doc.defaults[k];
+      try {
+        run(c);
+      } catch (e) {
+        failures.push(`${raw.name ?? `#${i}`}: ${e.message}`);
+      }
+    });
+    t.diagnostic(`${doc.cases.length} cases`);
+    assert.deepEqual(failures, [], `${failures.length} of ${doc.cases.length} cases failed:\n${failures.join('\n')}`);
+  });
+}
