@@ -488,31 +488,14 @@ fn tenacity_delay(
     let min_s = min_delay as f64 / 1e9;
     let floor = 0.0f64.max(min_s);
     let power = libm::pow(multiplier, f64::from(n - 1));
+    // tenacity's `max(max(0, min), min(result, max))`; an OverflowError gives max.
+    let clamp = |result: f64| if result.is_finite() { floor.max(result.min(max_s)) } else { floor.max(max_s) };
     let seconds = match jitter {
-        Jitter::Additive(j) => {
-            // wait_exponential_jitter: initial · exp_base^(n−1) + uniform(0, jitter), capped after.
-            let jitter = (j as f64 / 1e9) * r;
-            let result = initial_s * power + jitter;
-            if result.is_finite() {
-                floor.max(result.min(max_s))
-            } else {
-                floor.max(max_s)
-            }
-        }
-        Jitter::Full => {
-            // wait_random_exponential: uniform(min, wait_exponential(...)).
-            let result = initial_s * power;
-            let high = if result.is_finite() { floor.max(result.min(max_s)) } else { floor.max(max_s) };
-            min_s + (high - min_s) * r
-        }
-        _ => {
-            let result = initial_s * power;
-            if result.is_finite() {
-                floor.max(result.min(max_s))
-            } else {
-                floor.max(max_s)
-            }
-        }
+        // wait_exponential_jitter: initial · exp_base^(n−1) + uniform(0, jitter), capped after.
+        Jitter::Additive(j) => clamp(initial_s * power + (j as f64 / 1e9) * r),
+        // wait_random_exponential: uniform(min, wait_exponential(...)).
+        Jitter::Full => min_s + (clamp(initial_s * power) - min_s) * r,
+        _ => clamp(initial_s * power),
     };
     rne(seconds * 1e9)
 }

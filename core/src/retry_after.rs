@@ -175,42 +175,11 @@ fn time_of_day(s: &str) -> Option<(u32, u32, u32)> {
     Some((h, m, sec))
 }
 
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-fn days_in_month(y: i64, m: u32) -> u32 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        _ if is_leap(y) => 29,
-        _ => 28,
-    }
-}
-
-/// Days from 1970-01-01 to the given civil date (Howard Hinnant's algorithm).
-pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
+use crate::civil::{civil_from_days, days_from_civil, days_in_month};
 
 /// Returns the civil year of a Unix time in milliseconds.
 pub(crate) fn year_of(unix_ms: u64) -> i64 {
-    let days = (unix_ms / 86_400_000) as i64;
-    // Inverse of days_from_civil, year only.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    yoe + era * 400 + i64::from(m <= 2)
+    civil_from_days((unix_ms / 86_400_000) as i64).0
 }
 
 fn to_unix(y: i64, mo: u32, d: u32, (h, mi, s): (u32, u32, u32)) -> Option<i64> {
