@@ -39,6 +39,7 @@ test: ## build every crate and binding and run every suite (installs what it nee
 	$(MAKE) test-cli
 	$(MAKE) test-python
 	$(MAKE) test-node
+	$(MAKE) parity
 	@echo "make test: all suites passed"
 
 .PHONY: lint-rust
@@ -70,6 +71,13 @@ test-python: ## build the Python wheel, install it into a venv, run tests/python
 .PHONY: test-node
 test-node: ## build the Node addon, run tests/js against it, pack and install the tarball
 	$(MAKE) -C bindings-node test
+
+PARITY_CASES ?= 10000
+PARITY_RUNTIMES ?= python,node
+
+.PHONY: parity
+parity: ## differential test: PARITY_CASES random cases (default 10 000) in Rust, Python, Node (napi) and wasm must agree
+	$(PYTHON) scripts/parity.py --cases $(PARITY_CASES) --runtimes $(PARITY_RUNTIMES)
 
 .PHONY: node-pack
 node-pack: ## write the npm pack tarball of the Node package into bindings-node/

@@ -10,7 +10,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const rc = require('./impl.cjs');
 
-const ROOT = path.join(__dirname, '..', 'vectors');
+// RETRYCORE_VECTORS points the runner at another directory (make parity).
+const ROOT = process.env.RETRYCORE_VECTORS || path.join(__dirname, '..', 'vectors');
 
 function vectorFiles(dir) {
   const out = [];
@@ -503,7 +504,7 @@ function camelDecision(d) {
 // ------------------------------------------------------------ the files
 
 const files = vectorFiles(ROOT);
-test('there are vector files', () => assert.ok(files.length > 10));
+test('there are vector files', () => assert.ok(files.length > (process.env.RETRYCORE_VECTORS ? 0 : 10)));
 
 for (const file of files) {
   const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
