@@ -239,7 +239,9 @@ enum Phase {
 #[derive(Debug)]
 pub struct RetrySession {
     policy: RetryPolicy,
-    key: String,
+    /// The key, minted from `key_entropy` on first use when the caller gave none.
+    key: std::sync::OnceLock<String>,
+    key_entropy: [u8; 16],
     key_minted: bool,
     rng: Stream,
     phase: Phase,
@@ -262,13 +264,19 @@ pub struct RetrySession {
 
 impl RetrySession {
     pub(crate) fn new(policy: RetryPolicy, opts: SessionOptions) -> Result<RetrySession> {
-        let (key, key_minted) = match (opts.key, opts.key_entropy) {
+        let key = std::sync::OnceLock::new();
+        let (key_entropy, key_minted) = match (opts.key, opts.key_entropy) {
             (Some(k), _) => {
                 crate::idempotency::validate_key(&k, crate::idempotency::DEFAULT_MAX_KEY_LEN)?;
-                (k, false)
+                let _ = key.set(k);
+                ([0; 16], false)
             }
-            (None, Some(e)) => (crate::idempotency::mint_key(e), true),
-            (None, None) => (Self::os_key()?, true),
+            // Formatting waits until someone reads the key.
+            (None, Some(e)) => (e, true),
+            (None, None) => {
+                let _ = key.set(Self::os_key()?);
+                ([0; 16], true)
+            }
         };
         let seed = match opts.seed {
             Some(s) => s,
@@ -294,6 +302,7 @@ impl RetrySession {
         };
         Ok(RetrySession {
             key,
+            key_entropy,
             key_minted,
             rng,
             phase: Phase::Ready,
@@ -332,7 +341,7 @@ impl RetrySession {
 
     /// Returns the idempotency key every attempt carries.
     pub fn key(&self) -> &str {
-        &self.key
+        self.key.get_or_init(|| crate::idempotency::mint_key(self.key_entropy))
     }
 
     /// Returns true when the session minted the key itself (it then does
