@@ -38,7 +38,7 @@ test: ## build every crate and binding and run every suite (installs what it nee
 	$(MAKE) check-wasm-core
 	$(MAKE) test-cli
 	$(MAKE) test-python
-	$(MAKE) test-node
+	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-node
 	$(MAKE) parity
 	@echo "make test: all suites passed"
 
@@ -78,6 +78,12 @@ PARITY_RUNTIMES ?= python,node
 .PHONY: parity
 parity: ## differential test: PARITY_CASES random cases (default 10 000) in Rust, Python, Node (napi) and wasm must agree
 	$(PYTHON) scripts/parity.py --cases $(PARITY_CASES) --runtimes $(PARITY_RUNTIMES)
+
+.PHONY: drill
+drill: ## fault drill and concurrency tests: Python, Node (napi), Node (wasm)
+	bindings-python/.venv/test/bin/python -m pytest -q -p no:cacheprovider tests/python/test_drill.py tests/python/test_concurrency.py
+	RETRYCORE_DRILL_REQUIRE=1 RETRYCORE_IMPL=node node --test --test-reporter=spec tests/js/drill.test.cjs tests/js/concurrency.test.cjs
+	RETRYCORE_DRILL_REQUIRE=1 RETRYCORE_IMPL=wasm node --test --test-reporter=spec tests/js/drill.test.cjs tests/js/concurrency.test.cjs
 
 .PHONY: node-pack
 node-pack: ## write the npm pack tarball of the Node package into bindings-node/
