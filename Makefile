@@ -39,6 +39,7 @@ test: ## build every crate and binding and run every suite (installs what it nee
 	$(MAKE) test-cli
 	$(MAKE) test-python
 	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-node
+	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-wasm
 	$(MAKE) parity
 	@echo "make test: all suites passed"
 
@@ -72,8 +73,12 @@ test-python: ## build the Python wheel, install it into a venv, run tests/python
 test-node: ## build the Node addon, run tests/js against it, pack and install the tarball
 	$(MAKE) -C bindings-node test
 
+.PHONY: test-wasm
+test-wasm: ## build the wasm package (web, bundler, nodejs) and test it in Node, Chromium (page and worker), Deno and workerd
+	$(MAKE) -C bindings-wasm test
+
 PARITY_CASES ?= 10000
-PARITY_RUNTIMES ?= python,node
+PARITY_RUNTIMES ?= python,node,wasm
 
 .PHONY: parity
 parity: ## differential test: PARITY_CASES random cases (default 10 000) in Rust, Python, Node (napi) and wasm must agree
@@ -94,6 +99,18 @@ node-pack: ## write the npm pack tarball of the Node package into bindings-node/
 .PHONY: bench
 bench: ## run the criterion benchmarks of the core
 	$(CARGO) bench -p retrycore --bench core -- --noplot
+
+.PHONY: bench-python
+bench-python: ## Python binding vs tenacity, stamina, backoff and pybreaker
+	$(MAKE) -C bindings-python bench
+
+.PHONY: bench-node
+bench-node: ## Node binding vs the raw Node-API floor, cockatiel, opossum, p-retry, exponential-backoff
+	$(MAKE) -C bindings-node bench
+
+.PHONY: bench-wasm
+bench-wasm: ## per-call costs of the wasm package vs the wasm-bindgen floor, the napi binding and the peers
+	$(MAKE) -C bindings-wasm bench
 
 .PHONY: fuzz
 fuzz: ## run every cargo-fuzz target for FUZZ_SECONDS (default 20) each
