@@ -9,6 +9,7 @@ use crate::conv::{self, err, now_or_clock, opt_secs, to_json, to_secs, to_str, C
 use crate::failure::OwnedFailure;
 use pyo3::exceptions::PyBaseException;
 use pyo3::exceptions::PyException;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use retrycore::breaker::{
@@ -228,14 +229,18 @@ impl Breaker {
     #[pyo3(signature = (now=None))]
     fn try_acquire(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<Acquired> {
         let now = now_or_clock(now)?;
-        let (a, t) = lock(&self.shared).try_acquire(now);
+        let (a, t, state) = {
+            let mut b = lock(&self.shared);
+            let (a, t) = b.try_acquire(now);
+            (a, t, b.state())
+        };
         let transition = self.fire(py, t)?;
         Ok(match a {
             Acquire::Permitted(p) => Acquired {
                 permitted: true,
                 permit: Some(Py::new(py, PyPermit { p })?),
                 trial: p.is_trial(),
-                state: lock(&self.shared).state().code(),
+                state: state.code(),
                 retry_after: None,
                 transition,
             },
@@ -277,6 +282,9 @@ impl Breaker {
         let counted = match outcome.filter(|o| !o.is_none()) {
             None => Counted::Success,
             Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(&self.config, o)?,
+            // The literals a caller writes are interned: most outcomes are found by identity.
+            Some(o) if o.is(intern!(py, "success")) => Counted::Success,
+            Some(o) if o.is(intern!(py, "failure")) => Counted::Failure,
             Some(o) => match to_str(o, "outcome")?.as_str() {
                 "success" => Counted::Success,
                 "failure" => Counted::Failure,
@@ -429,7 +437,7 @@ impl PyRefusal {
 }
 
 pub fn refusal(r: Refusal) -> PyRefusal {
-    PyRefusal { budget: r.budget, reason: r.reason, detail: r.detail }
+    PyRefusal { budget: r.budget, reason: r.reason, detail: r.detail.to_string() }
 }
 
 /// A retry budget shared by reference.
@@ -443,6 +451,16 @@ impl PyBudget {
     pub fn wrap(shared: SharedBudget) -> PyBudget {
         let config = lock(&shared).config().clone();
         PyBudget { shared, config }
+    }
+
+    /// `now` given as float seconds, else the monotonic clock — read only
+    /// when the kind's answers depend on time (the core ignores `now` otherwise).
+    fn now(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+        match now {
+            Some(x) if !x.is_none() => conv::secs(x, "now"),
+            _ if self.config.depends_on_time() => Ok(conv::mono_ns()),
+            _ => Ok(0),
+        }
     }
 }
 
@@ -495,7 +513,7 @@ impl PyBudget {
     /// The level: tokens, or window counts, as a dict.
     #[pyo3(signature = (now=None))]
     fn level<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let now = now_or_clock(now)?;
+        let now = self.now(now)?;
         let v = lock(&self.shared).level(now);
         conv::from_json(py, &v)
     }
@@ -503,7 +521,7 @@ impl PyBudget {
     /// A logical operation starts (ratio deposit, concurrency call).
     #[pyo3(signature = (now=None))]
     fn on_operation_start(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let now = now_or_clock(now)?;
+        let now = self.now(now)?;
         lock(&self.shared).on_operation_start(now);
         Ok(())
     }
@@ -524,7 +542,7 @@ impl PyBudget {
         holds_retry_slot: bool,
     ) -> PyResult<Option<PyRefusal>> {
         let c = category_of(category)?;
-        let now = now_or_clock(now)?;
+        let now = self.now(now)?;
         Ok(lock(&self.shared).check(now, c, refused, holds_retry_slot).err().map(refusal))
     }
 
@@ -538,7 +556,7 @@ impl PyBudget {
         holds_retry_slot: bool,
     ) -> PyResult<(Option<u32>, bool)> {
         let c = category_of(category)?;
-        let now = now_or_clock(now)?;
+        let now = self.now(now)?;
         Ok(lock(&self.shared).withdraw(now, c, refused, holds_retry_slot))
     }
 
@@ -552,7 +570,7 @@ impl PyBudget {
         holds_retry_slot: bool,
     ) -> PyResult<Option<PyRefusal>> {
         let c = category_of(category)?;
-        let now = now_or_clock(now)?;
+        let now = self.now(now)?;
         let mut b = lock(&self.shared);
         match b.check(now, c, refused, holds_retry_slot) {
             Ok(()) => {
@@ -578,7 +596,7 @@ impl PyBudget {
         refused: bool,
     ) -> PyResult<()> {
         let c = category_of(category)?;
-        let now = now_or_clock(now)?;
+        let now = self.now(now)?;
         lock(&self.shared)
             .on_failure(now, FailureFacts { category: c, counts, reached_backend, declined_pushback, refused });
         Ok(())
@@ -587,7 +605,7 @@ impl PyBudget {
     /// Records a success; `retry_cost` is what the token bucket took for the retry that led to it.
     #[pyo3(signature = (now=None, retry_cost=None))]
     fn on_success(&self, now: Option<&Bound<'_, PyAny>>, retry_cost: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let now = now_or_clock(now)?;
+        let now = self.now(now)?;
         let cost = conv::opt_uint(retry_cost, "retry_cost", 0, u64::from(u32::MAX))?.map(|c| c as u32);
         lock(&self.shared).on_success(now, cost);
         Ok(())
@@ -602,7 +620,7 @@ impl PyBudget {
         now: Option<&Bound<'_, PyAny>>,
         r: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<PyRefusal>> {
-        let now = now_or_clock(now)?;
+        let now = self.now(now)?;
         let r = match r.filter(|x| !x.is_none()) {
             Some(x) => {
                 let v = conv::to_f64(x, "r")?;

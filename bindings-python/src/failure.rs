@@ -2,7 +2,7 @@
 //! or keyword arguments, and the classification verdict.
 
 use crate::conv::{self, err, opt_bool, opt_str, to_secs, to_str};
-use crate::see;
+use crate::see::{self, Name};
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -14,7 +14,7 @@ use retrycore::ErrorCode;
 pub struct OwnedFailure {
     pub status: Option<u16>,
     pub grpc_code: Option<GrpcCode>,
-    pub names: Vec<String>,
+    pub names: Vec<Name>,
     pub method: Option<String>,
     pub idempotent: Option<bool>,
     pub key_sent: bool,
@@ -25,7 +25,7 @@ pub struct OwnedFailure {
 
 impl OwnedFailure {
     pub fn with<R>(&self, f: impl FnOnce(&Failure<'_>) -> R) -> R {
-        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
         let headers: Vec<(&str, &str)> = self.headers.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
         let wall =
             if self.wall_now_ms.is_none() && !headers.is_empty() { Some(conv::wall_ms()) } else { self.wall_now_ms };
@@ -159,12 +159,12 @@ impl OwnedFailure {
             if !(n.is_instance_of::<PyList>() || n.is_instance_of::<PyTuple>()) {
                 return Err(err(n.py(), ErrorCode::InvalidType, "error_names", "must be a list of str"));
             }
-            let mut names = Vec::new();
+            let mut names: Vec<Name> = Vec::new();
             for (i, x) in n.try_iter()?.enumerate() {
                 if i >= see::MAX_NAMES {
                     break;
                 }
-                names.push(to_str(&x?, "error_names")?);
+                names.push(to_str(&x?, "error_names")?.into());
             }
             // Given names come first: they describe the outermost error.
             names.append(&mut self.names);
@@ -217,32 +217,51 @@ impl OwnedFailure {
 }
 
 /// The outcome of classifying one failure.
-#[pyclass(frozen, get_all, name = "Verdict", module = "retrycore._native")]
+#[pyclass(frozen, name = "Verdict", module = "retrycore._native")]
 pub struct Verdict_ {
     /// The category code (`"connection_lost"`, …).
+    #[pyo3(get)]
     pub category: &'static str,
     /// `"always"`, `"if_idempotent"` or `"never"`.
+    #[pyo3(get)]
     pub retry: &'static str,
     /// Repeating the request is safe (method or declaration).
+    #[pyo3(get)]
     pub safe: bool,
     /// The rule allows a retry given `safe`, and the server did not decline.
+    #[pyo3(get)]
     pub retryable: bool,
     /// The server declined a retry.
+    #[pyo3(get)]
     pub server_declined: bool,
     /// The server's delay in seconds, if any.
+    #[pyo3(get)]
     pub server_delay: Option<f64>,
     /// The header the delay came from.
+    #[pyo3(get)]
     pub server_delay_source: Option<&'static str>,
-    /// The chain holds a refused connection.
-    pub refused: bool,
-    /// The error names that were classified (the flattened cause chain).
-    pub error_names: Vec<String>,
     /// The HTTP status seen, if any.
+    #[pyo3(get)]
     pub status: Option<u16>,
+    /// The classified names, turned into Python strings only when asked for.
+    names: Vec<Name>,
 }
 
 #[pymethods]
 impl Verdict_ {
+    /// The error names that were classified (the flattened cause chain).
+    #[getter]
+    fn error_names(&self) -> Vec<&str> {
+        self.names.iter().map(|n| &**n).collect()
+    }
+
+    /// The chain holds a refused connection.
+    #[getter]
+    fn refused(&self) -> bool {
+        let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
+        retrycore::classify::is_refused(&names)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Verdict(category={:?}, retry={:?}, safe={}, retryable={}, server_delay={:?})",
@@ -255,7 +274,7 @@ impl Verdict_ {
     }
 }
 
-pub fn verdict(f: &OwnedFailure, v: &Verdict) -> Verdict_ {
+pub fn verdict(f: OwnedFailure, v: &Verdict) -> Verdict_ {
     Verdict_ {
         category: v.category.code(),
         retry: v.retry.code(),
@@ -264,9 +283,8 @@ pub fn verdict(f: &OwnedFailure, v: &Verdict) -> Verdict_ {
         server_declined: v.server_declined,
         server_delay: v.advice.delay_ns().map(to_secs),
         server_delay_source: v.advice.delay.map(|(_, s)| s.name()),
-        refused: f.with(|x| retrycore::classify::is_refused(x.error_names)),
-        error_names: f.names.clone(),
         status: f.status,
+        names: f.names,
     }
 }
 
@@ -300,30 +318,23 @@ pub fn classify<'py>(
         elapsed,
         wall_now_ms,
     };
+    let _ = py;
     let f = OwnedFailure::read(failure, &fields)?;
-    let default;
-    let classifier = match policy.filter(|p| !p.is_none()) {
-        None => {
-            default = Classifier::default();
-            &default
-        }
+    let v = match policy.filter(|p| !p.is_none()) {
+        None => f.with(|x| Classifier::default().classify(x)),
         Some(p) => {
             let p = crate::policy::native_policy(p)?;
-            let c = p.get().inner.config().classifier.clone();
-            default = c;
-            &default
+            f.with(|x| p.get().inner.config().classifier.classify(x))
         }
     };
-    let _ = py;
-    let v = f.with(|x| classifier.classify(x));
-    Ok(verdict(&f, &v))
+    Ok(verdict(f, &v))
 }
 
 /// Returns the flattened cause chain of names of an exception (what classification reads).
 #[pyfunction]
-pub fn error_names(e: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+pub fn error_names<'py>(e: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
     if !e.is_instance_of::<PyBaseException>() {
         return Err(err(e.py(), ErrorCode::InvalidType, "exception", "must be an exception"));
     }
-    Ok(OwnedFailure::from_exception(e)?.names)
+    PyList::new(e.py(), OwnedFailure::from_exception(e)?.names.iter().map(|n| &**n))
 }

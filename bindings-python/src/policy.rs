@@ -15,7 +15,7 @@ use retrycore::breaker::Transition;
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use retrycore::ErrorCode;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// A live retry policy.
 #[pyclass(frozen, name = "Policy", module = "retrycore._native")]
@@ -390,23 +390,29 @@ struct State {
 #[pyclass(frozen, name = "RetrySession", module = "retrycore._native")]
 pub struct Session {
     st: Mutex<State>,
-    key: Py<PyString>,
+    /// The key as a Python string, made on first read (the core formats a
+    /// minted key only then too): a call whose key nobody reads mints nothing.
+    key: OnceLock<Py<PyString>>,
     max_attempts: u32,
 }
 
 impl Session {
     fn new(py: Python<'_>, policy: &RetryPolicy, opts: SessionOptions) -> PyResult<Session> {
         let s = policy.session(opts).py(py)?;
-        let key = PyString::new(py, s.key()).unbind();
         Ok(Session {
             max_attempts: policy.config().max_attempts,
-            key,
+            key: OnceLock::new(),
             st: Mutex::new(State { s, timeout: None, last_exc: None }),
         })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         lock(&self.st)
+    }
+
+    /// The key (never call it with the state locked).
+    fn key_str(&self, py: Python<'_>) -> Py<PyString> {
+        self.key.get_or_init(|| PyString::new(py, self.state().s.key()).unbind()).clone_ref(py)
     }
 }
 
@@ -415,7 +421,7 @@ impl Session {
     /// The idempotency key every attempt carries.
     #[getter]
     fn key(&self, py: Python<'_>) -> Py<PyString> {
-        self.key.clone_ref(py)
+        self.key_str(py)
     }
 
     /// True when the session minted the key itself (it then does not make a request safe to repeat).
@@ -535,14 +541,9 @@ impl Session {
         ts.iter().map(|t| Py::new(py, crate::breaker::transition(t))).collect()
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
+    fn __repr__(&self) -> String {
         let st = self.state();
-        format!(
-            "RetrySession(key={:?}, attempt={}, done={})",
-            self.key.bind(py).to_string(),
-            st.s.attempts(),
-            st.s.is_done()
-        )
+        format!("RetrySession(key={:?}, attempt={}, done={})", st.s.key(), st.s.attempts(), st.s.is_done())
     }
 }
 
@@ -576,13 +577,20 @@ impl RetryEvent {
     }
 }
 
-static CURRENT: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
+/// The bound `set` and `reset` methods of `retrycore._context.CURRENT` (looked up once).
+struct CurrentVar {
+    set: Py<PyAny>,
+    reset: Py<PyAny>,
+}
+
+static CURRENT: GILOnceCell<CurrentVar> = GILOnceCell::new();
 static TIME_SLEEP: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
 
-fn current_var(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    CURRENT
-        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("retrycore._context")?.getattr("CURRENT")?.unbind()))
-        .map(|v| v.bind(py))
+fn current_var(py: Python<'_>) -> PyResult<&CurrentVar> {
+    CURRENT.get_or_try_init(py, || {
+        let var = py.import("retrycore._context")?.getattr("CURRENT")?;
+        Ok::<_, PyErr>(CurrentVar { set: var.getattr("set")?.unbind(), reset: var.getattr("reset")?.unbind() })
+    })
 }
 
 fn time_sleep(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
@@ -673,7 +681,7 @@ impl Runner {
             reason,
             budget,
             exception: exc.map(|e| e.clone().unbind()),
-            key: s.key.clone_ref(py),
+            key: s.key_str(py),
         }
     }
 
@@ -727,7 +735,7 @@ impl Runner {
                     py.None(),
                     ra,
                     last,
-                    s.key.clone_ref(py),
+                    s.key_str(py),
                 ))?;
                 Err(PyErr::from_value(exc))
             }
@@ -793,7 +801,7 @@ impl Runner {
                     refusal.as_ref().map(|r| r.reason),
                     py.None(),
                     exc,
-                    s.key.clone_ref(py),
+                    s.key_str(py),
                 ))?;
                 Err(PyErr::from_value(e))
             }
@@ -905,9 +913,9 @@ impl Runner {
     ) -> PyResult<Py<PyAny>> {
         let s = self.new_session(py, args, kwargs)?;
         let var = current_var(py)?;
-        let token = var.call_method1("set", (s.clone_ref(py),))?;
+        let token = var.set.call1(py, (s.clone_ref(py),))?;
         let r = self.run(py, s.get(), func, args, kwargs);
-        var.call_method1("reset", (token,))?;
+        var.reset.call1(py, (token,))?;
         r
     }
 

@@ -12,11 +12,13 @@
 
 use crate::conv::errors_module;
 use crate::failure::OwnedFailure;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString, PyTuple, PyType};
 use retrycore::classify::GrpcCode;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 /// Exceptions walked along a chain at most.
@@ -25,12 +27,15 @@ pub const MAX_CHAIN: usize = 16;
 pub const MAX_NAMES: usize = 256;
 /// Headers read from one response at most.
 pub const MAX_HEADERS: usize = 256;
-/// Types remembered at most (the cache is cleared when full).
+/// Types (and errno values) remembered at most (a cache is cleared when full).
 const MAX_TYPES: usize = 4096;
+
+/// One name of a cause chain, shared with the per-class cache (no copy per failure).
+pub type Name = Arc<str>;
 
 /// What a class contributes, computed once per class.
 struct TypeInfo {
-    names: Vec<String>,
+    names: Vec<Name>,
     oserror: bool,
     /// Class-level attributes (properties, methods, descriptors) worth reading.
     class_attrs: u8,
@@ -51,8 +56,46 @@ const ATTRS: [(&str, u8); 6] = [
     ("status_code", A_STATUS_CODE),
 ];
 
-type Cache = Mutex<HashMap<usize, (Py<PyType>, Arc<TypeInfo>)>>;
-static TYPES: GILOnceCell<Cache> = GILOnceCell::new();
+/// Hashes the keys of the caches (type addresses, errno values): one multiply.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (n ^ (n >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+}
+
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
+
+/// The per-process caches: class facts by type address (the type is kept
+/// alive, so the address is never reused while cached), and errno names.
+#[derive(Default)]
+struct Caches {
+    types: Map<usize, (Py<PyType>, Arc<TypeInfo>)>,
+    /// `errno.errorcode[n]` by `n` (read once per value).
+    errnos: Map<i64, Option<Name>>,
+}
+
+static CACHES: GILOnceCell<Mutex<Caches>> = GILOnceCell::new();
+
+fn caches(py: Python<'_>) -> std::sync::MutexGuard<'_, Caches> {
+    CACHES.get_or_init(py, || Mutex::new(Caches::default())).lock().unwrap_or_else(|p| p.into_inner())
+}
 
 struct Known {
     oserror: Py<PyType>,
@@ -81,32 +124,32 @@ fn known(py: Python<'_>) -> PyResult<&Known> {
 }
 
 fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
-    let cache = TYPES.get_or_init(py, || Mutex::new(HashMap::new()));
     let id = t.as_ptr() as usize;
-    if let Some((_, info)) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
+    if let Some((_, info)) = caches(py).types.get(&id) {
         return Ok(info.clone());
     }
+    // Computed without the lock held: reading class attributes runs Python code.
     let k = known(py)?;
-    let mut names = Vec::new();
-    let mro = t.getattr("__mro__")?;
+    let mut names: Vec<Name> = Vec::new();
+    let mro = t.getattr(intern!(py, "__mro__"))?;
     let mro = mro.downcast::<PyTuple>()?;
     for cls in mro.iter() {
         if cls.is(k.object.bind(py)) {
             continue;
         }
         if cls.is(k.retry_error.bind(py)) {
-            names.push("retrycore:retry_exhausted".to_owned());
+            names.push(retrycore::classify::RETRY_EXHAUSTED_NAME.into());
             continue;
         }
         if cls.is(k.open_error.bind(py)) {
-            names.push("retrycore:breaker_open".to_owned());
+            names.push(retrycore::classify::BREAKER_OPEN_NAME.into());
             continue;
         }
-        let module = cls.getattr("__module__").ok().and_then(|m| m.extract::<String>().ok());
-        let qual = cls.getattr("__qualname__").ok().and_then(|m| m.extract::<String>().ok());
+        let module = cls.getattr(intern!(py, "__module__")).ok().and_then(|m| m.extract::<String>().ok());
+        let qual = cls.getattr(intern!(py, "__qualname__")).ok().and_then(|m| m.extract::<String>().ok());
         match (module, qual) {
-            (Some(m), Some(q)) => names.push(format!("{m}.{q}")),
-            (None, Some(q)) => names.push(q),
+            (Some(m), Some(q)) => names.push(format!("{m}.{q}").into()),
+            (None, Some(q)) => names.push(q.into()),
             _ => {}
         }
     }
@@ -119,12 +162,29 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
         }
     }
     let info = Arc::new(TypeInfo { names, oserror, class_attrs });
-    let mut c = cache.lock().unwrap_or_else(|p| p.into_inner());
-    if c.len() >= MAX_TYPES {
-        c.clear();
+    let mut c = caches(py);
+    if c.types.len() >= MAX_TYPES {
+        c.types.clear();
     }
-    c.insert(id, (t.clone().unbind(), info.clone()));
+    c.types.insert(id, (t.clone().unbind(), info.clone()));
     Ok(info)
+}
+
+/// The name of a real (positive) errno value, from `errno.errorcode`.
+fn errno_name(py: Python<'_>, k: &Known, n: i64) -> Option<Name> {
+    if let Some(hit) = caches(py).errnos.get(&n) {
+        return hit.clone();
+    }
+    let name = match k.errorcode.bind(py).get_item(n) {
+        Ok(Some(v)) => v.downcast::<PyString>().ok().and_then(|s| s.to_cow().ok()).map(|s| Name::from(&*s)),
+        _ => None,
+    };
+    let mut c = caches(py);
+    if c.errnos.len() >= MAX_TYPES {
+        c.errnos.clear();
+    }
+    c.errnos.insert(n, name.clone());
+    name
 }
 
 /// Reads an attribute if the instance or its class has it, without raising.
@@ -132,7 +192,7 @@ fn attr<'py>(
     e: &Bound<'py, PyAny>,
     dict: Option<&Bound<'py, PyDict>>,
     info: &TypeInfo,
-    name: &str,
+    name: &Bound<'py, PyString>,
     bit: u8,
 ) -> Option<Bound<'py, PyAny>> {
     if let Some(d) = dict {
@@ -198,73 +258,81 @@ fn grpc_of(v: &Bound<'_, PyAny>) -> Option<GrpcCode> {
 pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
     let py = e.py();
     let k = known(py)?;
-    let mut seen: Vec<usize> = Vec::new();
+    let mut seen = [0usize; MAX_CHAIN];
+    let mut n_seen = 0;
     let mut cur = Some(e.clone());
     let mut have_http = f.status.is_some() || f.grpc_code.is_some();
     while let Some(ex) = cur.take() {
-        if seen.len() >= MAX_CHAIN || seen.contains(&(ex.as_ptr() as usize)) {
+        let id = ex.as_ptr() as usize;
+        if n_seen >= MAX_CHAIN || seen[..n_seen].contains(&id) {
             break;
         }
-        seen.push(ex.as_ptr() as usize);
+        seen[n_seen] = id;
+        n_seen += 1;
         let info = type_info(py, &ex.get_type())?;
-        let dict = ex.getattr("__dict__").ok().and_then(|d| d.downcast_into::<PyDict>().ok());
+        // The instance's own attributes (an empty dict has none to offer).
+        let dict = ex
+            .getattr(intern!(py, "__dict__"))
+            .ok()
+            .and_then(|d| d.downcast_into::<PyDict>().ok())
+            .filter(|d| !d.is_empty());
         let dict = dict.as_ref();
         // The code: a real errno name.
         if info.oserror {
-            if let Some(n) = ex.getattr("errno").ok().and_then(|v| v.extract::<i64>().ok()) {
+            if let Some(n) = ex.getattr(intern!(py, "errno")).ok().and_then(|v| v.extract::<i64>().ok()) {
                 if n > 0 {
-                    if let Ok(Some(name)) = k.errorcode.bind(py).get_item(n) {
-                        if let Ok(s) = name.extract::<String>() {
-                            f.names.push(s);
-                        }
+                    if let Some(name) = errno_name(py, k, n) {
+                        f.names.push(name);
                     }
                 }
             }
         }
         // HTTP status, headers, gRPC code: the outermost error that has them.
-        if let Some(resp) = attr(&ex, dict, &info, "response", A_RESPONSE) {
+        if let Some(resp) = attr(&ex, dict, &info, intern!(py, "response"), A_RESPONSE) {
             if let Ok(d) = resp.downcast::<PyDict>() {
                 // botocore ClientError: a dict.
-                if let Ok(Some(err)) = d.get_item("Error") {
-                    if let Some(code) = err.get_item("Code").ok().and_then(|c| c.extract::<String>().ok()) {
+                if let Ok(Some(err)) = d.get_item(intern!(py, "Error")) {
+                    if let Some(code) = err.get_item(intern!(py, "Code")).ok().and_then(|c| c.extract::<String>().ok())
+                    {
                         if !code.is_empty() {
-                            f.names.push(code);
+                            f.names.push(code.into());
                         }
                     }
                 }
                 if !have_http {
-                    if let Ok(Some(meta)) = d.get_item("ResponseMetadata") {
-                        if let Some(s) = meta.get_item("HTTPStatusCode").ok().and_then(|s| status_of(&s)) {
+                    if let Ok(Some(meta)) = d.get_item(intern!(py, "ResponseMetadata")) {
+                        if let Some(s) = meta.get_item(intern!(py, "HTTPStatusCode")).ok().and_then(|s| status_of(&s)) {
                             f.status = Some(s);
                             have_http = true;
                         }
-                        if let Ok(h) = meta.get_item("HTTPHeaders") {
+                        if let Ok(h) = meta.get_item(intern!(py, "HTTPHeaders")) {
                             read_headers(&h, &mut f.headers);
                         }
                     }
                 }
             } else if !have_http {
                 let status = resp
-                    .getattr("status_code")
+                    .getattr(intern!(py, "status_code"))
                     .ok()
                     .and_then(|s| status_of(&s))
-                    .or_else(|| resp.getattr("status").ok().and_then(|s| status_of(&s)));
+                    .or_else(|| resp.getattr(intern!(py, "status")).ok().and_then(|s| status_of(&s)));
                 if let Some(s) = status {
                     f.status = Some(s);
                     have_http = true;
-                    if let Ok(h) = resp.getattr("headers") {
+                    if let Ok(h) = resp.getattr(intern!(py, "headers")) {
                         read_headers(&h, &mut f.headers);
                     }
                 }
             }
         }
-        if !have_http {
-            let status = attr(&ex, dict, &info, "status", A_STATUS)
-                .and_then(|s| status_of(&s))
-                .or_else(|| attr(&ex, dict, &info, "status_code", A_STATUS_CODE).and_then(|s| status_of(&s)));
-            let code = attr(&ex, dict, &info, "code", A_CODE);
-            let headers = attr(&ex, dict, &info, "headers", A_HEADERS)
-                .or_else(|| dict.and_then(|d| d.get_item("hdrs").ok().flatten()).filter(|h| !h.is_none()));
+        if !have_http && (dict.is_some() || info.class_attrs != 0) {
+            let status =
+                attr(&ex, dict, &info, intern!(py, "status"), A_STATUS).and_then(|s| status_of(&s)).or_else(|| {
+                    attr(&ex, dict, &info, intern!(py, "status_code"), A_STATUS_CODE).and_then(|s| status_of(&s))
+                });
+            let code = attr(&ex, dict, &info, intern!(py, "code"), A_CODE);
+            let headers = attr(&ex, dict, &info, intern!(py, "headers"), A_HEADERS)
+                .or_else(|| dict.and_then(|d| d.get_item(intern!(py, "hdrs")).ok().flatten()).filter(|h| !h.is_none()));
             // urllib.error.HTTPError: `.code` with headers beside it.
             let status = status.or_else(|| {
                 code.as_ref().filter(|_| headers.is_some()).and_then(status_of).filter(|s| (100..=599).contains(s))
@@ -280,7 +348,7 @@ pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
                 if let Some(g) = c.call0().ok().and_then(|v| grpc_of(&v)) {
                     f.grpc_code = Some(g);
                     have_http = true;
-                    if let Some(tm) = attr(&ex, dict, &info, "trailing_metadata", A_TRAILING) {
+                    if let Some(tm) = attr(&ex, dict, &info, intern!(py, "trailing_metadata"), A_TRAILING) {
                         if let Ok(md) = tm.call0() {
                             if !md.is_none() {
                                 read_headers(&md, &mut f.headers);
@@ -290,22 +358,19 @@ pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
                 }
             }
         }
-        for n in &info.names {
-            if f.names.len() >= MAX_NAMES {
-                break;
-            }
-            f.names.push(n.clone());
-        }
+        let room = MAX_NAMES.saturating_sub(f.names.len());
+        f.names.extend(info.names.iter().take(room).cloned());
         // The cause, else the context unless suppressed.
-        let cause = ex.getattr("__cause__").ok().filter(|c| !c.is_none());
+        let cause = ex.getattr(intern!(py, "__cause__")).ok().filter(|c| !c.is_none());
         cur = match cause {
             Some(c) => Some(c),
             None => {
-                let suppressed = ex.getattr("__suppress_context__").and_then(|s| s.is_truthy()).unwrap_or(false);
+                let suppressed =
+                    ex.getattr(intern!(py, "__suppress_context__")).and_then(|s| s.is_truthy()).unwrap_or(false);
                 if suppressed {
                     None
                 } else {
-                    ex.getattr("__context__").ok().filter(|c| !c.is_none())
+                    ex.getattr(intern!(py, "__context__")).ok().filter(|c| !c.is_none())
                 }
             }
         };

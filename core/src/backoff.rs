@@ -283,8 +283,16 @@ fn exponential(initial: f64, multiplier: f64, k: u32, max: f64) -> f64 {
 /// Rounds a non-negative delay to whole nanoseconds, half to even, saturating.
 #[inline]
 fn to_ns(x: f64) -> u64 {
-    // `as` saturates at u64::MAX and maps NaN to 0 (NaN cannot occur here).
-    x.round_ties_even() as u64
+    // Below 2^52, adding and removing 2^52 rounds to an integer with IEEE's
+    // default rounding (half to even): exact on every target and without the
+    // `roundeven` library call x86-64 makes when SSE4.1 is not assumed.
+    // Above it every f64 is already an integer. `as` saturates at u64::MAX.
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+    if x < TWO52 {
+        ((x + TWO52) - TWO52) as u64
+    } else {
+        x as u64
+    }
 }
 
 /// One row of a [`Schedule`].
@@ -591,6 +599,16 @@ mod tests {
         for n in [1, 2, 1000, u32::MAX] {
             assert_eq!(bo.delay_ns(n, 1.0, None).unwrap(), 0);
         }
+    }
+
+    #[test]
+    fn rounding_is_half_to_even() {
+        for (x, want) in [(0.5, 0), (1.5, 2), (2.5, 2), (2.4999999, 2), (3.5000001, 4), (0.0, 0), (1e300, u64::MAX)] {
+            assert_eq!(to_ns(x), want, "{x}");
+            assert_eq!(to_ns(x), x.round_ties_even() as u64, "{x}");
+        }
+        let big = 4_503_599_627_370_497.0; // 2^52 + 1, already an integer
+        assert_eq!(to_ns(big), 4_503_599_627_370_497);
     }
 
     #[test]

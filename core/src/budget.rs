@@ -101,45 +101,162 @@ pub struct BudgetConfig {
 }
 
 /// Why a budget refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
     /// The budget's name.
     pub budget: String,
     /// A stable code: `insufficient_tokens`, `below_threshold`,
     /// `ratio_exceeded`, `too_many_retries_in_flight`, `throttled`.
     pub reason: &'static str,
-    /// A readable detail (`"cost 10 > 3 tokens"`).
-    pub detail: String,
+    /// The numbers behind it; `Display` writes a readable line
+    /// (`"cost 10 > 3 tokens"`). Kept as numbers so a refusal (frequent
+    /// under a storm) formats nothing unless someone reads it.
+    pub detail: RefusalDetail,
+}
+
+/// The numbers behind a [`Refusal`].
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum RefusalDetail {
+    /// A retry costs more tokens than there are.
+    Tokens {
+        /// What the retry costs.
+        cost: i64,
+        /// What is left.
+        tokens: i64,
+    },
+    /// gRPC throttling: tokens (thousandths) at or below half the maximum.
+    BelowThreshold {
+        /// Tokens in thousandths.
+        milli: u64,
+        /// The maximum in thousandths.
+        max_milli: u64,
+    },
+    /// The ratio budget's inequality would fail.
+    Ratio {
+        /// Retries in the window, this one included.
+        retries: u64,
+        /// The allowed ratio.
+        ratio: f64,
+        /// First attempts in the window.
+        requests: u64,
+    },
+    /// Too many retries in flight.
+    InFlight {
+        /// Retries in flight.
+        retries: u64,
+        /// The limit.
+        limit: u64,
+        /// Calls in flight.
+        calls: u64,
+    },
+    /// The adaptive throttle drew below its rejection probability.
+    Throttled {
+        /// The rejection probability.
+        probability: f64,
+        /// Requests in the window.
+        requests: u64,
+        /// Accepts in the window.
+        accepts: u64,
+    },
+}
+
+impl std::fmt::Display for RefusalDetail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            RefusalDetail::Tokens { cost, tokens } => write!(f, "cost {cost} > {tokens} tokens"),
+            RefusalDetail::BelowThreshold { milli, max_milli } => {
+                write!(f, "{} tokens ≤ {}", milli as f64 / 1000.0, max_milli as f64 / 2000.0)
+            }
+            RefusalDetail::Ratio { retries, ratio, requests } => {
+                write!(f, "{retries} retries would exceed {ratio} × {requests} requests + minimum")
+            }
+            RefusalDetail::InFlight { retries, limit, calls } => {
+                write!(f, "{retries} retries in flight ≥ limit {limit} ({calls} calls)")
+            }
+            RefusalDetail::Throttled { probability, requests, accepts } => {
+                write!(f, "rejected locally with probability {probability:.3} ({requests} requests, {accepts} accepts)")
+            }
+        }
+    }
 }
 
 const RATIO_BUCKETS: usize = 10;
 const ADAPTIVE_BUCKETS: usize = 60;
 
-/// Counts per time slot in a ring of buckets.
+/// Counts per time slot in a ring of buckets, with running totals over the
+/// live slots so a sum costs no loop.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Ring {
     /// Slot width in nanoseconds.
     width: u64,
     /// (slot index, a, b) per bucket; slot u64::MAX = empty.
     slots: Vec<(u64, u64, u64)>,
+    /// The newest slot brought up to date (`u64::MAX`: none yet).
+    head: u64,
+    /// The time the head slot ends (a `now` below it needs no division).
+    head_end: u64,
+    /// Sums of `a` and `b` over the live slots.
+    totals: (u64, u64),
 }
 
 impl Ring {
     fn new(window: u64, n: usize) -> Ring {
-        Ring { width: (window / n as u64).max(1), slots: vec![(u64::MAX, 0, 0); n] }
-    }
-
-    fn bucket(&mut self, now: u64) -> &mut (u64, u64, u64) {
-        let slot = now / self.width;
-        let n = self.slots.len();
-        let b = &mut self.slots[(slot % n as u64) as usize];
-        if b.0 != slot {
-            *b = (slot, 0, 0);
+        Ring {
+            width: (window / n as u64).max(1),
+            slots: vec![(u64::MAX, 0, 0); n],
+            head: u64::MAX,
+            head_end: 0,
+            totals: (0, 0),
         }
-        b
     }
 
+    /// Moves the window to `now` (monotonic), dropping slots that left it.
+    fn advance(&mut self, now: u64) {
+        if self.head != u64::MAX && now < self.head_end {
+            return;
+        }
+        let slot = now / self.width;
+        let n = self.slots.len() as u64;
+        if self.head == u64::MAX || slot >= self.head.saturating_add(n) {
+            // Everything left the window.
+            for b in &mut self.slots {
+                *b = (u64::MAX, 0, 0);
+            }
+            self.totals = (0, 0);
+        } else {
+            for s in self.head + 1..=slot {
+                let b = &mut self.slots[(s % n) as usize];
+                if b.0 != u64::MAX {
+                    self.totals.0 -= b.1;
+                    self.totals.1 -= b.2;
+                }
+                *b = (u64::MAX, 0, 0);
+            }
+        }
+        self.head = slot;
+        self.head_end = slot.saturating_add(1).saturating_mul(self.width);
+    }
+
+    /// Adds to the current slot at `now`.
+    fn add(&mut self, now: u64, a: u64, b: u64) {
+        self.advance(now);
+        let n = self.slots.len() as u64;
+        let head = self.head;
+        let bucket = &mut self.slots[(head % n) as usize];
+        if bucket.0 != head {
+            *bucket = (head, 0, 0);
+        }
+        bucket.1 += a;
+        bucket.2 += b;
+        self.totals.0 += a;
+        self.totals.1 += b;
+    }
+
+    /// Sums over the window at `now` (≥ the last `advance`), without moving it.
     fn sums(&self, now: u64) -> (u64, u64) {
+        if self.head == u64::MAX || now < self.head_end {
+            return self.totals;
+        }
         let slot = now / self.width;
         let n = self.slots.len() as u64;
         self.slots
@@ -371,6 +488,14 @@ impl BudgetConfig {
             BudgetKind::Finagle { .. } => "finagle",
             BudgetKind::Adaptive { .. } => "adaptive",
         }
+    }
+
+    /// Returns true when the kind's answers depend on `now` (the ratio,
+    /// Finagle and adaptive windows). A token bucket, the gRPC throttle and a
+    /// concurrency budget ignore `now`, so a host may skip reading its clock
+    /// for them and pass 0.
+    pub fn depends_on_time(&self) -> bool {
+        matches!(self.kind, BudgetKind::Ratio { .. } | BudgetKind::Finagle { .. } | BudgetKind::Adaptive { .. })
     }
 
     /// Reads a budget object of a policy document: `kind` plus the kind's keys.
@@ -660,7 +785,7 @@ impl Budget {
     pub fn on_operation_start(&mut self, now: u64) {
         let now = self.clock(now);
         match &mut self.state {
-            Tokens::Ratio { ring } => ring.bucket(now).1 += 1,
+            Tokens::Ratio { ring } => ring.add(now, 1, 0),
             Tokens::Concurrency { calls, .. } => *calls += 1,
             Tokens::Finagle { adder, deposit, .. } => adder.add((now / 1_000_000) as i64, *deposit),
             _ => {}
@@ -686,17 +811,16 @@ impl Budget {
         if let (Tokens::Adaptive { ring }, BudgetKind::Adaptive { k, .. }) = (&mut self.state, &self.config.kind) {
             // The probability comes from the window before this request; the
             // request is counted whatever the answer.
+            ring.advance(now);
             let (requests, accepts) = ring.sums(now);
-            ring.bucket(now).1 += 1;
+            ring.add(now, 1, 0);
             let p = ((requests as f64 - k * accepts as f64) / (requests as f64 + 1.0)).max(0.0);
             if r < p {
                 self.refusals += 1;
                 return Some(Refusal {
                     budget: self.config.name.clone(),
                     reason: "throttled",
-                    detail: format!(
-                        "rejected locally with probability {p:.3} ({requests} requests, {accepts} accepts)"
-                    ),
+                    detail: RefusalDetail::Throttled { probability: p, requests, accepts },
                 });
             }
         }
@@ -722,7 +846,7 @@ impl Budget {
                 *milli = milli.saturating_sub(1000);
             }
             Tokens::Adaptive { ring } if f.reached_backend && f.category != Category::Overloaded => {
-                ring.bucket(now).2 += 1;
+                ring.add(now, 0, 1);
             }
             _ => {}
         }
@@ -740,7 +864,7 @@ impl Budget {
             (Tokens::Grpc { milli }, BudgetKind::Grpc { max_milli, ratio_milli }) => {
                 *milli = milli.saturating_add(*ratio_milli).min(*max_milli);
             }
-            (Tokens::Adaptive { ring }, _) => ring.bucket(now).2 += 1,
+            (Tokens::Adaptive { ring }, _) => ring.add(now, 0, 1),
             _ => {}
         }
     }
@@ -780,13 +904,17 @@ impl Budget {
         if let Tokens::Finagle { adder, .. } = &mut self.state {
             adder.expire((now / 1_000_000) as i64);
         }
-        let refuse =
-            |reason: &'static str, detail: String| Err(Refusal { budget: self.config.name.clone(), reason, detail });
+        let refuse = |reason: &'static str, detail: RefusalDetail| {
+            Err(Refusal { budget: self.config.name.clone(), reason, detail })
+        };
         match (&self.state, &self.config.kind) {
             (Tokens::Bucket { tokens }, _) => {
                 let cost = self.cost(category, refused);
                 if cost > *tokens {
-                    return refuse("insufficient_tokens", format!("cost {cost} > {tokens} tokens"));
+                    return refuse(
+                        "insufficient_tokens",
+                        RefusalDetail::Tokens { cost: i64::from(cost), tokens: i64::from(*tokens) },
+                    );
                 }
             }
             (Tokens::Grpc { milli }, BudgetKind::Grpc { max_milli, .. }) => {
@@ -796,7 +924,7 @@ impl Budget {
                 if *milli * 2 <= *max_milli {
                     return refuse(
                         "below_threshold",
-                        format!("{} tokens ≤ {}", *milli as f64 / 1000.0, *max_milli as f64 / 2000.0),
+                        RefusalDetail::BelowThreshold { milli: *milli, max_milli: *max_milli },
                     );
                 }
             }
@@ -809,7 +937,7 @@ impl Budget {
                 if (retries + 1) as f64 > allowed {
                     return refuse(
                         "ratio_exceeded",
-                        format!("{} retries would exceed {ratio} × {requests} requests + minimum", retries + 1),
+                        RefusalDetail::Ratio { retries: retries + 1, ratio: *ratio, requests },
                     );
                 }
             }
@@ -820,7 +948,7 @@ impl Budget {
                 // tryGet(n): count = windowed sum + reserve ≥ n.
                 let count = adder.live + adder.buf.iter().sum::<i64>() + reserve;
                 if count < *withdrawal {
-                    return refuse("insufficient_tokens", format!("{count} tokens < withdrawal of {withdrawal}"));
+                    return refuse("insufficient_tokens", RefusalDetail::Tokens { cost: *withdrawal, tokens: count });
                 }
             }
             (Tokens::Concurrency { calls, retries }, BudgetKind::Concurrency { ratio, min_concurrency }) => {
@@ -831,7 +959,7 @@ impl Budget {
                 if *retries >= limit {
                     return refuse(
                         "too_many_retries_in_flight",
-                        format!("{retries} retries in flight ≥ limit {limit} ({calls} calls)"),
+                        RefusalDetail::InFlight { retries: *retries, limit, calls: *calls },
                     );
                 }
             }
@@ -865,7 +993,7 @@ impl Budget {
             }
             Tokens::Ratio { ring } => {
                 if !refused {
-                    ring.bucket(now).2 += 1;
+                    ring.add(now, 0, 1);
                 }
                 (None, false)
             }
@@ -909,6 +1037,39 @@ mod tests {
 
     fn facts(c: Category) -> FailureFacts {
         FailureFacts { category: c, counts: true, reached_backend: true, declined_pushback: false, refused: false }
+    }
+
+    #[test]
+    fn kinds_that_do_not_depend_on_time_ignore_now() {
+        let configs =
+            [BudgetConfig::token_bucket(), BudgetConfig::grpc(10.0, 0.1).unwrap(), BudgetConfig::concurrency()];
+        for config in configs {
+            assert!(!config.depends_on_time(), "{}", config.kind_name());
+            let (mut a, mut b) = (Budget::new(config.clone()).unwrap(), Budget::new(config).unwrap());
+            let cats = [Category::ServerError, Category::Timeout, Category::Overloaded, Category::Connect];
+            for i in 0..400u64 {
+                let (c, t) = (cats[(i % 4) as usize], i * 7_919_000_000);
+                assert_eq!(a.check(0, c, i % 5 == 0, i % 3 == 0), b.check(t, c, i % 5 == 0, i % 3 == 0));
+                assert_eq!(a.withdraw(0, c, i % 5 == 0, i % 3 == 0), b.withdraw(t, c, i % 5 == 0, i % 3 == 0));
+                if i % 2 == 0 {
+                    a.on_operation_start(0);
+                    b.on_operation_start(t);
+                    a.on_failure(0, facts(c));
+                    b.on_failure(t, facts(c));
+                } else {
+                    a.on_success(0, Some(5));
+                    b.on_success(t, Some(5));
+                    a.on_operation_end(i % 3 == 0);
+                    b.on_operation_end(i % 3 == 0);
+                }
+                assert_eq!(a.before_attempt(0, 0.5), b.before_attempt(t, 0.5));
+                assert_eq!(a.level(0), b.level(t));
+                assert_eq!((a.tokens(), a.refusals(), a.withdrawals()), (b.tokens(), b.refusals(), b.withdrawals()));
+            }
+        }
+        for config in [BudgetConfig::ratio(), BudgetConfig::finagle(), BudgetConfig::adaptive()] {
+            assert!(config.depends_on_time(), "{}", config.kind_name());
+        }
     }
 
     #[test]

@@ -326,6 +326,7 @@ pub fn lookup_name(name: &str) -> Option<(Category, NameFlags)> {
 
 /// Returns the built-in category of an HTTP status, if the table knows it
 /// (any other 5xx but 501, 505 and 511 is a server error).
+#[inline]
 pub fn status_category(status: u16) -> Option<Category> {
     tables::http_table(status).or(if (500..=599).contains(&status) { Some(Category::ServerError) } else { None })
 }
@@ -337,8 +338,17 @@ pub fn grpc_category(code: GrpcCode) -> Option<Category> {
 
 /// Returns true for the methods RFC 9110 makes idempotent (GET, HEAD,
 /// OPTIONS, TRACE, PUT, DELETE), compared ASCII case-insensitively.
+#[inline]
 pub fn is_idempotent_method(method: &str) -> bool {
-    ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].iter().any(|m| m.eq_ignore_ascii_case(method))
+    let is = |m: &str| method.eq_ignore_ascii_case(m);
+    match method.len() {
+        3 => is("GET") || is("PUT"),
+        4 => is("HEAD"),
+        5 => is("TRACE"),
+        6 => is("DELETE"),
+        7 => is("OPTIONS"),
+        _ => false,
+    }
 }
 
 /// What the host saw of one failed attempt. Every field is optional.
@@ -546,7 +556,18 @@ impl Classifier {
     pub fn classify_with(&self, f: &Failure<'_>, advice: ServerAdvice) -> Verdict {
         let safe = f.is_safe();
         // Each name is looked up once.
-        let hits: Vec<Option<(Category, NameFlags)>> = f.error_names.iter().map(|n| lookup_name(n)).collect();
+        // On the stack for chains of up to 16 names (the common case).
+        let mut small = [None; 16];
+        let heap: Vec<Option<(Category, NameFlags)>>;
+        let hits: &[Option<(Category, NameFlags)>] = if f.error_names.len() <= small.len() {
+            for (h, n) in small.iter_mut().zip(f.error_names) {
+                *h = lookup_name(n);
+            }
+            &small[..f.error_names.len()]
+        } else {
+            heap = f.error_names.iter().map(|n| lookup_name(n)).collect();
+            &heap
+        };
         // 1. Markers decide first, wherever they stand.
         // A cancellation whose chain also holds a timeout is the timeout's
         // (asyncio.timeout raises TimeoutError from CancelledError; .NET's
@@ -561,10 +582,18 @@ impl Classifier {
             (c, RetryRule::Never, DecidedBy::Marker(Some(i)))
         } else if advice.retry_exhausted {
             (Category::RetryExhausted, RetryRule::Never, DecidedBy::Marker(None))
+        } else if self.rules.is_empty() {
+            // No user rules: the tables alone (the common, hot case).
+            if self.defaults {
+                let (c, by) = builtin_category(f, hits, &advice, timed_out, self.aws_codes);
+                (c, default_rule(c, f), by)
+            } else {
+                (Category::Unknown, RetryRule::Never, DecidedBy::Nothing)
+            }
         } else {
             let mut cached: Option<(Category, DecidedBy)> = None;
             let aws = self.aws_codes;
-            let mut builtin = || *cached.get_or_insert_with(|| builtin_category(f, &hits, &advice, timed_out, aws));
+            let mut builtin = || *cached.get_or_insert_with(|| builtin_category(f, hits, &advice, timed_out, aws));
             let mut hit = None;
             for (i, r) in self.rules.iter().enumerate() {
                 if r.when.matches(f, &mut || builtin().0) {
@@ -618,6 +647,7 @@ fn default_rule(c: Category, f: &Failure<'_>) -> RetryRule {
 /// The built-in tables alone: gRPC code, status, then names.
 /// `skip_cancelled`: the chain also holds a timeout, so its cancellation was the timeout's.
 /// `hits`: `lookup_name` of each of `f.error_names`.
+#[inline]
 fn builtin_category(
     f: &Failure<'_>,
     hits: &[Option<(Category, NameFlags)>],

@@ -277,6 +277,42 @@ def test_cycles_are_safe() -> None:
     assert len(retrycore.error_names(a)) < 20
 
 
+def test_per_class_caches_never_hide_what_an_instance_carries() -> None:
+    # What a class contributes is remembered per class; instances are read every time.
+    assert retrycore.classify(ValueError("plain")).status is None
+    e = ValueError("with a status")
+    e.status = 503  # type: ignore[attr-defined]
+    assert retrycore.classify(e).status == 503
+    assert retrycore.classify(e).category == retrycore.classify(status=503).category
+    assert retrycore.classify(ValueError("plain again")).status is None
+    # errno names are remembered per value.
+    assert retrycore.error_names(OSError(errno.ECONNREFUSED, "x"))[0] == "ECONNREFUSED"
+    assert retrycore.error_names(OSError(errno.ECONNRESET, "x"))[0] == "ECONNRESET"
+    assert retrycore.error_names(OSError(99999, "x"))[0] == "builtins.OSError"
+    # More classes than the cache holds: each is still named by its own MRO.
+    for i in range(5000):
+        cls = type(f"E{i}", (ConnectionError,), {"__module__": "m"})
+        assert retrycore.error_names(cls())[:2] == [f"m.E{i}", "builtins.ConnectionError"]
+    # The verdict's names and refusal flag come from the same chain.
+    v = retrycore.classify(ConnectionRefusedError(errno.ECONNREFUSED, "x"))
+    assert v.error_names[:2] == ["ECONNREFUSED", "builtins.ConnectionRefusedError"] and v.refused
+    assert not retrycore.classify(ConnectionResetError(errno.ECONNRESET, "x")).refused
+
+
+def test_names_stop_at_the_limit() -> None:
+    deep: type = Exception
+    for i in range(40):
+        deep = type(f"D{i}", (deep,), {})
+    e: BaseException = deep()
+    for _ in range(15):
+        outer = deep()
+        outer.__cause__ = e
+        e = outer
+    names = retrycore.error_names(e)
+    assert len(names) == 256 and names[0].endswith("D39")
+    assert retrycore.classify(e, error_names=["ECONNRESET"]).error_names[0] == "ECONNRESET"
+
+
 def test_markers() -> None:
     assert retrycore.error_names(retrycore.CircuitOpenError())[0] == "retrycore:breaker_open"
     assert retrycore.classify(retrycore.CircuitOpenError()).category == "open_breaker"
@@ -555,3 +591,8 @@ def test_error_classes() -> None:
 
 def test_quickstart_runs() -> None:
     runpy.run_path(str(HERE / "quickstart.py"), run_name="__main__")
+
+
+def test_typing_example_runs() -> None:
+    # mypy --strict checks it in `make test`; here it runs.
+    runpy.run_path(str(HERE / "typing_example.py"), run_name="__main__")

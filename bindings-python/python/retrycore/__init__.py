@@ -161,6 +161,7 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 Hook = Optional[Callable[[RetryEvent], object]]
 StateHook = Optional[Callable[[Transition], object]]
 
@@ -419,7 +420,7 @@ class RetryPolicy:
 
     def to_dict(self) -> Dict[str, Any]:
         """The normalized document, every setting spelled out."""
-        return cast(Dict[str, Any], self._p.to_dict())
+        return self._p.to_dict()
 
     def to_json(self) -> str:
         return self._p.to_json()
@@ -477,12 +478,12 @@ class RetryPolicy:
 
     def counters(self) -> Dict[str, Any]:
         """The counters of every session of this policy (the seeds' metric names)."""
-        return cast(Dict[str, Any], self._p.counters())
+        return self._p.counters()
 
-    def call(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Calls ``fn(*args, **kwargs)`` with retries; ``async`` functions return an awaitable."""
         if inspect.iscoroutinefunction(fn):
-            return retry(self)(fn)(*args, **kwargs)
+            return cast(T, retry(self)(fn)(*args, **kwargs))
         runner = self._runner
         if runner is None:
             runner = self._runner = _native.Runner(
