@@ -386,6 +386,73 @@ impl Failure<'_> {
     }
 }
 
+/// A [`Failure`] that owns its strings: what a binding or a test runner
+/// builds from host values before classifying. `S` is any owned string
+/// (`String`, `Arc<str>`, an interned name).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FailureBuf<S = String> {
+    /// The HTTP status.
+    pub status: Option<u16>,
+    /// The gRPC status code.
+    pub grpc_code: Option<GrpcCode>,
+    /// The flattened cause chain, outermost first.
+    pub error_names: Vec<S>,
+    /// The HTTP method.
+    pub method: Option<S>,
+    /// The caller declares the request idempotent.
+    pub idempotent: Option<bool>,
+    /// The caller sent an idempotency key the server deduplicates on.
+    pub idempotency_key_sent: bool,
+    /// Response headers, (name, value).
+    pub headers: Vec<(S, S)>,
+    /// How long the attempt took.
+    pub elapsed: Option<std::time::Duration>,
+    /// Wall-clock Unix epoch milliseconds, to resolve HTTP-dates.
+    pub wall_now_ms: Option<u64>,
+}
+
+impl<S: AsRef<str>> FailureBuf<S> {
+    /// Lends the failure as a [`Failure`] (names and headers borrowed on
+    /// the stack for the common short chains).
+    pub fn with<R>(&self, f: impl FnOnce(&Failure<'_>) -> R) -> R {
+        const N: usize = 16;
+        const H: usize = 8;
+        let mut names_small = [""; N];
+        let names_heap: Vec<&str>;
+        let names: &[&str] = if self.error_names.len() <= N {
+            for (d, s) in names_small.iter_mut().zip(&self.error_names) {
+                *d = s.as_ref();
+            }
+            &names_small[..self.error_names.len()]
+        } else {
+            names_heap = self.error_names.iter().map(AsRef::as_ref).collect();
+            &names_heap
+        };
+        let mut headers_small = [("", ""); H];
+        let headers_heap: Vec<(&str, &str)>;
+        let headers: &[(&str, &str)] = if self.headers.len() <= H {
+            for (d, (a, b)) in headers_small.iter_mut().zip(&self.headers) {
+                *d = (a.as_ref(), b.as_ref());
+            }
+            &headers_small[..self.headers.len()]
+        } else {
+            headers_heap = self.headers.iter().map(|(a, b)| (a.as_ref(), b.as_ref())).collect();
+            &headers_heap
+        };
+        f(&Failure {
+            status: self.status,
+            grpc_code: self.grpc_code,
+            error_names: names,
+            method: self.method.as_ref().map(AsRef::as_ref),
+            idempotent: self.idempotent,
+            idempotency_key_sent: self.idempotency_key_sent,
+            headers,
+            elapsed: self.elapsed,
+            wall_now_ms: self.wall_now_ms,
+        })
+    }
+}
+
 /// What decided a verdict.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DecidedBy {

@@ -23,7 +23,7 @@ mod retry;
 
 use retrycore::breaker::{Acquire, BreakerConfig, CircuitBreaker, Counted, Permit, Transition};
 use retrycore::budget::{Budget, BudgetConfig, FailureFacts};
-use retrycore::classify::{Category, Failure, GrpcCode};
+use retrycore::classify::Category;
 use retrycore::idempotency as idem;
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::retry_after::read_headers;
@@ -277,60 +277,6 @@ fn failure_doc(g: &mut Gen) -> Value {
     Value::Object(f)
 }
 
-/// An owned failure for the core.
-struct Owned {
-    status: Option<u16>,
-    grpc: Option<GrpcCode>,
-    names: Vec<String>,
-    method: Option<String>,
-    idempotent: Option<bool>,
-    key_sent: bool,
-    headers: Vec<(String, String)>,
-    wall: Option<u64>,
-}
-
-impl Owned {
-    fn from(v: &Value) -> Owned {
-        Owned {
-            status: v.get("status").and_then(Value::as_u64).map(|s| s as u16),
-            grpc: v.get("grpc_code").and_then(Value::as_u64).and_then(|c| GrpcCode::new(c as u8)),
-            names: v
-                .get("error_names")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
-                .unwrap_or_default(),
-            method: v.get("method").and_then(Value::as_str).map(str::to_owned),
-            idempotent: v.get("idempotent").and_then(Value::as_bool),
-            key_sent: v.get("idempotency_key_sent").and_then(Value::as_bool).unwrap_or(false),
-            headers: v
-                .get("headers")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .map(|h| (h[0].as_str().unwrap_or("").to_owned(), h[1].as_str().unwrap_or("").to_owned()))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            wall: v.get("wall_now_ms").and_then(Value::as_u64),
-        }
-    }
-    fn with<R>(&self, f: impl FnOnce(&Failure<'_>) -> R) -> R {
-        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-        let headers: Vec<(&str, &str)> = self.headers.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        f(&Failure {
-            status: self.status,
-            grpc_code: self.grpc,
-            error_names: &names,
-            method: self.method.as_deref(),
-            idempotent: self.idempotent,
-            idempotency_key_sent: self.key_sent,
-            headers: &headers,
-            elapsed: None,
-            wall_now_ms: self.wall,
-        })
-    }
-}
-
 fn transition(t: &Option<Transition>) -> Value {
     t.as_ref().map_or(
         Value::Null,
@@ -367,7 +313,7 @@ fn gen_classify(g: &mut Gen, i: usize) -> Option<Value> {
     } else {
         Default::default()
     };
-    let o = Owned::from(&f);
+    let o = retry::OwnedFailure::read(&f).expect("a generated failure reads back");
     let v = o.with(|f| classifier.classify(f));
     case["expect"] = json!({
         "category": v.category.code(), "retry": v.retry.code(), "safe": v.safe, "retryable": v.retryable,
@@ -430,7 +376,7 @@ fn gen_session(g: &mut Gen, i: usize) -> Option<Value> {
             }
             4..=7 => {
                 let f = failure_doc(g);
-                let o = Owned::from(&f);
+                let o = retry::OwnedFailure::read(&f).expect("a generated failure reads back");
                 let got = match o.with(|f| s.on_failure_ns(now, f)) {
                     Ok(Decision::Retry { retry, attempt, delay, backoff, server_delay, capped, category }) => {
                         json!({"retry": {

@@ -6,7 +6,7 @@ use crate::common::{as_u64, check_error, eq, Case};
 use retrycore::backoff::Backoff;
 use retrycore::breaker::{Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, State, Transition};
 use retrycore::budget::{Budget, BudgetConfig, FailureFacts};
-use retrycore::classify::{Category, Classifier, Failure, GrpcCode};
+use retrycore::classify::{Category, Classifier, FailureBuf, GrpcCode};
 use retrycore::lint::{lint, Service};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::retry_after::{parse_http_date, read_headers};
@@ -150,38 +150,28 @@ fn schedule(case: &Case) -> Result<(), String> {
     eq("worst_case", ns(s.worst_case()), as_u64(&case.expect()["worst_case"]).ok_or("worst_case")?)
 }
 
-/// A failure read from a vector, owning its strings.
-pub struct OwnedFailure {
-    status: Option<u16>,
-    grpc: Option<GrpcCode>,
-    names: Vec<String>,
-    method: Option<String>,
-    idempotent: Option<bool>,
-    key_sent: bool,
-    headers: Vec<(String, String)>,
-    elapsed: Option<u64>,
-    wall_now_ms: Option<u64>,
-}
+/// A failure read from a vector.
+pub struct OwnedFailure;
 
 impl OwnedFailure {
-    pub fn read(v: &Value) -> Result<OwnedFailure, String> {
+    pub fn read(v: &Value) -> Result<FailureBuf, String> {
         let grpc = match v.get("grpc_code") {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) => GrpcCode::new(n.as_u64().ok_or("grpc_code")? as u8),
             Some(Value::String(s)) => GrpcCode::parse(s),
             Some(_) => return Err("grpc_code".into()),
         };
-        Ok(OwnedFailure {
+        Ok(FailureBuf {
             status: v.get("status").and_then(Value::as_u64).map(|s| s as u16),
-            grpc,
-            names: v
+            grpc_code: grpc,
+            error_names: v
                 .get("error_names")
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
                 .unwrap_or_default(),
             method: v.get("method").and_then(Value::as_str).map(str::to_owned),
             idempotent: v.get("idempotent").and_then(Value::as_bool),
-            key_sent: v.get("idempotency_key_sent").and_then(Value::as_bool).unwrap_or(false),
+            idempotency_key_sent: v.get("idempotency_key_sent").and_then(Value::as_bool).unwrap_or(false),
             headers: v
                 .get("headers")
                 .and_then(Value::as_array)
@@ -191,26 +181,9 @@ impl OwnedFailure {
                         .collect()
                 })
                 .unwrap_or_default(),
-            elapsed: v.get("elapsed").and_then(as_u64),
+            elapsed: v.get("elapsed").and_then(as_u64).map(std::time::Duration::from_nanos),
             wall_now_ms: v.get("wall_now_ms").and_then(as_u64),
         })
-    }
-
-    pub fn with<R>(&self, f: impl FnOnce(&Failure<'_>) -> R) -> R {
-        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-        let headers: Vec<(&str, &str)> = self.headers.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        let failure = Failure {
-            status: self.status,
-            grpc_code: self.grpc,
-            error_names: &names,
-            method: self.method.as_deref(),
-            idempotent: self.idempotent,
-            idempotency_key_sent: self.key_sent,
-            headers: &headers,
-            elapsed: self.elapsed.map(std::time::Duration::from_nanos),
-            wall_now_ms: self.wall_now_ms,
-        };
-        f(&failure)
     }
 }
 
