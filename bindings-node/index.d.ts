@@ -107,8 +107,10 @@ export type HeadersLike = Array<[string, string]> | {
  * constructor names (most specific first, stopping before `Object`), then
  * the same for its `cause` — bounded and cycle-safe. A `DOMException` named
  * N is `DOMException:N`; a fetch network `TypeError` drops its own names and
- * appends `FetchNetworkError` after the chain; retrycore's `RetryError` is
- * `retrycore:retry_exhausted` and `CircuitOpenError` `retrycore:breaker_open`.
+ * appends `FetchNetworkError` after the chain; retrycore's exhausted
+ * `RetryError` is `retrycore:retry_exhausted` (one that gave up on a failure
+ * nothing would retry is transparent: its cause decides) and
+ * `CircuitOpenError` `retrycore:breaker_open`.
  */
 export declare function errorNames(err: unknown): string[];
 /**

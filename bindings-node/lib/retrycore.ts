@@ -397,8 +397,10 @@ function causeHoldsNetworkCode(e: any): boolean {
  * constructor names (most specific first, stopping before `Object`), then
  * the same for its `cause` — bounded and cycle-safe. A `DOMException` named
  * N is `DOMException:N`; a fetch network `TypeError` drops its own names and
- * appends `FetchNetworkError` after the chain; retrycore's `RetryError` is
- * `retrycore:retry_exhausted` and `CircuitOpenError` `retrycore:breaker_open`.
+ * appends `FetchNetworkError` after the chain; retrycore's exhausted
+ * `RetryError` is `retrycore:retry_exhausted` (one that gave up on a failure
+ * nothing would retry is transparent: its cause decides) and
+ * `CircuitOpenError` `retrycore:breaker_open`.
  */
 export function errorNames(err: unknown): string[] {
   const out: string[] = [];
@@ -435,7 +437,9 @@ export function errorNames(err: unknown): string[] {
       }
     };
     if (e instanceof RetryError) {
-      push('retrycore:retry_exhausted');
+      // Only an exhausted give-up is marked (SPEC §5); a RetryError for a
+      // failure nothing would retry is transparent: its cause decides.
+      if (e.exhausted) push('retrycore:retry_exhausted');
     } else if (e instanceof CircuitOpenError) {
       push('retrycore:breaker_open');
     } else if (isDomException(e)) {

@@ -358,6 +358,20 @@ test('classify: status fast path, errors, Responses, failures', () => {
   assert.equal(p.classify(404).retry, 'always');
 });
 
+test('only an exhausted RetryError is marked retry_exhausted (SPEC §5)', async () => {
+  const policy = fast({ maxAttempts: 2 });
+  // A POST reset nothing would retry: the RetryError is transparent, its cause decides.
+  const gaveUp = await policy.execute(() => { throw err('ECONNRESET'); }, { method: 'POST' }).catch((e) => e);
+  assert.ok(gaveUp instanceof RetryError && gaveUp.reason === 'not_retryable' && gaveUp.exhausted === false);
+  assert.ok(!rc.errorNames(gaveUp).includes('retrycore:retry_exhausted'));
+  assert.equal(rc.classify(gaveUp, { method: 'GET' }).category, 'connection_lost');
+  // Attempts ran out: marked, so an outer layer does not retry it again.
+  const exhausted = await policy.execute(() => { throw err('ECONNRESET'); }, { method: 'GET' }).catch((e) => e);
+  assert.ok(exhausted instanceof RetryError && exhausted.reason === 'attempts_exhausted' && exhausted.exhausted === true);
+  assert.equal(rc.errorNames(exhausted)[0], 'retrycore:retry_exhausted');
+  assert.equal(rc.classify(exhausted, { method: 'GET' }).category, 'retry_exhausted');
+});
+
 test('errorNames flattens the cause chain (SPEC §4)', () => {
   class HttpError extends Error {}
   class ServiceError extends HttpError {}
