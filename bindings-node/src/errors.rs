@@ -4,12 +4,12 @@
 //! (`setErrorFactory(kind, code, field, message)`), so the errors this crate
 //! throws are the very classes the JS layer throws (`TypeError`,
 //! `RangeError`, `IdempotencyError`, `RetrycoreError`), each with `.code`
-//! equal to the core's code and `.field`. Which class is decided here, from
-//! the core ([`ErrorCode::is_type_error`], [`ErrorCode::is_config`]).
+//! equal to the core's code and `.field`. Which class is decided by
+//! `retrycore-js` ([`retrycore_js::Error`]); this module calls the factory
+//! and hands napi-rs the object to throw.
 
 use napi::{Env, Error, JsFunction, JsRangeError, JsUnknown, Ref, Result, Status};
 use napi_derive::napi;
-use retrycore::ErrorCode;
 use std::cell::RefCell;
 use std::mem::ManuallyDrop;
 
@@ -17,18 +17,6 @@ thread_local! {
     // One per thread: each worker thread has its own Node environment.
     // ManuallyDrop: the reference lives as long as the environment.
     static FACTORY: RefCell<Option<ManuallyDrop<Ref<()>>>> = const { RefCell::new(None) };
-}
-
-/// Where an error comes from, which decides its class for the codes that
-/// mean different things in different places (`invalid_state`).
-#[derive(Copy, Clone, PartialEq, Eq)]
-pub(crate) enum Domain {
-    /// Options, documents and arguments.
-    Config,
-    /// Keys, headers, records, dead letters.
-    Idempotency,
-    /// Sessions, breakers, budgets.
-    State,
 }
 
 /// Registers the function that builds error objects.
@@ -43,18 +31,21 @@ pub fn set_error_factory(env: Env, factory: JsFunction) -> Result<()> {
     Ok(())
 }
 
-/// Builds an error object of `kind` (`type`, `range`, `idempotency`,
-/// `state`) and returns it as a napi error that throws that very object.
-pub(crate) fn raise(env: &Env, kind: &str, code: &str, field: &str, message: &str) -> Error {
+/// Builds the error object of `e`'s class (`type`, `range`, `idempotency`,
+/// `state`) with the factory and returns it as a napi error that throws that
+/// very object.
+#[cold]
+#[inline(never)]
+pub(crate) fn throw(env: &Env, e: retrycore_js::Error) -> Error {
     let made: Result<JsUnknown> = FACTORY.with(|c| {
         let b = c.borrow();
         let r = b.as_ref().ok_or_else(|| Error::new(Status::GenericFailure, "no error factory"))?;
         let f: JsFunction = env.get_reference_value(r)?;
         let args = [
-            env.create_string(kind)?,
-            env.create_string(code)?,
-            env.create_string(field)?,
-            env.create_string(message)?,
+            env.create_string(e.class.name())?,
+            env.create_string(e.code)?,
+            env.create_string(&e.field)?,
+            env.create_string(&e.message)?,
         ];
         f.call(None, &args)
     });
@@ -62,38 +53,22 @@ pub(crate) fn raise(env: &Env, kind: &str, code: &str, field: &str, message: &st
         Ok(v) => Error::from(v),
         // Without the JS layer (or if the factory threw): still an Error
         // object with `.code`, never a string.
-        Err(_) => Error::from(JsRangeError::from(Error::new(code, message.to_owned())).into_unknown(*env)),
+        Err(_) => Error::from(JsRangeError::from(Error::new(e.code, e.message)).into_unknown(*env)),
     }
 }
 
-/// Maps a core error to its JavaScript class.
-pub(crate) fn core_err(env: &Env, e: &retrycore::Error, domain: Domain) -> Error {
-    let k = e.kind();
-    let kind = if k.is_type_error() {
-        "type"
-    } else if k.is_config()
-        || matches!(
-            k,
-            ErrorCode::InvalidNumber
-                | ErrorCode::InvalidString
-                | ErrorCode::TooDeep
-                | ErrorCode::InvalidPointer
-                | ErrorCode::TooLarge
-        )
-    {
-        "range"
-    } else if matches!(
-        k,
-        ErrorCode::InvalidKey
-            | ErrorCode::InvalidHeader
-            | ErrorCode::StaleFence
-            | ErrorCode::FenceFromFuture
-            | ErrorCode::InvalidDeadLetter
-    ) || domain == Domain::Idempotency
-    {
-        "idempotency"
-    } else {
-        "state"
-    };
-    raise(env, kind, e.code(), e.field(), &e.to_string())
+/// Turns a `retrycore-js` result into a napi-rs one that throws the error object.
+pub(crate) trait OrThrow<T> {
+    /// Returns the value, or the error as the object to throw.
+    fn or_throw(self, env: &Env) -> Result<T>;
+}
+
+impl<T> OrThrow<T> for retrycore_js::Result<T> {
+    #[inline(always)]
+    fn or_throw(self, env: &Env) -> Result<T> {
+        match self {
+            Ok(v) => Ok(v),
+            Err(e) => Err(throw(env, e)),
+        }
+    }
 }

@@ -3,11 +3,13 @@
 //! This crate only translates, exactly like the Node binding
 //! (`bindings-node/src`), whose low-level surface (`bindings-node/native.d.ts`)
 //! it implements name for name, so that the one TypeScript layer
-//! (`bindings-node/lib/retrycore.ts`) runs on either: JavaScript numbers in
-//! milliseconds become the core's nanoseconds (round half to even,
-//! `duration::from_millis_f64`), JSON text becomes the core's documents, and
-//! the core's errors become JavaScript `Error` objects built by the JS
-//! layer's error factory. Every decision is the core's.
+//! (`bindings-node/lib/retrycore.ts`) runs on either. Everything the two
+//! bindings share lives in `retrycore-js` (`bindings-js/`): millisecond
+//! numbers to the core's nanoseconds, typed options, the error mapping, the
+//! session slab, permits, the JSON every call returns. What is left here is
+//! what wasm-bindgen does: reading arguments from JavaScript values, the
+//! `#[wasm_bindgen]` exports, raising errors (`errors`), and the clock and
+//! entropy of a JS environment (`Wasm`). Every decision is the core's.
 //!
 //! Hot paths (delay, status classification, breaker acquire/record, budget
 //! withdraw, session steps) take and return numbers; sessions live in a
@@ -16,11 +18,12 @@
 //! exactly -1 means "read `performance.now()`".
 //!
 //! **No panics.** A Rust panic in WebAssembly traps and can leave the
-//! instance inconsistent, so nothing here may panic on any input: checked
-//! conversions, no `unwrap` on input paths, arrays read through catching
-//! imports, and errors leave by return value (see [`errors`]), never by
-//! unwinding. `tests/wasm/backend-hostile.test.mjs` drives every export with
-//! hostile values and checks that the instance still answers.
+//! instance inconsistent, so nothing here (nor in `retrycore-js`) may panic
+//! on any input: checked conversions, no `unwrap` on input paths, arrays read
+//! through catching imports, and errors leave by return value (see
+//! [`errors`]), never by unwinding. `tests/wasm/backend-hostile.test.mjs`
+//! drives every export with hostile values and checks that the instance
+//! still answers.
 
 mod breaker;
 mod budget;
@@ -29,11 +32,9 @@ mod floor;
 mod idem;
 mod policy;
 
-use errors::{core_err, raise, Domain, R};
-use retrycore::classify::Category;
-use retrycore::duration;
 use retrycore::rng::{Rng, Xoshiro256pp};
-use serde_json::{json, Value};
+use retrycore_js as rjs;
+use serde_json::Value;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
@@ -48,49 +49,19 @@ extern "C" {
     fn js_is_array(v: &JsValue) -> Result<bool, JsValue>;
 }
 
-/// Converts milliseconds from JavaScript to nanoseconds, naming `field` in errors.
-pub(crate) fn ns(ms: f64, field: &str) -> R<u64> {
-    duration::from_millis_f64(ms, field).map_err(|e| core_err(&e, Domain::Config))
-}
+/// The wasm host: `performance.now()`, `crypto.getRandomValues`. Error
+/// messages quote at most 64 characters of a refused input (a 10 MB string
+/// must not be copied into one), and a session id must be whole.
+pub(crate) struct Wasm;
 
-/// Converts a monotonic `now` in milliseconds; exactly -1 means "now" on the
-/// clock of `performance.now()` (the JS layer passes it when the caller gave
-/// no time; callers' negative times are refused before they get here).
-pub(crate) fn now_ns(now: f64, field: &str) -> R<u64> {
-    if now == -1.0 {
-        let ms = performance_now().ok().filter(|m| m.is_finite() && *m >= 0.0).unwrap_or(0.0);
-        return ns(ms, field);
+impl rjs::Host for Wasm {
+    fn clock_ms() -> f64 {
+        performance_now().ok().filter(|m| m.is_finite() && *m >= 0.0).unwrap_or(0.0)
     }
-    ns(now, field)
-}
 
-/// Converts nanoseconds to JavaScript milliseconds (one IEEE division).
-#[inline(always)]
-pub(crate) fn ms(ns: u64) -> f64 {
-    duration::to_millis_f64(ns)
-}
-
-/// Converts a wall-clock time in Unix epoch milliseconds.
-pub(crate) fn wall_ms(v: f64, field: &str) -> R<u64> {
-    if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 {
-        Ok(v as u64)
-    } else {
-        Err(raise(
-            "range",
-            "out_of_range",
-            field,
-            &format!("{field}: must be a non-negative integer of milliseconds, got {v}"),
-        ))
+    fn entropy(out: &mut [u8]) -> rjs::Result<()> {
+        entropy(out)
     }
-}
-
-/// Reads a `u64` given as a decimal string (JavaScript passes seeds and
-/// other 64-bit integers as strings or BigInt converted to strings).
-pub(crate) fn u64_arg(s: &str, field: &str) -> R<u64> {
-    s.trim().parse::<u64>().map_err(|_| {
-        let shown: String = s.chars().take(64).collect();
-        raise("range", "out_of_range", field, &format!("{field}: must be an integer in [0, 2^64), got {shown:?}"))
-    })
 }
 
 /// Converts a JSON value to a JavaScript value (objects and arrays are
@@ -115,11 +86,11 @@ fn array_items<T>(
     field: &str,
     what: &str,
     mut item: impl FnMut(JsValue) -> Option<T>,
-) -> R<Option<Vec<T>>> {
+) -> rjs::Result<Option<Vec<T>>> {
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    let bad = || raise("type", "invalid_type", field, &format!("{field}: must be an array of {what}"));
+    let bad = || rjs::Error::type_error("invalid_type", field, format!("{field}: must be an array of {what}"));
     if !js_is_array(v).unwrap_or(false) {
         return Err(bad());
     }
@@ -128,7 +99,7 @@ fn array_items<T>(
         return Err(bad());
     }
     if len > f64::from(MAX_ARRAY) {
-        return Err(raise("range", "too_large", field, &format!("{field}: at most {MAX_ARRAY} items")));
+        return Err(rjs::Error::range("too_large", field, format!("{field}: at most {MAX_ARRAY} items")));
     }
     let n = len as u32;
     let mut out = Vec::with_capacity(n as usize);
@@ -137,79 +108,42 @@ fn array_items<T>(
         match item(x) {
             Some(t) => out.push(t),
             None => {
-                return Err(raise("type", "invalid_type", field, &format!("{field}[{i}]: must be {what}")));
+                return Err(rjs::Error::type_error("invalid_type", field, format!("{field}[{i}]: must be {what}")));
             }
         }
     }
     Ok(Some(out))
 }
 
-/// A `[name, value]` pair of a flat header list (`chunks_exact(2)` gives only pairs).
-pub(crate) fn pair(p: &[String]) -> Option<(&str, &str)> {
-    match p {
-        [n, v] => Some((n.as_str(), v.as_str())),
-        _ => None,
-    }
-}
-
 /// Reads `Array<string> | undefined | null`.
-pub(crate) fn strings(v: &JsValue, field: &str) -> R<Option<Vec<String>>> {
+pub(crate) fn strings(v: &JsValue, field: &str) -> rjs::Result<Option<Vec<String>>> {
     array_items(v, field, "strings", |x| x.as_string())
 }
 
 /// Reads `Array<number> | undefined | null`.
-pub(crate) fn numbers(v: &JsValue, field: &str) -> R<Option<Vec<f64>>> {
+pub(crate) fn numbers(v: &JsValue, field: &str) -> rjs::Result<Option<Vec<f64>>> {
     array_items(v, field, "numbers", |x| x.as_f64())
+}
+
+/// An `Array<string> | undefined | null` argument, read when `retrycore-js`
+/// gets to it (so errors come in the order of the arguments).
+pub(crate) struct Strings<'a>(pub &'a JsValue);
+
+impl rjs::StrList for Strings<'_> {
+    fn read(self, field: &str) -> rjs::Result<Option<Vec<String>>> {
+        strings(self.0, field)
+    }
 }
 
 thread_local! {
     /// OS entropy, drawn 4 KiB at a time: minting a key must not cost a call into JS.
-    static ENTROPY: RefCell<(Vec<u8>, usize)> = const { RefCell::new((Vec::new(), 0)) };
+    static ENTROPY: RefCell<rjs::host::EntropyPool> = const { RefCell::new(rjs::host::EntropyPool::new()) };
 }
 
 /// Fills `out` (at most 4 KiB) with bytes from the host's generator
 /// (`crypto.getRandomValues`), buffered.
-pub(crate) fn entropy(out: &mut [u8]) -> R<()> {
-    ENTROPY.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let (buf, pos) = &mut *cell;
-        let end = pos.checked_add(out.len()).filter(|e| *e <= buf.len());
-        let end = match end {
-            Some(e) => e,
-            None => {
-                buf.resize(4096, 0);
-                if let Err(e) = getrandom::fill(buf) {
-                    // Nothing half-filled may be handed out later.
-                    buf.clear();
-                    *pos = 0;
-                    return Err(raise(
-                        "state",
-                        "invalid_state",
-                        "entropy",
-                        &format!("the host gave no entropy (crypto.getRandomValues): {e}"),
-                    ));
-                }
-                *pos = 0;
-                if out.len() > buf.len() {
-                    return Err(raise("range", "out_of_range", "entropy", "entropy: too many bytes asked"));
-                }
-                out.len()
-            }
-        };
-        if let Some(src) = buf.get_mut(*pos..end) {
-            out.copy_from_slice(src);
-            // Never hand the same bytes out twice.
-            src.fill(0);
-        }
-        *pos = end;
-        Ok(())
-    })
-}
-
-pub(crate) fn entropy_u64() -> R<u64> {
-    let mut b = [0u8; 8];
-    entropy(&mut b)?;
-    Ok(u64::from_le_bytes(b))
+fn entropy(out: &mut [u8]) -> rjs::Result<()> {
+    ENTROPY.with(|p| p.borrow_mut().take(out, "the host (crypto.getRandomValues)", getrandom::fill))
 }
 
 /// Anchors the monotonic clock to the JS environment's `performance.now()`.
@@ -221,28 +155,19 @@ pub fn calibrate(#[wasm_bindgen(js_name = performanceNow)] _performance_now: f64
 /// the JSON nesting limit, lint codes.
 #[wasm_bindgen(unchecked_return_type = "any")]
 pub fn info() -> JsValue {
-    js(&json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "maxJsonDepth": retrycore::idempotency::MAX_DEPTH,
-        "categories": Category::ALL.iter().map(|c| c.code()).collect::<Vec<_>>(),
-        "retryRules": ["always", "if_idempotent", "never"],
-        "giveUpReasons": retrycore::session::GiveUpReason::ALL.iter().map(|r| r.code()).collect::<Vec<_>>(),
-        "errorCodes": retrycore::ErrorCode::ALL.iter().map(|c| c.code()).collect::<Vec<_>>(),
-        "lintCodes": retrycore::lint::CODES.iter().map(|(c, s, d)| json!({"code": c, "severity": s.code(), "description": d})).collect::<Vec<_>>(),
-        "states": ["closed", "open", "half_open", "disabled", "forced_open", "metrics_only"],
-    }))
+    js(&rjs::info())
 }
 
 /// Parses a duration string (`"250ms"`) to milliseconds.
 #[wasm_bindgen(js_name = parseDuration)]
 pub fn parse_duration(text: &str) -> Result<f64, JsErr> {
-    duration::parse_duration(text, "duration").map(ms).map_err(|e| core_err(&e, Domain::Config))
+    Ok(rjs::parse_duration(text)?)
 }
 
 /// Writes milliseconds as the shortest exact duration string.
 #[wasm_bindgen(js_name = formatDuration)]
 pub fn format_duration(#[wasm_bindgen(js_name = valueMs)] value_ms: f64) -> Result<String, JsErr> {
-    Ok(duration::format_duration(ns(value_ms, "duration")?))
+    Ok(rjs::format_duration(value_ms)?)
 }
 
 /// Reads server delay headers (flat `[name, value, name, value, …]`).
@@ -252,39 +177,19 @@ pub fn server_advice(
     #[wasm_bindgen(js_name = wallNowMs)] wall_now_ms: Option<f64>,
 ) -> Result<JsValue, JsErr> {
     let headers = strings(&headers, "headers")?.unwrap_or_default();
-    let wall = wall_now_ms.map(|w| wall_ms(w, "wallNowMs")).transpose()?;
-    let a = retrycore::retry_after::read_headers(headers.chunks_exact(2).filter_map(pair), wall);
-    Ok(js(&json!({
-        "delay": a.delay_ns().map(ms),
-        "source": a.delay.map(|(_, s)| s.name()),
-        "declined": a.declined_by_pushback,
-        "shouldRetry": a.should_retry,
-        "retryExhausted": a.retry_exhausted,
-    })))
+    Ok(js(&rjs::server_advice(&headers, wall_now_ms)?))
 }
 
 /// Parses an HTTP-date to Unix seconds (`null` when it is not one).
 #[wasm_bindgen(js_name = parseHttpDate, unchecked_return_type = "number | null")]
 pub fn parse_http_date(value: &str, #[wasm_bindgen(js_name = wallNowMs)] wall_now_ms: f64) -> Result<JsValue, JsErr> {
-    let wall = wall_ms(wall_now_ms, "wallNowMs")?;
-    Ok(retrycore::retry_after::parse_http_date(value, wall).map_or(JsValue::NULL, |s| JsValue::from_f64(s as f64)))
+    Ok(rjs::parse_http_date(value, wall_now_ms)?.map_or(JsValue::NULL, JsValue::from_f64))
 }
 
 /// Lints a policy document (JSON text) against an optional service description.
 #[wasm_bindgen(unchecked_return_type = "any")]
 pub fn lint(policy: &str, service: Option<String>) -> Result<JsValue, JsErr> {
-    let p = retrycore::policy::PolicyConfig::from_json(policy).map_err(|e| core_err(&e, Domain::Config))?;
-    let s = match service {
-        None => None,
-        Some(t) => Some(retrycore::lint::Service::from_json(&t).map_err(|e| core_err(&e, Domain::Config))?),
-    };
-    let findings = retrycore::lint::lint(&p, s.as_ref());
-    Ok(js(&Value::Array(
-        findings
-            .iter()
-            .map(|f| json!({"code": f.code, "severity": f.severity.code(), "field": f.field, "message": f.message}))
-            .collect(),
-    )))
+    Ok(js(&rjs::lint(policy, service.as_deref())?))
 }
 
 /// The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64.
@@ -298,7 +203,7 @@ impl NativeRng {
     /// Seeds a generator from a decimal u64.
     #[wasm_bindgen(constructor)]
     pub fn new(seed: &str) -> Result<NativeRng, JsErr> {
-        Ok(NativeRng { g: Xoshiro256pp::seed_from_u64(u64_arg(seed, "seed")?) })
+        Ok(NativeRng { g: rjs::seeded_rng::<Wasm>(seed)? })
     }
 
     /// Returns the next u64 as a decimal string.
@@ -317,25 +222,6 @@ impl NativeRng {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn wall_clock_and_seeds_are_checked() {
-        assert_eq!(wall_ms(5.0, "w"), Ok(5));
-        for bad in [f64::NAN, -1.0, 0.5, f64::INFINITY, 9_007_199_254_740_992.0] {
-            assert_eq!(wall_ms(bad, "w").map_err(|e| e.code()), Err("out_of_range"));
-        }
-        assert_eq!(u64_arg(" 18446744073709551615 ", "seed"), Ok(u64::MAX));
-        assert!(u64_arg("18446744073709551616", "seed").is_err());
-        assert!(u64_arg(&"9".repeat(10_000_000), "seed").is_err());
-    }
-
-    #[test]
-    fn durations_round_and_refuse() {
-        assert_eq!(ns(1.5, "d"), Ok(1_500_000));
-        assert!(ns(f64::NAN, "d").is_err());
-        assert!(ns(-1.0, "d").is_err());
-        assert_eq!(ms(1_500_000), 1.5);
-    }
 
     #[test]
     fn entropy_never_repeats_bytes() {

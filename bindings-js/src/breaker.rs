@@ -1,0 +1,273 @@
+//! Circuit breakers, shared by reference with the policies that use them.
+//!
+//! Permits cross the boundary as numbers: `epoch * 2 + trial` (exact while
+//! the epoch stays below 2^52); -1 means refused. Outcomes are 0 success,
+//! 1 failure, 2 ignored.
+
+use crate::error::{Error, Result};
+use crate::failure::{FailureArgs, StrList};
+use crate::host::{ms, ms_or_infinity, now_ns, ns, quote, wall_ms, Host};
+use crate::options::read_object;
+use retrycore::breaker::{
+    Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, SharedBreaker, State, Transition,
+};
+use retrycore::classify::Classifier;
+use serde_json::{json, Value};
+use std::marker::PhantomData;
+use std::sync::MutexGuard;
+
+/// Writes a breaker transition.
+pub(crate) fn transition_json(t: &Transition) -> Value {
+    json!({"from": t.from.code(), "to": t.to.code(), "reason": t.reason.code(), "at": ms(t.at)})
+}
+
+/// Encodes a permit as a number: `epoch * 2 + trial`.
+#[inline]
+pub(crate) fn permit_number(p: &Permit) -> f64 {
+    (p.epoch() as f64) * 2.0 + if p.is_trial() { 1.0 } else { 0.0 }
+}
+
+/// Decodes a permit number (a whole number in [0, 2^53)).
+#[inline]
+pub(crate) fn read_permit(p: f64) -> Result<Permit> {
+    if !(p >= 0.0 && p.fract() == 0.0 && p < 9_007_199_254_740_992.0) {
+        return Err(Error::range("out_of_range", "permit", format!("permit: not a permit: {p}")));
+    }
+    let p = p as u64;
+    Ok(Permit::from_parts(p >> 1, p & 1 == 1, 0))
+}
+
+#[inline]
+fn counted(outcome: u32) -> Result<Counted> {
+    match outcome {
+        0 => Ok(Counted::Success),
+        1 => Ok(Counted::Failure),
+        2 => Ok(Counted::Ignored),
+        _ => Err(Error::range("invalid_value", "outcome", "outcome: must be success, failure or ignored")),
+    }
+}
+
+/// A circuit breaker as the surface drives it: the shared core breaker,
+/// the transitions collected for a JS hook, and the last refusal.
+pub struct Breaker<H> {
+    b: SharedBreaker,
+    /// Collect transitions for `takeTransitions` (only while a JS hook listens).
+    collect: bool,
+    pending: Vec<Transition>,
+    last_state: State,
+    last_retry_after: u64,
+    host: PhantomData<fn() -> H>,
+}
+
+impl<H: Host> Breaker<H> {
+    /// Wraps a breaker shared with policies.
+    pub fn from_shared(b: SharedBreaker) -> Self {
+        Breaker {
+            b,
+            collect: false,
+            pending: Vec::new(),
+            last_state: State::Closed,
+            last_retry_after: 0,
+            host: PhantomData,
+        }
+    }
+
+    /// Creates a breaker from a breaker object (JSON text; durations as strings, or ms numbers when `ms_numbers`).
+    pub fn new(text: &str, ms_numbers: bool) -> Result<Self> {
+        let c = read_object(text, ms_numbers, BreakerConfig::from_json_value)?;
+        let b = CircuitBreaker::new(c).map_err(Error::of_config)?;
+        Ok(Self::from_shared(b.shared()))
+    }
+
+    /// Returns the shared breaker (for a policy to use).
+    pub fn shared(&self) -> SharedBreaker {
+        self.b.clone()
+    }
+
+    #[inline]
+    fn lock(&self) -> MutexGuard<'_, CircuitBreaker> {
+        self.b.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    #[inline]
+    fn note(&mut self, t: Option<Transition>) -> bool {
+        match t {
+            Some(t) => {
+                if self.collect && self.pending.len() < 1024 {
+                    self.pending.push(t);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Asks to make one call: a permit (>= 0) or -1 when refused (see `last_retry_after`).
+    #[inline]
+    pub fn try_acquire(&mut self, now: f64) -> Result<f64> {
+        let now = now_ns::<H>(now, "now")?;
+        let (a, t) = self.lock().try_acquire(now);
+        self.note(t);
+        Ok(match a {
+            Acquire::Permitted(p) => permit_number(&p),
+            Acquire::Rejected { state, retry_after } => {
+                self.last_state = state;
+                self.last_retry_after = retry_after;
+                -1.0
+            }
+        })
+    }
+
+    /// Returns the wait (ms) the last refusal named (`Infinity`: not by waiting).
+    pub fn last_retry_after(&self) -> f64 {
+        ms_or_infinity(self.last_retry_after)
+    }
+
+    /// Returns the state that refused last.
+    pub fn last_refused_state(&self) -> &'static str {
+        self.last_state.code()
+    }
+
+    /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
+    #[inline]
+    pub fn record(&mut self, permit: f64, outcome: u32, duration: f64, now: f64) -> Result<bool> {
+        let p = read_permit(permit)?;
+        let c = counted(outcome)?;
+        let d = ns(duration, "duration")?;
+        let now = now_ns::<H>(now, "now")?;
+        let t = self.lock().on_result(p, now, c, d);
+        Ok(self.note(t))
+    }
+
+    /// Records a failure described like a classification input; the
+    /// breaker's counting rules decide how it counts. Returns the count used.
+    pub fn record_failure<L: StrList>(
+        &mut self,
+        permit: f64,
+        duration: f64,
+        now: f64,
+        failure: FailureArgs<L>,
+    ) -> Result<&'static str> {
+        let p = read_permit(permit)?;
+        let d = ns(duration, "duration")?;
+        let now = now_ns::<H>(now, "now")?;
+        let f = failure.read::<H>()?;
+        let mut b = self.lock();
+        let c = f.with(|f| b.config().count(f, &Classifier::default().classify(f)));
+        let t = b.on_result(p, now, c, d);
+        drop(b);
+        self.note(t);
+        Ok(c.code())
+    }
+
+    /// Gives a permit back without an outcome; returns true on a transition.
+    pub fn release(&mut self, permit: f64, now: f64) -> Result<bool> {
+        let p = read_permit(permit)?;
+        let now = now_ns::<H>(now, "now")?;
+        let t = self.lock().release(p, now);
+        Ok(self.note(t))
+    }
+
+    /// Returns the state code.
+    pub fn state(&self) -> &'static str {
+        self.lock().state().code()
+    }
+
+    /// Returns the window totals and counters.
+    pub fn totals(&self) -> Value {
+        let b = self.lock();
+        let t = b.totals();
+        json!({"state": b.state().code(), "calls": t.calls, "failures": t.failures, "slow": t.slow,
+               "failureRate": t.failure_rate(), "slowRate": t.slow_rate(),
+               "rejections": b.rejections(), "transitions": b.transitions()})
+    }
+
+    /// Returns ms until a call could be admitted (0: now; `Infinity`: not by waiting).
+    pub fn remaining_open(&self, now: f64) -> Result<f64> {
+        let now = now_ns::<H>(now, "now")?;
+        let r = self.lock().remaining_open(now);
+        Ok(ms_or_infinity(r))
+    }
+
+    /// Moves to `state` by hand; returns the transition.
+    pub fn transition_to(&mut self, state: &str, now: f64) -> Result<Value> {
+        let to = State::from_code(state).ok_or_else(|| {
+            Error::range("invalid_value", "state", format!("state: not a breaker state: {:?}", quote::<H>(state)))
+        })?;
+        let now = now_ns::<H>(now, "now")?;
+        let t = self.lock().transition_to(to, now).map_err(Error::of_state)?;
+        self.note(Some(t));
+        Ok(transition_json(&t))
+    }
+
+    /// Returns to closed with an empty window; returns the transition, or null.
+    pub fn reset(&mut self, now: f64) -> Result<Value> {
+        let now = now_ns::<H>(now, "now")?;
+        let t = self.lock().reset(now);
+        self.note(t);
+        Ok(t.as_ref().map_or(Value::Null, transition_json))
+    }
+
+    /// Captures the state as snapshot JSON text.
+    pub fn snapshot(&self, now: f64, wall_now_ms: f64) -> Result<String> {
+        let now = now_ns::<H>(now, "now")?;
+        let wall = wall_ms(wall_now_ms, "wallNowMs")?;
+        Ok(self.lock().snapshot(now, wall).to_json())
+    }
+
+    /// Replaces the state with a snapshot's (the breaker stays shared).
+    pub fn restore(&mut self, snapshot: &str, now: f64, wall_now_ms: f64) -> Result<()> {
+        let now = now_ns::<H>(now, "now")?;
+        let wall = wall_ms(wall_now_ms, "wallNowMs")?;
+        let config = self.lock().config().clone();
+        let nb = BreakerSnapshot::from_json(snapshot)
+            .and_then(|s| CircuitBreaker::restore(config, &s, now, wall))
+            .map_err(Error::of_state)?;
+        *self.lock() = nb;
+        Ok(())
+    }
+
+    /// Writes the breaker's settings as a breaker object.
+    pub fn config_json(&self) -> String {
+        self.lock().config().to_json_value().to_string()
+    }
+
+    /// Turns collecting transitions for `take_transitions` on or off.
+    pub fn set_collect(&mut self, on: bool) {
+        self.collect = on;
+        if !on {
+            self.pending.clear();
+        }
+    }
+
+    /// Takes the transitions collected since the last call.
+    pub fn take_transitions(&mut self) -> Value {
+        Value::Array(std::mem::take(&mut self.pending).iter().map(transition_json).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Strict;
+
+    #[test]
+    fn permits_round_trip_and_refuse() {
+        let mut b = Breaker::<Strict>::new("{}", false).unwrap();
+        let p = b.try_acquire(5.0).unwrap();
+        assert!(p >= 0.0);
+        assert_eq!(read_permit(p).map(|x| permit_number(&x)), Ok(p));
+        assert_eq!(b.record(p, 0, 1.0, 6.0), Ok(false));
+        for bad in [-1.0, 0.5, f64::NAN, 9_007_199_254_740_992.0] {
+            assert_eq!(read_permit(bad).unwrap_err().code, "out_of_range");
+        }
+        assert_eq!(b.record(p, 3, 1.0, 6.0).unwrap_err().field, "outcome");
+        assert_eq!(b.transition_to("nope", 7.0).unwrap_err().code, "invalid_value");
+        b.set_collect(true);
+        assert_eq!(b.transition_to("forced_open", 7.0).unwrap()["to"], "forced_open");
+        assert_eq!(b.try_acquire(8.0), Ok(-1.0));
+        assert_eq!(b.last_refused_state(), "forced_open");
+        assert_eq!(b.take_transitions().as_array().map(Vec::len), Some(1));
+        assert_eq!(Breaker::<Strict>::new("{", false).err().map(|e| e.code), Some("invalid_json"));
+    }
+}

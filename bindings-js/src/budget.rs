@@ -1,0 +1,172 @@
+//! Retry budgets, shared by reference with the policies that use them.
+//!
+//! Categories cross the boundary as their index in `info().categories`.
+
+use crate::error::{Error, Result};
+use crate::host::{now_ns, Host};
+use crate::options::read_object;
+use retrycore::budget::{Budget as CoreBudget, BudgetConfig, FailureFacts, SharedBudget};
+use retrycore::classify::Category;
+use serde_json::{json, Value};
+use std::marker::PhantomData;
+use std::sync::MutexGuard;
+
+#[inline]
+fn category(id: u32) -> Result<Category> {
+    Category::ALL
+        .get(id as usize)
+        .copied()
+        .ok_or_else(|| Error::range("invalid_value", "category", format!("category: no category {id}")))
+}
+
+/// A retry budget as the surface drives it.
+pub struct Budget<H> {
+    b: SharedBudget,
+    host: PhantomData<fn() -> H>,
+}
+
+impl<H: Host> Budget<H> {
+    /// Wraps a budget shared with policies.
+    pub fn from_shared(b: SharedBudget) -> Self {
+        Budget { b, host: PhantomData }
+    }
+
+    /// Creates a budget from a budget object (JSON text; durations as strings, or ms numbers when `ms_numbers`).
+    pub fn new(text: &str, ms_numbers: bool) -> Result<Self> {
+        let c = read_object(text, ms_numbers, BudgetConfig::from_json_value)?;
+        let b = CoreBudget::new(c).map_err(Error::of_config)?;
+        Ok(Self::from_shared(b.shared()))
+    }
+
+    /// Returns the shared budget (for a policy to use).
+    pub fn shared(&self) -> SharedBudget {
+        self.b.clone()
+    }
+
+    #[inline]
+    fn lock(&self) -> MutexGuard<'_, CoreBudget> {
+        self.b.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Returns the budget's name.
+    pub fn name(&self) -> String {
+        self.lock().name().to_owned()
+    }
+
+    /// Returns the budget's kind.
+    pub fn kind(&self) -> &'static str {
+        self.lock().config().kind_name()
+    }
+
+    /// Writes the settings as a budget object.
+    pub fn config_json(&self) -> String {
+        self.lock().config().to_json_value().to_string()
+    }
+
+    /// A logical operation starts (deposit, call in flight).
+    pub fn start(&self, now: f64) -> Result<()> {
+        let now = now_ns::<H>(now, "now")?;
+        self.lock().on_operation_start(now);
+        Ok(())
+    }
+
+    /// A logical operation ends.
+    pub fn end(&self, holds_slot: bool) {
+        self.lock().on_operation_end(holds_slot);
+    }
+
+    /// Checks a retry after `category` without changing anything: null, or the refusal.
+    pub fn check(&self, now: f64, category_id: u32, refused: bool, holds_slot: bool) -> Result<Value> {
+        let now = now_ns::<H>(now, "now")?;
+        let c = category(category_id)?;
+        Ok(match self.lock().check(now, c, refused, holds_slot) {
+            Ok(()) => Value::Null,
+            Err(r) => json!({"budget": r.budget, "reason": r.reason}),
+        })
+    }
+
+    /// Takes what a retry costs: `{cost, slot}`.
+    pub fn withdraw(&self, now: f64, category_id: u32, refused: bool, holds_slot: bool) -> Result<Value> {
+        let now = now_ns::<H>(now, "now")?;
+        let c = category(category_id)?;
+        let (cost, slot) = self.lock().withdraw(now, c, refused, holds_slot);
+        Ok(json!({"cost": cost, "slot": slot}))
+    }
+
+    /// Checks, then withdraws when allowed: the cost (>= 0) or -1 when refused (the hot path).
+    #[inline]
+    pub fn try_withdraw(&self, now: f64, category_id: u32) -> Result<f64> {
+        let now = now_ns::<H>(now, "now")?;
+        let c = category(category_id)?;
+        let mut b = self.lock();
+        if b.check(now, c, false, false).is_err() {
+            b.count_refusal();
+            return Ok(-1.0);
+        }
+        Ok(f64::from(b.withdraw(now, c, false, false).0.unwrap_or(0)))
+    }
+
+    /// Records a failed attempt.
+    pub fn on_failure(
+        &self,
+        now: f64,
+        category_id: u32,
+        counts: bool,
+        reached_backend: bool,
+        declined_pushback: bool,
+        refused: bool,
+    ) -> Result<()> {
+        let now = now_ns::<H>(now, "now")?;
+        let c = category(category_id)?;
+        self.lock().on_failure(now, FailureFacts { category: c, counts, reached_backend, declined_pushback, refused });
+        Ok(())
+    }
+
+    /// Records a success; `cost` is what the retry that led to it took.
+    pub fn on_success(&self, now: f64, cost: Option<u32>) -> Result<()> {
+        let now = now_ns::<H>(now, "now")?;
+        self.lock().on_success(now, cost);
+        Ok(())
+    }
+
+    /// The adaptive throttle's check before an attempt (draw `r`): null, or the refusal.
+    pub fn before_attempt(&self, now: f64, r: f64) -> Result<Value> {
+        let now = now_ns::<H>(now, "now")?;
+        if !(0.0..=1.0).contains(&r) {
+            return Err(Error::range("out_of_range", "r", format!("r: must be in [0, 1], got {r}")));
+        }
+        Ok(match self.lock().before_attempt(now, r) {
+            None => Value::Null,
+            Some(x) => json!({"budget": x.budget, "reason": x.reason}),
+        })
+    }
+
+    /// Returns the budget's level (tokens, or its counts).
+    pub fn level(&self, now: f64) -> Result<Value> {
+        let now = now_ns::<H>(now, "now")?;
+        Ok(self.lock().level(now))
+    }
+
+    /// Returns refusals and withdrawals so far.
+    pub fn stats(&self) -> Value {
+        let b = self.lock();
+        json!({"refusals": b.refusals(), "withdrawals": b.withdrawals()})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Strict;
+
+    #[test]
+    fn withdraws_and_checks_categories() {
+        let b = Budget::<Strict>::new(r#"{"kind":"token_bucket"}"#, false).unwrap();
+        assert_eq!(b.kind(), "token_bucket");
+        let server_error = Category::ALL.iter().position(|c| c.code() == "server_error").unwrap() as u32;
+        assert!(b.try_withdraw(1.0, server_error).unwrap() >= 0.0);
+        assert_eq!(b.try_withdraw(1.0, 999).unwrap_err().field, "category");
+        assert_eq!(b.before_attempt(1.0, 2.0).unwrap_err().field, "r");
+        assert_eq!(b.stats()["withdrawals"], 1);
+    }
+}

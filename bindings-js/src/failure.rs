@@ -1,0 +1,147 @@
+//! What the host saw of one failed attempt, as the surface passes it:
+//! optional status, gRPC code, cause-chain names, method, flags, flat
+//! `[name, value, …]` headers, elapsed and wall-clock milliseconds.
+
+use crate::error::{Error, Result};
+use crate::host::{ns, quote, wall_ms, Host};
+use retrycore::classify::{FailureBuf, GrpcCode};
+
+/// A list of strings as a host passes it, read only when its turn comes (so
+/// that errors come in the same order in every binding).
+///
+/// Node hands over lists napi-rs already converted (`Option<Vec<String>>`);
+/// the wasm binding implements it for its JavaScript arrays.
+pub trait StrList {
+    /// Reads the list (`None`: the argument was absent), naming `field` in errors.
+    fn read(self, field: &str) -> Result<Option<Vec<String>>>;
+}
+
+impl StrList for Option<Vec<String>> {
+    #[inline]
+    fn read(self, _field: &str) -> Result<Option<Vec<String>>> {
+        Ok(self)
+    }
+}
+
+/// The arguments that describe a failure, as the surface passes them.
+pub struct FailureArgs<L> {
+    /// The HTTP status, an integer in [0, 999].
+    pub status: Option<f64>,
+    /// The gRPC status code, by name or number.
+    pub grpc: Option<String>,
+    /// The flattened cause chain, outermost first.
+    pub names: L,
+    /// The HTTP method.
+    pub method: Option<String>,
+    /// The caller declares the request idempotent.
+    pub idempotent: Option<bool>,
+    /// The caller sent an idempotency key.
+    pub key_sent: Option<bool>,
+    /// Response headers, flat: `[name, value, name, value, …]`.
+    pub headers: L,
+    /// How long the attempt took (ms).
+    pub elapsed_ms: Option<f64>,
+    /// Wall-clock Unix epoch milliseconds, to resolve HTTP-dates.
+    pub wall_now_ms: Option<f64>,
+}
+
+impl<L: StrList> FailureArgs<L> {
+    /// Checks and converts the arguments into a failure the core classifies.
+    pub fn read<H: Host>(self) -> Result<FailureBuf> {
+        let status = self.status.map(status_of).transpose()?;
+        let grpc_code = match self.grpc {
+            None => None,
+            Some(g) => Some(GrpcCode::parse(&g).ok_or_else(|| {
+                Error::range(
+                    "invalid_value",
+                    "grpcCode",
+                    format!("grpcCode: not a gRPC status code: {:?}", quote::<H>(&g)),
+                )
+            })?),
+        };
+        let headers = self.headers.read("headers")?.unwrap_or_default();
+        if headers.len() & 1 == 1 {
+            return Err(Error::type_error("invalid_type", "headers", "headers: must be name/value pairs"));
+        }
+        Ok(FailureBuf {
+            status,
+            grpc_code,
+            error_names: self.names.read("names")?.unwrap_or_default(),
+            method: self.method,
+            idempotent: self.idempotent,
+            idempotency_key_sent: self.key_sent.unwrap_or(false),
+            headers: pairs(headers),
+            elapsed: self.elapsed_ms.map(|e| ns(e, "elapsed")).transpose()?.map(std::time::Duration::from_nanos),
+            wall_now_ms: self.wall_now_ms.map(|w| wall_ms(w, "wallNowMs")).transpose()?,
+        })
+    }
+}
+
+/// Checks an HTTP status: an integer in [0, 999].
+#[inline]
+pub(crate) fn status_of(s: f64) -> Result<u16> {
+    if s.fract() == 0.0 && (0.0..=999.0).contains(&s) {
+        Ok(s as u16)
+    } else {
+        Err(Error::range("out_of_range", "status", format!("status: must be an integer in [0, 999], got {s}")))
+    }
+}
+
+/// A `[name, value]` pair of a flat header list (`chunks_exact(2)` gives only pairs).
+#[inline]
+pub(crate) fn pair(p: &[String]) -> Option<(&str, &str)> {
+    match p {
+        [n, v] => Some((n.as_str(), v.as_str())),
+        _ => None,
+    }
+}
+
+/// Pairs a flat `[name, value, …]` list, moving the strings (an odd last
+/// name is dropped; callers refuse odd lists first).
+fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
+    if flat.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(flat.len() / 2);
+    let mut it = flat.into_iter();
+    while let (Some(n), Some(v)) = (it.next(), it.next()) {
+        out.push((n, v));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Strict;
+
+    fn args(status: Option<f64>, headers: Option<Vec<String>>) -> FailureArgs<Option<Vec<String>>> {
+        FailureArgs {
+            status,
+            grpc: None,
+            names: Some(vec!["ECONNRESET".into()]),
+            method: Some("GET".into()),
+            idempotent: None,
+            key_sent: None,
+            headers,
+            elapsed_ms: Some(1.5),
+            wall_now_ms: Some(1000.0),
+        }
+    }
+
+    #[test]
+    fn reads_and_checks() {
+        let f = args(Some(503.0), Some(vec!["a".into(), "1".into(), "b".into(), "2".into()])).read::<Strict>().unwrap();
+        assert_eq!(f.status, Some(503));
+        assert_eq!(f.headers, vec![("a".to_owned(), "1".to_owned()), ("b".to_owned(), "2".to_owned())]);
+        assert_eq!(f.elapsed, Some(std::time::Duration::from_micros(1500)));
+        assert_eq!(f.wall_now_ms, Some(1000));
+        assert!(!f.idempotency_key_sent);
+        assert_eq!(args(Some(1000.0), None).read::<Strict>().unwrap_err().code, "out_of_range");
+        assert_eq!(args(Some(200.5), None).read::<Strict>().unwrap_err().field, "status");
+        assert_eq!(args(None, Some(vec!["a".into()])).read::<Strict>().unwrap_err().code, "invalid_type");
+        let mut bad = args(None, None);
+        bad.grpc = Some("NOPE".into());
+        assert_eq!(bad.read::<Strict>().unwrap_err().field, "grpcCode");
+    }
+}

@@ -1,0 +1,235 @@
+//! Numbers across the boundary, and what each host supplies.
+//!
+//! JavaScript numbers in milliseconds become the core's nanoseconds (round
+//! half to even, `duration::from_millis_f64`) and come back with one IEEE
+//! division; wall-clock times are whole Unix-epoch milliseconds; 64-bit
+//! integers (seeds, entropy) arrive as decimal strings. A monotonic `now` of
+//! exactly -1 means "now on the host's clock" (the JS layer passes it when the
+//! caller gave no time; callers' negative times are refused before they get
+//! here).
+
+use crate::error::{Domain, Error, Result};
+use retrycore::duration;
+
+/// What an FFI crate supplies: its clock, its entropy, and the two places
+/// where the Node and wasm bindings have always answered differently.
+///
+/// Implemented by a unit type in each FFI crate and resolved at compile time
+/// (every function here that needs it is generic over it).
+pub trait Host {
+    /// Reads the host's monotonic clock (`performance.now()`), in milliseconds.
+    fn clock_ms() -> f64;
+
+    /// Fills `out` (at most 4 KiB) with bytes from the host's generator.
+    fn entropy(out: &mut [u8]) -> Result<()>;
+}
+
+/// Converts milliseconds from JavaScript to nanoseconds, naming `field` in errors.
+#[inline]
+pub fn ns(ms: f64, field: &str) -> Result<u64> {
+    duration::from_millis_f64(ms, field).map_err(|e| Error::core(&e, Domain::Config))
+}
+
+/// Converts a monotonic `now` in milliseconds; exactly -1 reads the host's clock.
+#[inline]
+pub fn now_ns<H: Host>(now: f64, field: &str) -> Result<u64> {
+    if now == -1.0 {
+        return ns(H::clock_ms(), field);
+    }
+    ns(now, field)
+}
+
+/// Converts nanoseconds to JavaScript milliseconds (one IEEE division).
+#[inline(always)]
+pub fn ms(ns: u64) -> f64 {
+    duration::to_millis_f64(ns)
+}
+
+/// Converts a duration to JavaScript milliseconds.
+#[inline]
+pub(crate) fn ms_of(d: std::time::Duration) -> f64 {
+    ms(duration::from_std(d))
+}
+
+/// Converts nanoseconds that may mean "not by waiting" (`u64::MAX`) to
+/// milliseconds (`Infinity`).
+#[inline]
+pub(crate) fn ms_or_infinity(ns: u64) -> f64 {
+    if ns == u64::MAX {
+        f64::INFINITY
+    } else {
+        ms(ns)
+    }
+}
+
+/// Converts a wall-clock time in Unix epoch milliseconds.
+pub fn wall_ms(v: f64, field: &str) -> Result<u64> {
+    if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 {
+        Ok(v as u64)
+    } else {
+        Err(Error::range(
+            "out_of_range",
+            field,
+            format!("{field}: must be a non-negative integer of milliseconds, got {v}"),
+        ))
+    }
+}
+
+/// Reads a `u64` given as a decimal string (JavaScript passes seeds and
+/// other 64-bit integers as strings or BigInt converted to strings).
+pub fn u64_arg<H: Host>(s: &str, field: &str) -> Result<u64> {
+    s.trim().parse::<u64>().map_err(|_| {
+        Error::range(
+            "out_of_range",
+            field,
+            format!("{field}: must be an integer in [0, 2^64), got {:?}", quote::<H>(s)),
+        )
+    })
+}
+
+/// How many characters of a refused input an error message quotes at most
+/// (a 10 MB input must not become a 10 MB message).
+pub const QUOTE_LIMIT: usize = 64;
+
+/// Returns what an error message quotes of a refused input: its first
+/// [`QUOTE_LIMIT`] characters.
+pub fn quote<H: Host>(s: &str) -> &str {
+    if s.len() <= QUOTE_LIMIT {
+        return s;
+    }
+    match s.char_indices().nth(QUOTE_LIMIT) {
+        Some((end, _)) => s.get(..end).unwrap_or(s),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Strict;
+
+    #[test]
+    fn wall_clock_and_seeds_are_checked() {
+        assert_eq!(wall_ms(5.0, "w"), Ok(5));
+        for bad in [f64::NAN, -1.0, 0.5, f64::INFINITY, 9_007_199_254_740_992.0] {
+            assert_eq!(wall_ms(bad, "w").map_err(|e| e.code), Err("out_of_range"));
+        }
+        assert_eq!(u64_arg::<Strict>(" 18446744073709551615 ", "seed"), Ok(u64::MAX));
+        assert!(u64_arg::<Strict>("18446744073709551616", "seed").is_err());
+        assert!(u64_arg::<Strict>(&"9".repeat(10_000_000), "seed").is_err());
+    }
+
+    #[test]
+    fn durations_round_and_refuse() {
+        assert_eq!(ns(1.5, "d"), Ok(1_500_000));
+        assert!(ns(f64::NAN, "d").is_err());
+        assert!(ns(-1.0, "d").is_err());
+        assert_eq!(ms(1_500_000), 1.5);
+        assert_eq!(now_ns::<Strict>(-1.0, "now"), Ok(1_500_000));
+        assert_eq!(now_ns::<Strict>(2.0, "now"), Ok(2_000_000));
+        assert_eq!(ms_or_infinity(u64::MAX), f64::INFINITY);
+    }
+
+    #[test]
+    fn quotes_are_clipped_by_characters() {
+        let s = "é".repeat(100);
+        assert_eq!(quote::<Strict>(&s).chars().count(), 64);
+        assert_eq!(quote::<Strict>("short"), "short");
+    }
+}
+
+/// OS entropy drawn 4 KiB at a time, so minting a key costs no system call
+/// (or call into JS): a per-thread pool each binding fills from its own source.
+#[derive(Debug, Default)]
+pub struct EntropyPool {
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl EntropyPool {
+    /// The bytes one refill draws.
+    pub const BLOCK: usize = 4096;
+
+    /// Creates an empty pool (filled on first use).
+    pub const fn new() -> Self {
+        EntropyPool { buf: Vec::new(), pos: 0 }
+    }
+
+    /// Fills `out` from the pool, refilling it with `fill` when it runs
+    /// dry. A failed refill leaves nothing half-filled to hand out later;
+    /// bytes handed out are zeroed so none is handed out twice.
+    ///
+    /// # Errors
+    /// `invalid_state` when `fill` fails (naming `source`), `out_of_range`
+    /// when more than [`BLOCK`](Self::BLOCK) bytes are asked at once.
+    pub fn take<E: std::fmt::Display>(
+        &mut self,
+        out: &mut [u8],
+        source: &str,
+        fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
+    ) -> crate::Result<()> {
+        if out.len() > Self::BLOCK {
+            return Err(crate::Error::range("out_of_range", "entropy", "entropy: too many bytes asked"));
+        }
+        let end = match self.pos.checked_add(out.len()).filter(|e| *e <= self.buf.len()) {
+            Some(e) => e,
+            None => {
+                self.buf.resize(Self::BLOCK, 0);
+                if let Err(e) = fill(&mut self.buf) {
+                    self.buf.clear();
+                    self.pos = 0;
+                    return Err(crate::Error::state(
+                        "invalid_state",
+                        "entropy",
+                        format!("{source} gave no entropy: {e}"),
+                    ));
+                }
+                self.pos = 0;
+                out.len()
+            }
+        };
+        if let Some(src) = self.buf.get_mut(self.pos..end) {
+            out.copy_from_slice(src);
+            src.fill(0);
+        }
+        self.pos = end;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod entropy_tests {
+    use super::EntropyPool;
+
+    #[test]
+    fn pool_refills_zeroes_and_survives_failures() {
+        let mut p = EntropyPool::new();
+        let mut fills = 0;
+        let mut out = [0u8; 16];
+        p.take(&mut out, "test", |b: &mut [u8]| -> Result<(), &str> {
+            fills += 1;
+            b.fill(7);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out, [7; 16]);
+        for _ in 0..(EntropyPool::BLOCK / 16 - 1) {
+            p.take(&mut out, "test", |_: &mut [u8]| -> Result<(), &str> { unreachable!() }).unwrap();
+        }
+        let e = p.take(&mut out, "test", |_: &mut [u8]| Err("down")).unwrap_err();
+        assert_eq!(e.code, "invalid_state");
+        // Nothing half-filled is handed out after a failure.
+        p.take(&mut out, "test", |b: &mut [u8]| -> Result<(), &str> {
+            b.fill(9);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out, [9; 16]);
+        let mut big = vec![0u8; EntropyPool::BLOCK + 1];
+        assert_eq!(
+            p.take(&mut big, "test", |_: &mut [u8]| -> Result<(), &str> { Ok(()) }).unwrap_err().code,
+            "out_of_range"
+        );
+        assert_eq!(fills, 1);
+    }
+}

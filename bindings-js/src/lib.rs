@@ -1,0 +1,192 @@
+//! The framework-independent half of retrycore's two JavaScript bindings.
+//!
+//! The Node binding (`bindings-node`, napi-rs) and the wasm binding
+//! (`bindings-wasm`, wasm-bindgen) implement one low-level surface
+//! (`bindings-node/native.d.ts`) under one TypeScript layer. Everything that
+//! surface does apart from touching host values lives here, once:
+//!
+//! - numbers: milliseconds to the core's nanoseconds and back, wall-clock
+//!   milliseconds, decimal `u64` arguments, `now` of exactly -1 meaning "read
+//!   the host's clock" ([`host`]);
+//! - errors: the core's [`retrycore::Error`] to the JS layer's four factory
+//!   arguments `(kind, code, field, message)` ([`Error`]);
+//! - typed options: the snake_case document the JS layer builds from
+//!   camelCase options, whose durations may still be millisecond numbers,
+//!   rewritten to exact `"<ns>ns"` strings ([`options`]);
+//! - failures ([`failure`]), packed verdicts and their memo
+//!   ([`verdict`]), breakers with numeric permits ([`Breaker`]), budgets
+//!   ([`Budget`]), policies with their generation-tagged session slab
+//!   ([`Policy`]), idempotency ([`idem`]) and the JSON every call returns.
+//!
+//! The FFI crates keep only what differs per host: reading arguments from
+//! host values, raising errors, the clock and the entropy (the [`Host`]
+//! trait, resolved at compile time: no dynamic dispatch), and the
+//! `#[napi]` / `#[wasm_bindgen]` exports.
+//!
+//! Nothing here panics on any input (a panic in WebAssembly traps and can
+//! leave the instance inconsistent): checked conversions, no indexing or
+//! `unwrap` on input paths, errors by return value.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod breaker;
+mod budget;
+mod error;
+pub mod failure;
+pub mod host;
+pub mod idem;
+pub mod options;
+mod policy;
+pub mod verdict;
+
+pub use breaker::Breaker;
+pub use budget::Budget;
+pub use error::{Class, Domain, Error, Result};
+pub use failure::{FailureArgs, StrList};
+pub use host::Host;
+pub use policy::Policy;
+
+use breaker::transition_json;
+use host::{ms, ns, u64_arg, wall_ms};
+
+use retrycore::classify::Category;
+use retrycore::duration;
+use retrycore::rng::Xoshiro256pp;
+use serde_json::{json, Value};
+
+/// Returns the tables the JS layer needs: category, reason and error codes,
+/// the JSON nesting limit, lint codes.
+pub fn info() -> Value {
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "maxJsonDepth": retrycore::idempotency::MAX_DEPTH,
+        "categories": Category::ALL.iter().map(|c| c.code()).collect::<Vec<_>>(),
+        "retryRules": ["always", "if_idempotent", "never"],
+        "giveUpReasons": retrycore::session::GiveUpReason::ALL.iter().map(|r| r.code()).collect::<Vec<_>>(),
+        "errorCodes": retrycore::ErrorCode::ALL.iter().map(|c| c.code()).collect::<Vec<_>>(),
+        "lintCodes": retrycore::lint::CODES.iter().map(|(c, s, d)| json!({"code": c, "severity": s.code(), "description": d})).collect::<Vec<_>>(),
+        "states": ["closed", "open", "half_open", "disabled", "forced_open", "metrics_only"],
+    })
+}
+
+/// Parses a duration string (`"250ms"`) to milliseconds.
+pub fn parse_duration(text: &str) -> Result<f64> {
+    duration::parse_duration(text, "duration").map(ms).map_err(Error::of_config)
+}
+
+/// Writes milliseconds as the shortest exact duration string.
+pub fn format_duration(value_ms: f64) -> Result<String> {
+    Ok(duration::format_duration(ns(value_ms, "duration")?))
+}
+
+/// Reads server delay headers (flat `[name, value, name, value, …]`; a
+/// trailing odd name is ignored).
+pub fn server_advice(headers: &[String], wall_now_ms: Option<f64>) -> Result<Value> {
+    let wall = wall_now_ms.map(|w| wall_ms(w, "wallNowMs")).transpose()?;
+    let a = retrycore::retry_after::read_headers(headers.chunks_exact(2).filter_map(failure::pair), wall);
+    Ok(json!({
+        "delay": a.delay_ns().map(ms),
+        "source": a.delay.map(|(_, s)| s.name()),
+        "declined": a.declined_by_pushback,
+        "shouldRetry": a.should_retry,
+        "retryExhausted": a.retry_exhausted,
+    }))
+}
+
+/// Parses an HTTP-date to Unix seconds (`None` when it is not one).
+pub fn parse_http_date(value: &str, wall_now_ms: f64) -> Result<Option<f64>> {
+    let wall = wall_ms(wall_now_ms, "wallNowMs")?;
+    Ok(retrycore::retry_after::parse_http_date(value, wall).map(|s| s as f64))
+}
+
+/// Lints a policy document (JSON text) against an optional service description.
+pub fn lint(policy: &str, service: Option<&str>) -> Result<Value> {
+    let p = retrycore::policy::PolicyConfig::from_json(policy).map_err(Error::of_config)?;
+    let s = match service {
+        None => None,
+        Some(t) => Some(retrycore::lint::Service::from_json(t).map_err(Error::of_config)?),
+    };
+    let findings = retrycore::lint::lint(&p, s.as_ref());
+    Ok(Value::Array(
+        findings
+            .iter()
+            .map(|f| json!({"code": f.code, "severity": f.severity.code(), "field": f.field, "message": f.message}))
+            .collect(),
+    ))
+}
+
+/// Seeds the generator of every runtime (xoshiro256++ seeded by SplitMix64)
+/// from a decimal u64.
+pub fn seeded_rng<H: Host>(seed: &str) -> Result<Xoshiro256pp> {
+    Ok(Xoshiro256pp::seed_from_u64(u64_arg::<H>(seed, "seed")?))
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! A host for the unit tests: a fixed clock, counting entropy.
+    use super::*;
+    use std::cell::Cell;
+
+    thread_local!(static NEXT: Cell<u8> = const { Cell::new(1) });
+
+    /// A host with a fixed clock and a counting entropy source.
+    pub struct Strict;
+
+    fn fill(out: &mut [u8]) -> Result<()> {
+        for b in out {
+            *b = NEXT.with(|n| {
+                let v = n.get();
+                n.set(v.wrapping_add(1));
+                v
+            });
+        }
+        Ok(())
+    }
+
+    impl Host for Strict {
+        fn clock_ms() -> f64 {
+            1.5
+        }
+        fn entropy(out: &mut [u8]) -> Result<()> {
+            fill(out)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::Strict;
+    use super::*;
+
+    #[test]
+    fn info_lists_the_tables() {
+        let i = info();
+        assert_eq!(i["version"], env!("CARGO_PKG_VERSION"));
+        assert!(i["categories"].as_array().is_some_and(|c| !c.is_empty()));
+    }
+
+    #[test]
+    fn durations_parse_and_format() {
+        assert_eq!(parse_duration("250ms"), Ok(250.0));
+        assert_eq!(format_duration(1.5).as_deref(), Ok("1.5ms"));
+        assert_eq!(parse_duration("x").map_err(|e| e.class), Err(Class::Range));
+    }
+
+    #[test]
+    fn seeds_are_decimal() {
+        assert!(seeded_rng::<Strict>(" 42 ").is_ok());
+        let long = "9".repeat(100);
+        let e = seeded_rng::<Strict>(&long).map(|_| ()).unwrap_err();
+        assert_eq!(e.code, "out_of_range");
+        assert!(!e.message.contains(&long), "a long input is quoted clipped");
+    }
+
+    #[test]
+    fn server_advice_reads_pairs() {
+        let h = vec!["Retry-After".to_owned(), "2".to_owned(), "odd".to_owned()];
+        let v = server_advice(&h, None).unwrap();
+        assert_eq!(v["delay"], 2000.0);
+        assert_eq!(v["source"], "retry-after");
+    }
+}

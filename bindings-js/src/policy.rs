@@ -1,0 +1,461 @@
+//! Policies and the sessions they run.
+//!
+//! Sessions live in a per-policy slab and are named by generation-tagged
+//! numeric ids, `generation * 2^21 + index`: an id of a freed slot never
+//! names the session that reuses it. The hot steps (`before`, `fail`,
+//! `succeed`, `start`, `finish`) answer numbers; the last gate and decision
+//! of a session are kept for the JS layer to read as JSON when it needs them.
+
+use crate::error::{Error, Result};
+use crate::failure::{FailureArgs, StrList};
+use crate::host::{ms, ms_of, now_ns, ns, u64_arg, Host};
+use crate::options::read_with_ms;
+use crate::transition_json;
+use crate::verdict::{classify_json, StatusCache};
+use retrycore::breaker::SharedBreaker;
+use retrycore::budget::SharedBudget;
+use retrycore::policy::{PolicyConfig, RetryPolicy};
+use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
+use serde_json::{json, Value};
+use std::marker::PhantomData;
+
+/// Slots a policy holds at most (2^21); the low bits of an id.
+const INDEX_LEN: u64 = 1 << 21;
+const INDEX_BITS: f64 = INDEX_LEN as f64;
+
+struct Slot {
+    gen: u32,
+    session: Option<RetrySession>,
+    gate: Option<Gate>,
+    decision: Option<Decision>,
+}
+
+/// A live slot, borrowed field by field.
+struct Live<'a> {
+    session: &'a mut RetrySession,
+    gate: &'a mut Option<Gate>,
+    decision: &'a mut Option<Decision>,
+}
+
+#[cold]
+fn finished() -> Error {
+    Error::state("invalid_state", "session", "session: this session is finished and released")
+}
+
+/// The slot index and generation an id names, if it could name one: a
+/// whole number in [0, 2^53).
+#[inline(always)]
+fn id_parts(id: f64) -> Option<(usize, u32)> {
+    if !(0.0..9_007_199_254_740_992.0).contains(&id) {
+        return None;
+    }
+    let n = id as u64;
+    if n as f64 != id {
+        return None;
+    }
+    // n < 2^53, so the generation (n >> 21) < 2^32.
+    Some(((n & (INDEX_LEN - 1)) as usize, (n >> 21) as u32))
+}
+
+fn gate_json(g: &Gate) -> Value {
+    match g {
+        Gate::Proceed { attempt, max_attempts, timeout } => json!({
+            "action": "proceed", "attempt": attempt, "maxAttempts": max_attempts,
+            "timeout": timeout.map(ms_of),
+        }),
+        Gate::Reject { reason, retry_after, budget } => json!({
+            "action": "reject", "reason": reason.code(),
+            "retryAfter": retry_after.map(ms_of),
+            "budget": budget,
+        }),
+    }
+}
+
+fn decision_json(d: &Decision) -> Value {
+    match d {
+        Decision::Retry { retry, attempt, delay, backoff, server_delay, capped, category } => json!({
+            "action": "retry", "retry": retry, "attempt": attempt, "delay": ms_of(*delay), "backoff": ms_of(*backoff),
+            "serverDelay": server_delay.map(ms_of), "capped": capped, "category": category.code(),
+        }),
+        Decision::GiveUp { reason, category, exhausted, refusal, attempts } => json!({
+            "action": "give_up", "reason": reason.code(), "category": category.code(), "exhausted": exhausted,
+            "attempts": attempts, "budget": refusal.as_ref().map(|r| r.budget.clone()),
+            "budgetReason": refusal.as_ref().map(|r| r.reason),
+        }),
+    }
+}
+
+/// A live retry policy and the sessions it runs.
+pub struct Policy<H> {
+    p: RetryPolicy,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    status_cache: StatusCache,
+    host: PhantomData<fn() -> H>,
+}
+
+impl<H: Host> Policy<H> {
+    fn wrap(p: RetryPolicy) -> Self {
+        Policy { p, slots: Vec::new(), free: Vec::new(), status_cache: StatusCache::default(), host: PhantomData }
+    }
+
+    fn create(c: PolicyConfig, entropy: Option<&str>) -> Result<Self> {
+        let e = match entropy {
+            Some(s) => u64_arg::<H>(s, "entropy")?,
+            None => {
+                let mut b = [0u8; 8];
+                H::entropy(&mut b)?;
+                u64::from_le_bytes(b)
+            }
+        };
+        RetryPolicy::new(c, Some(e)).map(Self::wrap).map_err(Error::of_config)
+    }
+
+    /// Creates a policy from a document (JSON text; durations are strings).
+    pub fn from_json(text: &str, entropy: Option<&str>) -> Result<Self> {
+        let c = PolicyConfig::from_json(text).map_err(Error::of_config)?;
+        Self::create(c, entropy)
+    }
+
+    /// Creates a policy from typed options (JSON text whose durations may be milliseconds).
+    pub fn from_options(text: &str, entropy: Option<&str>) -> Result<Self> {
+        let c = read_with_ms(text, PolicyConfig::from_json_value)?;
+        Self::create(c, entropy)
+    }
+
+    /// Writes the normalized policy document.
+    pub fn to_json(&self) -> String {
+        self.p.config().to_json()
+    }
+
+    /// Returns the schedule: rows of low / mid / high delays (ms) per retry.
+    pub fn schedule(&self) -> Value {
+        let s = self.p.schedule();
+        let rows: Vec<Value> = s
+            .rows
+            .iter()
+            .map(|r| {
+                json!({"retry": r.retry, "attempt": r.attempt, "low": ms_of(r.low), "mid": ms_of(r.mid),
+                       "high": ms_of(r.high), "cumulativeHigh": ms_of(r.cumulative_high)})
+            })
+            .collect();
+        json!({"rows": rows, "worstCase": ms_of(s.worst_case()),
+               "maxAttempts": self.p.config().max_attempts,
+               "deadline": self.p.config().deadline.map(ms)})
+    }
+
+    /// Computes the backoff delay (ms) of retry `retry` for the draw `r`.
+    #[inline]
+    pub fn delay(&self, retry: f64, r: f64, prev: Option<f64>) -> Result<f64> {
+        if !(retry >= 1.0 && retry.fract() == 0.0) {
+            return Err(Error::range("out_of_range", "retry", format!("retry: must be an integer >= 1, got {retry}")));
+        }
+        let retry = if retry > f64::from(u32::MAX) { u32::MAX } else { retry as u32 };
+        let prev = match prev {
+            Some(p) => Some(ns(p, "prev")?),
+            None => None,
+        };
+        self.p.config().backoff.delay_ns(retry, r, prev).map(ms).map_err(Error::of_config)
+    }
+
+    /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
+    pub fn sample_delays(&self, seed: &str, count: u32) -> Result<Vec<f64>> {
+        if count > 100_000 {
+            return Err(Error::range("out_of_range", "count", "count: at most 100000 delays"));
+        }
+        let seed = u64_arg::<H>(seed, "seed")?;
+        Ok(self.p.config().backoff.sample_sequence_ns(seed, count).into_iter().map(ms).collect())
+    }
+
+    /// Replays `draws` (each in [0, 1]) through the backoff: the delays (ms) of retries 1..=draws.len().
+    pub fn replay_delays(&self, draws: &[f64]) -> Result<Vec<f64>> {
+        self.p.config().backoff.replay_ns(draws).map(|v| v.into_iter().map(ms).collect()).map_err(Error::of_config)
+    }
+
+    /// Returns a policy for tests: at most `attempts` calls, delays capped at `max_delay` ms.
+    pub fn testing(&self, attempts: f64, max_delay: f64) -> Result<Self> {
+        if !(attempts.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&attempts)) {
+            return Err(Error::range(
+                "out_of_range",
+                "attempts",
+                format!("attempts: must be an integer >= 1, got {attempts}"),
+            ));
+        }
+        let max = ns(max_delay, "maxDelay")?;
+        self.p.testing(attempts as u32, max).map(Self::wrap).map_err(Error::of_config)
+    }
+
+    /// Returns the counters as the seeds' metric names.
+    pub fn counters(&self) -> Value {
+        self.p.counters().snapshot().to_json_value()
+    }
+
+    /// Returns the policy's shared breaker, if any.
+    pub fn breaker(&self) -> Option<SharedBreaker> {
+        self.p.breaker().cloned()
+    }
+
+    /// Returns the number of budgets.
+    pub fn budget_count(&self) -> u32 {
+        u32::try_from(self.p.budgets().len()).unwrap_or(u32::MAX)
+    }
+
+    /// Returns the budget at `index`.
+    pub fn budget(&self, index: u32) -> Option<SharedBudget> {
+        self.p.budgets().get(index as usize).cloned()
+    }
+
+    /// Returns a policy whose sessions share `breaker`.
+    pub fn share_breaker(&self, breaker: SharedBreaker) -> Self {
+        Self::wrap(self.p.with_breaker(Some(breaker)))
+    }
+
+    /// Returns a policy whose budget at `index` is `budget`.
+    pub fn share_budget(&self, index: u32, budget: SharedBudget) -> Result<Self> {
+        let mut list = self.p.budgets().to_vec();
+        match list.get_mut(index as usize) {
+            Some(slot) => *slot = budget,
+            None => return Err(Error::range("out_of_range", "budgets", "budgets: no budget at that index")),
+        }
+        Ok(Self::wrap(self.p.with_budgets(list)))
+    }
+
+    /// Classifies a status with this policy's rules (packed; see `verdict::classify_status_with`).
+    #[inline]
+    pub fn classify_status(&mut self, status: f64, flags: u32) -> Result<u32> {
+        self.status_cache.get(&self.p.config().classifier, status, flags)
+    }
+
+    /// Classifies a failure with this policy's rules.
+    pub fn classify<L: StrList>(&self, failure: FailureArgs<L>) -> Result<Value> {
+        Ok(classify_json(&self.p.config().classifier, &failure.read::<H>()?))
+    }
+
+    /// Returns true when the policy has an attempt timeout or a deadline.
+    pub fn has_timeouts(&self) -> bool {
+        self.p.config().attempt_timeout.is_some() || self.p.config().deadline.is_some()
+    }
+
+    // ------------------------------------------------------------ sessions
+
+    #[inline]
+    fn slot(&mut self, id: f64) -> Result<Live<'_>> {
+        let (idx, gen) = id_parts(id).ok_or_else(finished)?;
+        match self.slots.get_mut(idx) {
+            Some(Slot { gen: g, session: Some(session), gate, decision }) if *g == gen => {
+                Ok(Live { session, gate, decision })
+            }
+            _ => Err(finished()),
+        }
+    }
+
+    #[inline]
+    fn session(&mut self, id: f64) -> Result<&mut RetrySession> {
+        Ok(self.slot(id)?.session)
+    }
+
+    /// Starts a session; returns its id.
+    pub fn begin(
+        &mut self,
+        key: Option<String>,
+        seed: Option<&str>,
+        idempotent: Option<bool>,
+        key_sent: Option<bool>,
+        method: Option<String>,
+        draws: Option<Vec<f64>>,
+    ) -> Result<f64> {
+        let key_entropy = if key.is_none() {
+            let mut b = [0u8; 16];
+            H::entropy(&mut b)?;
+            Some(b)
+        } else {
+            None
+        };
+        let seed = seed.map(|s| u64_arg::<H>(s, "seed")).transpose()?;
+        let opts = SessionOptions { key, key_entropy, seed, idempotent, idempotency_key_sent: key_sent, method, draws };
+        let s = self.p.session(opts).map_err(Error::of_idempotency)?;
+        let idx = match self.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                if self.slots.len() >= INDEX_LEN as usize {
+                    return Err(Error::range("too_large", "session", "session: too many live sessions"));
+                }
+                self.slots.push(Slot { gen: 0, session: None, gate: None, decision: None });
+                self.slots.len() - 1
+            }
+        };
+        let Some(slot) = self.slots.get_mut(idx) else {
+            return Err(finished());
+        };
+        slot.gen = slot.gen.wrapping_add(1);
+        slot.session = Some(s);
+        slot.gate = None;
+        slot.decision = None;
+        Ok(f64::from(slot.gen) * INDEX_BITS + idx as f64)
+    }
+
+    /// Starts a session and gates its first attempt in one call (the
+    /// `execute` fast path): the id when it may proceed, `-id - 1` when the
+    /// first attempt was rejected (see `gate`).
+    pub fn start(
+        &mut self,
+        now: f64,
+        key: Option<String>,
+        idempotent: Option<bool>,
+        key_sent: Option<bool>,
+        method: Option<String>,
+    ) -> Result<f64> {
+        let id = self.begin(key, None, idempotent, key_sent, method, None)?;
+        match self.before(id, now) {
+            Ok(0.0) => Ok(-id - 1.0),
+            Ok(_) => Ok(id),
+            Err(e) => {
+                self.free(id);
+                Err(e)
+            }
+        }
+    }
+
+    /// Records a success and frees the session in one call (the `execute` fast path).
+    pub fn finish(&mut self, id: f64, now: f64) -> Result<()> {
+        let r = self.succeed(id, now, None);
+        self.free(id);
+        r
+    }
+
+    /// Gates the next attempt: returns the attempt number, or 0 when rejected (see `gate`).
+    #[inline]
+    pub fn before(&mut self, id: f64, now: f64) -> Result<f64> {
+        let now = now_ns::<H>(now, "now")?;
+        let slot = self.slot(id)?;
+        let g = slot.session.before_attempt_ns(now).map_err(Error::of_state)?;
+        let r = match g {
+            Gate::Proceed { attempt, .. } => f64::from(attempt),
+            Gate::Reject { .. } => 0.0,
+        };
+        *slot.gate = Some(g);
+        Ok(r)
+    }
+
+    /// Returns the last gate of a session (null before the first).
+    pub fn gate(&mut self, id: f64) -> Result<Value> {
+        Ok(self.slot(id)?.gate.as_ref().map_or(Value::Null, gate_json))
+    }
+
+    /// Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`).
+    #[inline]
+    pub fn fail<L: StrList>(&mut self, id: f64, now: f64, failure: FailureArgs<L>) -> Result<f64> {
+        let now = now_ns::<H>(now, "now")?;
+        let f = failure.read::<H>()?;
+        let slot = self.slot(id)?;
+        let d = f.with(|f| slot.session.on_failure_ns(now, f)).map_err(Error::of_state)?;
+        let r = match &d {
+            Decision::Retry { delay, .. } => ms_of(*delay),
+            Decision::GiveUp { .. } => -1.0,
+        };
+        *slot.decision = Some(d);
+        Ok(r)
+    }
+
+    /// Returns the last decision of a session (null before the first).
+    pub fn decision(&mut self, id: f64) -> Result<Value> {
+        Ok(self.slot(id)?.decision.as_ref().map_or(Value::Null, decision_json))
+    }
+
+    /// Records a success and finishes the session.
+    #[inline]
+    pub fn succeed(&mut self, id: f64, now: f64, elapsed_ms: Option<f64>) -> Result<()> {
+        let now = now_ns::<H>(now, "now")?;
+        let elapsed = elapsed_ms.map(|e| ns(e, "elapsed")).transpose()?;
+        self.session(id)?.on_success_ns(now, elapsed).map_err(Error::of_state)
+    }
+
+    /// Ends a session as cancelled.
+    pub fn cancel(&mut self, id: f64, now: f64) -> Result<()> {
+        let now = now_ns::<H>(now, "now")?;
+        self.session(id)?.cancel_ns(now);
+        Ok(())
+    }
+
+    /// Gives back what a session holds without counting anything (the vectors' `drop`).
+    pub fn release(&mut self, id: f64) -> Result<()> {
+        self.session(id)?.release();
+        Ok(())
+    }
+
+    /// Frees a session's slot (releasing what it still holds). Unknown ids are ignored.
+    #[inline]
+    pub fn free(&mut self, id: f64) {
+        let Some((idx, gen)) = id_parts(id) else { return };
+        if let Some(s) = self.slots.get_mut(idx) {
+            if s.gen == gen && s.session.is_some() {
+                s.session = None;
+                s.gate = None;
+                s.decision = None;
+                self.free.push(idx as u32);
+            }
+        }
+    }
+
+    /// Returns a session's idempotency key.
+    pub fn key(&mut self, id: f64) -> Result<String> {
+        Ok(self.session(id)?.key().to_owned())
+    }
+
+    /// Returns a session's state: attempts made, done, give-up reason, key minted.
+    pub fn status(&mut self, id: f64) -> Result<Value> {
+        let s = self.session(id)?;
+        Ok(json!({"attempts": s.attempts(), "done": s.is_done(),
+                  "reason": s.give_up_reason().map(|r| r.code()), "keyMinted": s.key_minted()}))
+    }
+
+    /// Takes the breaker transitions a session's calls caused.
+    pub fn transitions(&mut self, id: f64) -> Result<Value> {
+        let t = self.session(id)?.take_transitions();
+        Ok(Value::Array(t.iter().map(transition_json).collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Strict;
+
+    #[test]
+    fn ids_are_checked_before_use() {
+        assert_eq!(id_parts(INDEX_BITS + 3.0), Some((3, 1)));
+        for bad in [f64::NAN, -1.0, 0.5, INDEX_BITS + 3.7, f64::INFINITY, 2f64.powi(53)] {
+            assert_eq!(id_parts(bad), None);
+        }
+    }
+
+    #[test]
+    fn sessions_run_in_a_generation_tagged_slab() {
+        let mut p = Policy::<Strict>::from_json("{}", Some("1")).unwrap();
+        let id = p.begin(Some("k".into()), Some("7"), Some(true), None, None, None).unwrap();
+        assert_eq!(p.before(id, 0.0), Ok(1.0));
+        assert_eq!(p.gate(id).unwrap()["action"], "proceed");
+        let f = FailureArgs {
+            status: Some(503.0),
+            grpc: None,
+            names: None,
+            method: None,
+            idempotent: None,
+            key_sent: None,
+            headers: None,
+            elapsed_ms: None,
+            wall_now_ms: None,
+        };
+        assert!(p.fail(id, 1.0, f).unwrap() >= 0.0);
+        assert_eq!(p.decision(id).unwrap()["action"], "retry");
+        assert_eq!(p.key(id).as_deref(), Ok("k"));
+        p.free(id);
+        assert_eq!(p.key(id).unwrap_err().code, "invalid_state");
+        let again = p.begin(Some("k2".into()), None, None, None, None, None).unwrap();
+        assert_eq!(again, id + INDEX_BITS, "the slot is reused with the next generation");
+        assert!(p.key(id).is_err());
+        assert_eq!(p.start(2.0, None, None, None, None).map(|i| i >= 0.0), Ok(true));
+        assert_eq!(p.delay(0.5, 0.5, None).unwrap_err().field, "retry");
+        assert!(p.delay(1.0, 0.5, None).is_ok());
+    }
+}
