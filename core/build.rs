@@ -51,20 +51,7 @@ fn lit(s: &str) -> String {
     format!("{s:?}")
 }
 
-/// Hashes a name for the lookup indexes; the same function as `name_hash` in
-/// `src/classify.rs` (a test there finds every key through the index).
-fn name_hash(b: &[u8]) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut h = b.len() as u64;
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        h = (h.rotate_left(5) ^ u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).wrapping_mul(K);
-    }
-    let mut tail = [0u8; 8];
-    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
-    h ^ (h >> 32)
-}
+include!("src/name_hash.rs");
 
 /// Writes an open-addressing index over sorted `keys` (slot = row + 1, 0 = empty;
 /// linear probing; at most half full, so every probe sequence ends).
@@ -88,6 +75,7 @@ fn main() {
     for f in ["names.tsv", "http_status.tsv", "grpc_codes.tsv"] {
         println!("cargo:rerun-if-changed=data/{f}");
     }
+    println!("cargo:rerun-if-changed=src/name_hash.rs");
     let mut out = String::new();
 
     // Names.
