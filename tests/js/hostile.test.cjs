@@ -6,22 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const rc = require('./impl.cjs');
 
-const HUGE = 'x'.repeat(10 * 1024 * 1024);
-const cyclic = () => {
-  const o = { a: 1 };
-  o.self = o;
-  return o;
-};
-const deep = (n) => {
-  let v = [];
-  for (let i = 0; i < n; i++) v = [v];
-  return v;
-};
-const deepObj = (n) => {
-  let v = {};
-  for (let i = 0; i < n; i++) v = { v };
-  return v;
-};
+const { HUGE, cyclic, deep, deepObj } = require('./hostile-values.cjs');
 
 const HOSTILE = [NaN, Infinity, -Infinity, -0, -1, 2 ** 53 + 1, 1e308, 10n, 2n ** 70n, undefined, null, true, '', 'abc', HUGE, [], {}, () => 1, Symbol('s'), cyclic(), deep(100_000), new Date(0), new Map()];
 

@@ -20,26 +20,7 @@ const require = createRequire(import.meta.url);
 const glue = require(path.join(DIST, 'node', 'retrycore_wasm.js'));
 const { adapt } = require(path.join(DIST, 'cjs', 'backend.js'));
 
-const HUGE = 'x'.repeat(10 * 1024 * 1024);
-const cyclic = () => {
-  const o = { a: 1 };
-  o.self = o;
-  return o;
-};
-const deep = (n) => {
-  let v = [];
-  for (let i = 0; i < n; i++) v = [v];
-  return v;
-};
-const throwing = new Proxy({}, { get() { throw new Error('trap'); }, has() { throw new Error('trap'); }, getPrototypeOf() { throw new Error('trap'); } });
-const revoked = (() => {
-  const r = Proxy.revocable([], {});
-  r.revoke();
-  return r.proxy;
-})();
-const getterArray = ['a', 'b'];
-Object.defineProperty(getterArray, 1, { get() { throw new Error('getter'); } });
-const arrayProxy = new Proxy(['a'], { get(t, k) { if (k === 'length') return 3; return Reflect.get(t, k); } });
+const { HUGE, cyclic, deep, throwing, revoked, getterArray, arrayProxy } = require('../js/hostile-values.cjs');
 
 const HOSTILE = [
   NaN, Infinity, -Infinity, -0, -1, 0.5, 2 ** 32, 2 ** 53 + 1, 1e308, 10n, 2n ** 70n, undefined, null, true, false,
