@@ -4,6 +4,7 @@
 //
 //   make -C bindings-node bench          (BENCH_QUICK=1 for a short run)
 import { createRequire } from 'node:module';
+import { QUICK, RUNS, createBench } from './harness.mjs';
 import * as cockatiel from 'cockatiel';
 import CircuitBreakerOpossum from 'opossum';
 import pRetry from 'p-retry';
@@ -14,37 +15,9 @@ const rc = require('../index.cjs');
 const N = require('../native.cjs');
 const floor = N.floor();
 
-const QUICK = process.env.BENCH_QUICK === '1';
-const RUNS = QUICK ? 3 : 7;
-const rows = [];
+const { sync, async_, section, printRows } = createBench();
 let sink = 0;
-
-function sync(name, fn, n = QUICK ? 2e5 : 2e6) {
-  for (let i = 0; i < 1e5; i++) fn(i);
-  let best = Infinity;
-  for (let r = 0; r < RUNS; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) fn(i);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / n);
-  }
-  rows.push([name, best]);
-  return best;
-}
-
-async function async_(name, fn, n = QUICK ? 2e4 : 2e5, warm = Math.min(n, 2e4)) {
-  for (let i = 0; i < warm; i++) await fn(i);
-  let best = Infinity;
-  for (let r = 0; r < RUNS; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) await fn(i);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / n);
-  }
-  rows.push([name, best]);
-  return best;
-}
-
 const ratio = (a, b) => `${(a / b).toFixed(2)}x`;
-const section = (t) => rows.push([`## ${t}`, null]);
 
 // ------------------------------------------------------------ decisions vs the floor
 
@@ -139,10 +112,7 @@ await async_('p-retry minTimeout 0', () => pRetry(flaky(), { retries: 2, minTime
 // ------------------------------------------------------------ report
 
 console.log(`retrycore ${rc.coreVersion()} on Node ${process.version}; ns per call, best of ${RUNS}\n`);
-for (const [name, v] of rows) {
-  if (v === null) console.log(`\n${name}`);
-  else console.log(`  ${name.padEnd(72)} ${v >= 1000 ? (v / 1000).toFixed(2) + ' µs' : v.toFixed(1) + ' ns'}`);
-}
+printRows();
 console.log('\nratios to the floor of the same signature (goal <= 1.5x):');
 console.log(`  delay ${ratio(dDelay, fDelay)}, classify ${ratio(dClass, fClass)}, breaker acquire+record ${ratio(dBr, fBr)}, budget withdraw ${ratio(dBu, fBu)}, fingerprint ${ratio(dFp, fFp)}`);
 console.log(`execute vs cockatiel retry: ${ratio(eRc, eCock)}; breaker.execute vs cockatiel ConsecutiveBreaker: ${ratio(bRc, bCock)}`);

@@ -8,6 +8,7 @@
 //
 //   make -C bindings-wasm bench          (BENCH_QUICK=1 for a short run)
 import { createRequire } from 'node:module';
+import { QUICK, RUNS, createBench, fmt } from '../../bindings-node/bench/harness.mjs';
 import * as cockatiel from 'cockatiel';
 import { backOff } from 'exponential-backoff';
 
@@ -21,36 +22,8 @@ const napi = require('../../bindings-node/native.cjs');
 const napiFloor = napi.floor();
 const wFloor = require(`${DIST}/cjs/backend.js`).adapt(glue).floor();
 
-const QUICK = process.env.BENCH_QUICK === '1';
-const RUNS = QUICK ? 3 : 7;
-const rows = [];
+const { sync, async_, section, printRows } = createBench();
 let sink = 0;
-
-function sync(name, fn, n = QUICK ? 2e5 : 2e6) {
-  for (let i = 0; i < 1e5; i++) fn(i);
-  let best = Infinity;
-  for (let r = 0; r < RUNS; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) fn(i);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / n);
-  }
-  rows.push([name, best]);
-  return best;
-}
-
-async function async_(name, fn, n = QUICK ? 2e4 : 2e5, warm = Math.min(n, 2e4)) {
-  for (let i = 0; i < warm; i++) await fn(i);
-  let best = Infinity;
-  for (let r = 0; r < RUNS; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) await fn(i);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / n);
-  }
-  rows.push([name, best]);
-  return best;
-}
-
-const section = (t) => rows.push([`## ${t}`, null]);
 const ratios = [];
 
 // ------------------------------------------------------------ decisions
@@ -161,13 +134,9 @@ await async_('exponential-backoff startingDelay 0', () => backOff(flaky(), { num
 
 // ------------------------------------------------------------ report
 
-const fmt = (v) => (v >= 1000 ? `${(v / 1000).toFixed(2)} µs` : `${v.toFixed(1)} ns`);
 const wasmBytes = require('node:fs').statSync(`${DIST}/node/retrycore_wasm_bg.wasm`).size;
 console.log(`retrycore-wasm ${W.coreVersion()} (${DIST}, .wasm ${wasmBytes} bytes) on Node ${process.version}; ns per call, best of ${RUNS}\n`);
-for (const [name, v] of rows) {
-  if (v === null) console.log(`\n${name}`);
-  else console.log(`  ${name.padEnd(72)} ${fmt(v)}`);
-}
+printRows();
 console.log('\n| decision | wasm | wasm floor | wasm / floor (goal ≤ 2×) | napi |');
 console.log('| --- | --- | --- | --- | --- |');
 for (const [name, d, f, n] of ratios) console.log(`| ${name} | ${fmt(d)} | ${fmt(f)} | ${(d / f).toFixed(2)}× | ${fmt(n)} |`);
