@@ -407,10 +407,12 @@ impl PolicyConfig {
         m.insert("backoff".into(), b.kind().name().into());
         m.insert("initial".into(), format_duration(b.initial_ns()).into());
         m.insert("max_delay".into(), format_duration(b.max_delay_ns()).into());
-        if b.kind() == BackoffKind::Exponential {
+        // Lossless: a multiplier or increment the kind does not use is still
+        // written when it was set, so the form parses back to equal settings.
+        if b.kind() == BackoffKind::Exponential || b.multiplier() != crate::backoff::DEFAULT_MULTIPLIER {
             m.insert("multiplier".into(), b.multiplier().into());
         }
-        if b.kind() == BackoffKind::Linear {
+        if b.kind() == BackoffKind::Linear || b.increment_ns() != b.initial_ns() {
             m.insert("increment".into(), format_duration(b.increment_ns()).into());
         }
         if b.min_delay_ns() > 0 {
