@@ -28,6 +28,7 @@ export function checkExecute(label, e, server) {
     assert.equal(r.delay, 1000, `${label}: the server's Retry-After: 1 decides the delay`);
   }
   assert.ok(e.elapsedMs >= 1900, `${label}: slept ${e.elapsedMs} ms for two Retry-After: 1`);
-  if (server) assert.equal(server.attempts, 3);
+  assert.ok(server, `${label}: the server saw no /flaky request for this id`);
+  assert.equal(server.attempts, 3, `${label}: the server's own count`);
   return `${label}: execute with fetch: 503, 503, 200 in ${e.elapsedMs} ms, one key`;
 }
