@@ -151,11 +151,15 @@ impl<H: Host> Breaker<H> {
         let p = read_permit(permit)?;
         let d = ns(duration, "duration")?;
         let now = now_ns::<H>(now, "now")?;
-        let f = failure.read::<H>()?;
-        let mut b = self.lock();
-        let c = f.with(|f| b.config().count(f, &Classifier::default().classify(f)));
-        let t = b.on_result(p, now, c, d);
-        drop(b);
+        let f = failure.read()?;
+        // Classify before taking the lock every sharer of the breaker needs
+        // (as the core's session does); count and record under it.
+        let (c, t) = f.with(|f| {
+            let v = Classifier::default().classify(f);
+            let mut b = self.lock();
+            let c = b.config().count(f, &v);
+            (c, b.on_result(p, now, c, d))
+        });
         self.note(t);
         Ok(c.code())
     }
@@ -192,7 +196,7 @@ impl<H: Host> Breaker<H> {
     /// Moves to `state` by hand; returns the transition.
     pub fn transition_to(&mut self, state: &str, now: f64) -> Result<Value> {
         let to = State::from_code(state).ok_or_else(|| {
-            Error::range("invalid_value", "state", format!("state: not a breaker state: {:?}", quote::<H>(state)))
+            Error::range("invalid_value", "state", format!("state: not a breaker state: {:?}", quote(state)))
         })?;
         let now = now_ns::<H>(now, "now")?;
         let t = self.lock().transition_to(to, now).map_err(Error::of_state)?;
@@ -219,11 +223,11 @@ impl<H: Host> Breaker<H> {
     pub fn restore(&mut self, snapshot: &str, now: f64, wall_now_ms: f64) -> Result<()> {
         let now = now_ns::<H>(now, "now")?;
         let wall = wall_ms(wall_now_ms, "wallNowMs")?;
-        let config = self.lock().config().clone();
-        let nb = BreakerSnapshot::from_json(snapshot)
-            .and_then(|s| CircuitBreaker::restore(config, &s, now, wall))
-            .map_err(Error::of_state)?;
-        *self.lock() = nb;
+        let s = BreakerSnapshot::from_json(snapshot).map_err(Error::of_state)?;
+        // One lock: nothing a sharer records can land between reading the
+        // settings and replacing the state.
+        let mut b = self.lock();
+        *b = CircuitBreaker::restore(b.config().clone(), &s, now, wall).map_err(Error::of_state)?;
         Ok(())
     }
 

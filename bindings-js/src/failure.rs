@@ -3,7 +3,7 @@
 //! `[name, value, …]` headers, elapsed and wall-clock milliseconds.
 
 use crate::error::{Error, Result};
-use crate::host::{ns, quote, wall_ms, Host};
+use crate::host::{ns, quote, wall_ms};
 use retrycore::classify::{FailureBuf, GrpcCode};
 
 /// A list of strings as a host passes it, read only when its turn comes (so
@@ -47,16 +47,12 @@ pub struct FailureArgs<L> {
 
 impl<L: StrList> FailureArgs<L> {
     /// Checks and converts the arguments into a failure the core classifies.
-    pub fn read<H: Host>(self) -> Result<FailureBuf> {
+    pub fn read(self) -> Result<FailureBuf> {
         let status = self.status.map(status_of).transpose()?;
         let grpc_code = match self.grpc {
             None => None,
             Some(g) => Some(GrpcCode::parse(&g).ok_or_else(|| {
-                Error::range(
-                    "invalid_value",
-                    "grpcCode",
-                    format!("grpcCode: not a gRPC status code: {:?}", quote::<H>(&g)),
-                )
+                Error::range("invalid_value", "grpcCode", format!("grpcCode: not a gRPC status code: {:?}", quote(&g)))
             })?),
         };
         let headers = self.headers.read("headers")?.unwrap_or_default();
@@ -113,7 +109,6 @@ fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Strict;
 
     fn args(status: Option<f64>, headers: Option<Vec<String>>) -> FailureArgs<Option<Vec<String>>> {
         FailureArgs {
@@ -131,17 +126,17 @@ mod tests {
 
     #[test]
     fn reads_and_checks() {
-        let f = args(Some(503.0), Some(vec!["a".into(), "1".into(), "b".into(), "2".into()])).read::<Strict>().unwrap();
+        let f = args(Some(503.0), Some(vec!["a".into(), "1".into(), "b".into(), "2".into()])).read().unwrap();
         assert_eq!(f.status, Some(503));
         assert_eq!(f.headers, vec![("a".to_owned(), "1".to_owned()), ("b".to_owned(), "2".to_owned())]);
         assert_eq!(f.elapsed, Some(std::time::Duration::from_micros(1500)));
         assert_eq!(f.wall_now_ms, Some(1000));
         assert!(!f.idempotency_key_sent);
-        assert_eq!(args(Some(1000.0), None).read::<Strict>().unwrap_err().code, "out_of_range");
-        assert_eq!(args(Some(200.5), None).read::<Strict>().unwrap_err().field, "status");
-        assert_eq!(args(None, Some(vec!["a".into()])).read::<Strict>().unwrap_err().code, "invalid_type");
+        assert_eq!(args(Some(1000.0), None).read().unwrap_err().code, "out_of_range");
+        assert_eq!(args(Some(200.5), None).read().unwrap_err().field, "status");
+        assert_eq!(args(None, Some(vec!["a".into()])).read().unwrap_err().code, "invalid_type");
         let mut bad = args(None, None);
         bad.grpc = Some("NOPE".into());
-        assert_eq!(bad.read::<Strict>().unwrap_err().field, "grpcCode");
+        assert_eq!(bad.read().unwrap_err().field, "grpcCode");
     }
 }

@@ -101,7 +101,7 @@ impl<H: Host> Policy<H> {
 
     fn create(c: PolicyConfig, entropy: Option<&str>) -> Result<Self> {
         let e = match entropy {
-            Some(s) => u64_arg::<H>(s, "entropy")?,
+            Some(s) => u64_arg(s, "entropy")?,
             None => {
                 let mut b = [0u8; 8];
                 H::entropy(&mut b)?;
@@ -163,7 +163,7 @@ impl<H: Host> Policy<H> {
         if count > 100_000 {
             return Err(Error::range("out_of_range", "count", "count: at most 100000 delays"));
         }
-        let seed = u64_arg::<H>(seed, "seed")?;
+        let seed = u64_arg(seed, "seed")?;
         Ok(self.p.config().backoff.sample_sequence_ns(seed, count).into_iter().map(ms).collect())
     }
 
@@ -228,7 +228,7 @@ impl<H: Host> Policy<H> {
 
     /// Classifies a failure with this policy's rules.
     pub fn classify<L: StrList>(&self, failure: FailureArgs<L>) -> Result<Value> {
-        Ok(classify_json(&self.p.config().classifier, &failure.read::<H>()?))
+        Ok(classify_json(&self.p.config().classifier, &failure.read()?))
     }
 
     /// Returns true when the policy has an attempt timeout or a deadline.
@@ -271,7 +271,7 @@ impl<H: Host> Policy<H> {
         } else {
             None
         };
-        let seed = seed.map(|s| u64_arg::<H>(s, "seed")).transpose()?;
+        let seed = seed.map(|s| u64_arg(s, "seed")).transpose()?;
         let opts = SessionOptions { key, key_entropy, seed, idempotent, idempotency_key_sent: key_sent, method, draws };
         let s = self.p.session(opts).map_err(Error::of_idempotency)?;
         let idx = match self.free.pop() {
@@ -346,7 +346,7 @@ impl<H: Host> Policy<H> {
     #[inline]
     pub fn fail<L: StrList>(&mut self, id: f64, now: f64, failure: FailureArgs<L>) -> Result<f64> {
         let now = now_ns::<H>(now, "now")?;
-        let f = failure.read::<H>()?;
+        let f = failure.read()?;
         let slot = self.slot(id)?;
         let d = f.with(|f| slot.session.on_failure_ns(now, f)).map_err(Error::of_state)?;
         let r = match &d {

@@ -137,7 +137,7 @@ pub fn renew_lease(
 /// Validates a dead letter, applies `ops` in order, and returns its JSON.
 #[napi(catch_unwind)]
 pub fn dead_letter(env: Env, letter: String, ops: Vec<String>) -> Result<String> {
-    idem::dead_letter::<Node>(&letter, &ops).or_throw(&env)
+    idem::dead_letter(&letter, &ops).or_throw(&env)
 }
 
 /// Writes Unix milliseconds as RFC 3339 (`YYYY-MM-DDTHH:MM:SS.mmmZ`).

@@ -124,7 +124,7 @@ impl NativeRng {
     /// Seeds a generator from a decimal u64.
     #[napi(constructor, catch_unwind)]
     pub fn new(env: Env, seed: String) -> Result<Self> {
-        Ok(NativeRng { g: js::seeded_rng::<Node>(&seed).or_throw(&env)? })
+        Ok(NativeRng { g: js::seeded_rng(&seed).or_throw(&env)? })
     }
 
     /// Returns the next u64 as a decimal string.

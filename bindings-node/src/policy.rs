@@ -34,7 +34,7 @@ pub fn classify(
     wall_now_ms: Option<f64>,
 ) -> Result<Value> {
     let f = Failure { status, grpc, names, method, idempotent, key_sent, headers, elapsed_ms: None, wall_now_ms };
-    Ok(classify_json(&Classifier::default(), &f.read::<Node>().or_throw(&env)?))
+    Ok(classify_json(&Classifier::default(), &f.read().or_throw(&env)?))
 }
 
 /// A live retry policy and the sessions it runs.

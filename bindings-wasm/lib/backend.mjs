@@ -37,6 +37,8 @@ export const INTERNAL = Object.freeze(['default', 'initSync', 'takeError', 'floo
 export function adapt(w) {
   const take = w.takeError;
   if (typeof take !== 'function') throw new Error('retrycore-wasm: the wasm module has no takeError (a stale build?)');
+  // The same rule as `now_ns` in bindings-js/src/host.rs (-1: the host's clock),
+  // read here because performance.now() from JS is cheaper than from inside wasm.
   const now = (t) => (t === -1 ? performance.now() : t);
   const fail = () => {
     throw take();

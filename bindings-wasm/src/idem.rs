@@ -155,7 +155,7 @@ pub fn dead_letter(
     #[wasm_bindgen(unchecked_param_type = "Array<string>")] ops: JsValue,
 ) -> Result<String, JsErr> {
     let ops = strings(&ops, "ops")?.unwrap_or_default();
-    Ok(idem::dead_letter::<Wasm>(letter, &ops)?)
+    Ok(idem::dead_letter(letter, &ops)?)
 }
 
 /// Writes Unix milliseconds as RFC 3339 (`YYYY-MM-DDTHH:MM:SS.mmmZ`).

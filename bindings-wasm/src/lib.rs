@@ -203,7 +203,7 @@ impl NativeRng {
     /// Seeds a generator from a decimal u64.
     #[wasm_bindgen(constructor)]
     pub fn new(seed: &str) -> Result<NativeRng, JsErr> {
-        Ok(NativeRng { g: rjs::seeded_rng::<Wasm>(seed)? })
+        Ok(NativeRng { g: rjs::seeded_rng(seed)? })
     }
 
     /// Returns the next u64 as a decimal string.

@@ -35,7 +35,7 @@ pub fn classify(
 ) -> Result<JsValue, JsErr> {
     let (names, headers) = (Strings(&names), Strings(&headers));
     let f = FailureArgs { status, grpc, names, method, idempotent, key_sent, headers, elapsed_ms: None, wall_now_ms };
-    Ok(js(&classify_json(&Classifier::default(), &f.read::<Wasm>()?)))
+    Ok(js(&classify_json(&Classifier::default(), &f.read()?)))
 }
 
 /// A live retry policy and the sessions it runs.
