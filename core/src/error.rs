@@ -56,6 +56,8 @@ pub enum ErrorCode {
     InvalidDeadLetter,
     /// An input too large to accept (a string over the size limit, …).
     TooLarge,
+    /// An instant past the largest one an entry point accepts (2^64 ns).
+    InvalidTime,
 }
 
 impl ErrorCode {
@@ -85,6 +87,7 @@ impl ErrorCode {
             ErrorCode::SnapshotMismatch => "snapshot_mismatch",
             ErrorCode::InvalidDeadLetter => "invalid_dead_letter",
             ErrorCode::TooLarge => "too_large",
+            ErrorCode::InvalidTime => "invalid_time",
         }
     }
 
@@ -104,6 +107,7 @@ impl ErrorCode {
                 | ErrorCode::OutOfRange
                 | ErrorCode::InvalidValue
                 | ErrorCode::InvalidCombination
+                | ErrorCode::InvalidTime
         )
     }
 
@@ -141,6 +145,7 @@ impl ErrorCode {
         ErrorCode::SnapshotMismatch,
         ErrorCode::InvalidDeadLetter,
         ErrorCode::TooLarge,
+        ErrorCode::InvalidTime,
     ];
 }
 

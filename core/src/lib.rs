@@ -34,6 +34,7 @@ mod doc;
 pub mod duration;
 mod error;
 pub mod idempotency;
+pub mod limits;
 pub mod lint;
 pub mod policy;
 pub mod profile;

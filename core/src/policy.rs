@@ -116,7 +116,7 @@ impl Default for PolicyConfig {
 }
 
 /// Longest policy document accepted.
-pub const MAX_DOCUMENT: usize = 1 << 20;
+pub const MAX_DOCUMENT: usize = crate::limits::MAX_DOCUMENT_BYTES;
 
 fn jitter_value(v: &Value, field: &str) -> Result<Jitter> {
     let factor = |x: f64, f: &str| -> Result<f64> {

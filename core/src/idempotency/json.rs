@@ -15,7 +15,7 @@ use std::fmt;
 /// nothing. Deeper input is refused with `too_deep` before any recursion goes
 /// further, so hostile input (100 000 levels) costs neither stack nor much
 /// memory.
-pub const MAX_DEPTH: usize = 128;
+pub const MAX_DEPTH: usize = crate::limits::MAX_DEPTH;
 
 /// A JSON value as a host hands it over: numbers are doubles, objects keep
 /// their members in the host's order.
