@@ -26,11 +26,77 @@ pub(crate) fn join(path: &str, key: &str) -> String {
     }
 }
 
-/// Parses a JSON text, mapping syntax errors to `invalid_json`.
+/// Parses a JSON document of at most [`MAX_DOCUMENT_BYTES`] bytes, mapping
+/// syntax errors to `invalid_json`.
+///
+/// A key given twice in one object is `invalid_json` too: with the last one
+/// silently winning, `{"max_attempts": 3, "max_attempts": 30}` would mean
+/// one thing to a reviewer and another to the engine.
+///
+/// [`MAX_DOCUMENT_BYTES`]: crate::limits::MAX_DOCUMENT_BYTES
 pub(crate) fn parse_json(text: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| {
-        Error::new(ErrorCode::InvalidJson, "", format!("not valid json: {}", e.to_string().to_lowercase()))
-    })
+    crate::limits::check_bytes(text.len(), crate::limits::MAX_DOCUMENT_BYTES, "")?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let v = serde::Deserialize::deserialize(&mut de).and_then(|Strict(v)| de.end().map(|()| v));
+    v.map_err(|e| Error::new(ErrorCode::InvalidJson, "", format!("not valid json: {}", e.to_string().to_lowercase())))
+}
+
+/// A JSON value read with duplicate object keys refused.
+struct Strict(Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            if out.contains_key(&k) {
+                return Err(serde::de::Error::custom(format_args!("duplicate key {k:?}")));
+            }
+            let Strict(v) = map.next_value()?;
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// An object being read; every key must be taken before [`Obj::finish`].
