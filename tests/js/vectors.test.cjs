@@ -454,9 +454,12 @@ const kinds = {
   },
   record_decide(c) {
     const cfg = recordConfig(c.config);
-    const got = rc.decideRecord(c.record ?? null, c.key ?? null, c.fingerprint ?? '', c.now ?? 0, cfg);
-    delete got.record;
-    assert.deepEqual(got, camelDecision(c.expect));
+    const run = () => {
+      const got = rc.decideRecord(c.record ?? null, c.key ?? null, c.fingerprint ?? '', c.now ?? 0, cfg);
+      delete got.record;
+      return got;
+    };
+    outcome(c, run, (got) => assert.deepEqual(got, camelDecision(c.expect)));
   },
   record_complete(c) {
     outcome(c, () => rc.completeRecord(c.record, c.fence, c.outcome, c.now, recordConfig(c.config)), (v) => assert.deepEqual(v, c.expect));

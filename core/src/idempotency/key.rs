@@ -225,6 +225,27 @@ pub fn storage_key(key: &str, max_len: usize) -> Result<String> {
     Ok(out)
 }
 
+/// Checks a key as a record stores it: a user key (any length) or a
+/// [`storage_key`] result, `sha256:` and 32 to 64 lowercase hex digits.
+///
+/// # Errors
+/// `invalid_key` (field `key`) for anything else: what [`validate_key`]
+/// refuses, and a `sha256:` key that [`storage_key`] cannot have produced.
+pub fn validate_record_key(key: &str) -> Result<()> {
+    let Some(hex) = key.strip_prefix(HASHED_KEY_PREFIX) else {
+        return validate_key(key, usize::MAX);
+    };
+    let lower_hex = hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if !(MIN_STORAGE_KEY_LEN - HASHED_KEY_PREFIX.len()..=64).contains(&hex.len()) || !lower_hex {
+        return Err(Error::new(
+            ErrorCode::InvalidKey,
+            "key",
+            "a sha256: key must be 32 to 64 lowercase hex digits, as storage_key writes it",
+        ));
+    }
+    Ok(())
+}
+
 /// Formats 16 random bytes as a version 4 UUID, for a key with no business id.
 ///
 /// The caller supplies the randomness (the core reads none): the bindings

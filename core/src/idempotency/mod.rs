@@ -43,8 +43,8 @@ pub use header::{format_header, parse_header, HeaderForm};
 pub use jcs::{canonicalize, canonicalize_any, canonicalize_json, canonicalize_value, format_number, JsonInput};
 pub use json::{parse_json, string_from_utf16, JsonValue, MAX_DEPTH};
 pub use key::{
-    derive_key, mint_key, scoped_key, storage_key, validate_key, DEFAULT_MAX_KEY_LEN, HASHED_KEY_PREFIX,
-    MIN_STORAGE_KEY_LEN,
+    derive_key, mint_key, scoped_key, storage_key, validate_key, validate_record_key, DEFAULT_MAX_KEY_LEN,
+    HASHED_KEY_PREFIX, MIN_STORAGE_KEY_LEN,
 };
 pub use record::{
     complete, decide, missing_key_answer, renew_lease, Claim, ExecuteReason, FailureHandling, HttpAnswer,

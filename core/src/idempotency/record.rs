@@ -411,8 +411,11 @@ fn claim(reason: ExecuteReason, fence: u64, created_ms: u64, now: u64, config: &
 /// The decision borrows the stored response; it allocates nothing.
 ///
 /// # Errors
-/// `out_of_range` when the record's fence is already 2^64 − 1 and a claim
-/// would need a higher one.
+/// `invalid_key` when `key` is neither a valid user key nor a
+/// [`storage_key`](super::storage_key) result (see
+/// [`validate_record_key`](super::validate_record_key)); `out_of_range`
+/// when the record's fence is already 2^64 − 1 and a claim would need a
+/// higher one.
 pub fn decide<'a>(
     record: Option<&'a IdempotencyRecord>,
     key: &str,
@@ -420,6 +423,7 @@ pub fn decide<'a>(
     wall_now_ms: u64,
     config: &RecordConfig,
 ) -> Result<RecordDecision<'a>> {
+    super::validate_record_key(key)?;
     let now = wall_now_ms;
     let Some(r) = record else {
         return Ok(RecordDecision::Execute(claim(ExecuteReason::New, 1, now, now, config)));

@@ -58,6 +58,19 @@ rd = [
  d("override: timeout releases the claim", execute("released", 2, created=T-10_000), done("failed", 1, category="timeout"), config={"lease_ms": LEASE, "retention_ms": RET, "release_categories": ["timeout"]}),
  d("override: no category releases the claim", replay("failed", None, "connect"), done("failed", 1, category="connect"), config={"lease_ms": LEASE, "retention_ms": RET, "release_categories": []}),
  d("custom lease and retention", {**execute("new", 1), "lease_until_ms": T+5_000, "expires_at_ms": T+5_000+3_600_000}, config={"lease_ms": 5_000, "retention_ms": 3_600_000}),
+ d("a storage_key result (sha256: and 64 lowercase hex) is a valid record key", execute("new", 1), key="sha256:" + "0123456789abcdef" * 4),
+ d("a storage_key result cut to 32 hex digits (max_len 39) is a valid record key", execute("new", 1), key="sha256:" + "0123456789abcdef" * 2),
+ d("a user key longer than 255 characters (a scoped key before hashing) is a valid record key", execute("new", 1), key="t" * 300),
+]
+for name, bad in [("empty key", ""), ("space in the key", "order 1001"), ("non-ASCII key", "caf\u00e9"),
+                  ("sha256: with uppercase hex", "sha256:" + "0123456789ABCDEF" * 4),
+                  ("sha256: with 31 hex digits", "sha256:" + "a" * 31), ("sha256: with 65 hex digits", "sha256:" + "a" * 65),
+                  ("sha256: with a non-hex character", "sha256:" + "g" * 40), ("bare sha256: prefix", "sha256:")]:
+    c = d(f"invalid record key ({name}): invalid_key", None, key=bad)
+    del c["expect"]
+    c["error"] = "invalid_key"; c["error_field"] = "key"
+    rd.append(c)
+rd += [
  {"name": "no Idempotency-Key where one is required: 400", "key": None, "expect": {"decision": "missing_key", "http": {"status": 400, "error_type": None, "retry_after_s": None}}},
 ]
 write("record_decide.json", "record_decide",
