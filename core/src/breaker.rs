@@ -1276,7 +1276,7 @@ impl CircuitBreaker {
     /// `invalid_snapshot` for an unknown version or inconsistent contents;
     /// `snapshot_mismatch` when it was taken with other settings.
     pub fn restore(config: BreakerConfig, snap: &BreakerSnapshot, now: u64, wall_now_ms: u64) -> Result<Self> {
-        let bad = |why: &str| Error::new(ErrorCode::InvalidSnapshot, "snapshot", why.to_owned());
+        let bad = |field: String, why: &str| Error::new(ErrorCode::InvalidSnapshot, field, why.to_owned());
         if snap.version != 1 {
             return Err(Error::new(
                 ErrorCode::InvalidSnapshot,
@@ -1299,15 +1299,20 @@ impl CircuitBreaker {
         b.since = now.saturating_sub(elapsed);
         b.opens = snap.opens;
         if snap.open_wait_ns > b.config.max_wait_duration_in_open_state.max(b.config.wait_duration_in_open_state) {
-            return Err(bad("open wait beyond the configured maximum"));
+            return Err(bad("snapshot.open_wait_ns".into(), "open wait beyond the configured maximum"));
         }
         b.open_wait = snap.open_wait_ns;
-        if snap.trials_admitted > b.config.permitted_number_of_calls_in_half_open_state
-            || snap.trials.calls > snap.trials_admitted
-            || snap.trials.failures > snap.trials.calls
-            || snap.trials.slow > snap.trials.calls
-        {
-            return Err(bad("half-open counts are inconsistent"));
+        if snap.trials_admitted > b.config.permitted_number_of_calls_in_half_open_state {
+            return Err(bad("snapshot.trials_admitted".into(), "more trial calls than the settings permit"));
+        }
+        if snap.trials.calls > snap.trials_admitted {
+            return Err(bad("snapshot.trials.calls".into(), "more trial outcomes than trial calls admitted"));
+        }
+        if snap.trials.failures > snap.trials.calls {
+            return Err(bad("snapshot.trials.failures".into(), "more failures than calls"));
+        }
+        if snap.trials.slow > snap.trials.calls {
+            return Err(bad("snapshot.trials.slow".into(), "more slow calls than calls"));
         }
         b.trials_admitted = snap.trials_admitted;
         b.trials = snap.trials;
@@ -1318,8 +1323,11 @@ impl CircuitBreaker {
         }
         match (&mut b.window, &snap.calls, &snap.buckets) {
             (Window::Count { ring, next, len, totals }, Some(calls), None) => {
-                if calls.len() > ring.len() || calls.iter().any(|c| *c & !(FAIL | SLOW) != 0) {
-                    return Err(bad("window contents do not fit the window"));
+                if calls.len() > ring.len() {
+                    return Err(bad("snapshot.calls".into(), "more calls than the window holds"));
+                }
+                if let Some(i) = calls.iter().position(|c| *c & !(FAIL | SLOW) != 0) {
+                    return Err(bad(format!("snapshot.calls[{i}]"), "not an outcome (0 to 3)"));
                 }
                 for (i, c) in calls.iter().enumerate() {
                     ring[i] = *c;
@@ -1332,10 +1340,22 @@ impl CircuitBreaker {
                 let n = buckets.len() as u64;
                 let stored_s = stored_ns / NS_PER_S;
                 let sec = now / NS_PER_S;
-                for sb in bs {
-                    if sb.failures > sb.calls || sb.slow > sb.calls {
-                        return Err(bad("bucket counts are inconsistent"));
+                let (mut calls, mut failures, mut slow) = (0u32, 0u32, 0u32);
+                for (j, sb) in bs.iter().enumerate() {
+                    if sb.failures > sb.calls {
+                        return Err(bad(format!("snapshot.buckets[{j}].failures"), "more failures than calls"));
                     }
+                    if sb.slow > sb.calls {
+                        return Err(bad(format!("snapshot.buckets[{j}].slow"), "more slow calls than calls"));
+                    }
+                    // The window's totals are u32s: a snapshot whose sums wrap cannot have been taken.
+                    let sum = |a: u32, b: u32, what: &str| {
+                        a.checked_add(b)
+                            .ok_or_else(|| bad(format!("snapshot.buckets[{j}].{what}"), "the window's total overflows"))
+                    };
+                    calls = sum(calls, sb.calls, "calls")?;
+                    failures = sum(failures, sb.failures, "failures")?;
+                    slow = sum(slow, sb.slow, "slow")?;
                     let age = sb.age_s.saturating_add(stored_s);
                     if age >= n || age > sec {
                         continue;
@@ -1343,7 +1363,7 @@ impl CircuitBreaker {
                     let second = sec - age;
                     let i = (second % n) as usize;
                     if buckets[i].second == second {
-                        return Err(bad("two buckets for one second"));
+                        return Err(bad(format!("snapshot.buckets[{j}].age_s"), "two buckets for one second"));
                     }
                     buckets[i] = Bucket { second, calls: sb.calls, failures: sb.failures, slow: sb.slow };
                     totals.calls += sb.calls;
@@ -1353,17 +1373,29 @@ impl CircuitBreaker {
             }
             (Window::Consecutive { failures }, None, None) => *failures = snap.consecutive_failures,
             (Window::Sampling(m), None, None) => {
-                let Some(ss) = &snap.sampling else { return Err(bad("sampling metrics missing")) };
+                let Some(ss) = &snap.sampling else {
+                    return Err(bad("snapshot.sampling".into(), "sampling metrics missing"));
+                };
                 if ss.windows.len() > 11 {
-                    return Err(bad("too many sampling windows"));
+                    return Err(bad("snapshot.sampling.windows".into(), "too many sampling windows"));
+                }
+                if ss.successes.checked_add(ss.failures).is_none() {
+                    return Err(bad("snapshot.sampling.failures".into(), "the totals overflow"));
                 }
                 let (mut succ, mut fail) = (0u32, 0u32);
                 let mut last_age = u64::MAX;
-                for w in &ss.windows {
+                for (j, w) in ss.windows.iter().enumerate() {
                     if w.age_ns > last_age {
-                        return Err(bad("sampling windows out of order"));
+                        return Err(bad(
+                            format!("snapshot.sampling.windows[{j}].age_ns"),
+                            "sampling windows out of order",
+                        ));
                     }
                     last_age = w.age_ns;
+                    let total = succ.checked_add(w.successes).zip(fail.checked_add(w.failures));
+                    if total.is_none_or(|(a, b)| a.checked_add(b).is_none()) {
+                        return Err(bad(format!("snapshot.sampling.windows[{j}]"), "the totals overflow"));
+                    }
                     let age = w.age_ns.saturating_add(stored_ns);
                     if age >= m.sampling || age > now {
                         continue;
@@ -1381,7 +1413,7 @@ impl CircuitBreaker {
                     m.failures = fail;
                 }
             }
-            _ => return Err(bad("window kind does not match the settings")),
+            _ => return Err(bad("snapshot".into(), "window kind does not match the settings")),
         }
         Ok(b)
     }
@@ -1471,9 +1503,7 @@ impl BreakerSnapshot {
     /// # Errors
     /// `invalid_snapshot` for anything that is not a snapshot.
     pub fn from_json(text: &str) -> Result<Self> {
-        if text.len() > 16 << 20 {
-            return Err(Error::new(ErrorCode::TooLarge, "snapshot", "snapshot text over 16 MiB"));
-        }
+        crate::limits::check_bytes(text.len(), crate::limits::MAX_SNAPSHOT_BYTES, "snapshot")?;
         serde_json::from_str(text).map_err(|e| {
             Error::new(
                 ErrorCode::InvalidSnapshot,
@@ -1600,6 +1630,71 @@ mod tests {
         let t = b.on_result(p, 60 * S, Counted::Success, 0).unwrap();
         assert_eq!(t.reason, TransitionReason::HalfOpenTimeout);
         assert_eq!(b.state(), State::Open);
+    }
+
+    /// Restores `snap` after `edit`, returning the error's code and field.
+    fn refused(
+        cfg: &BreakerConfig,
+        mut snap: BreakerSnapshot,
+        edit: impl FnOnce(&mut BreakerSnapshot),
+    ) -> (String, String) {
+        edit(&mut snap);
+        let e = CircuitBreaker::restore(cfg.clone(), &snap, 0, 0).unwrap_err();
+        (e.code().to_owned(), e.field().to_owned())
+    }
+
+    #[test]
+    fn restore_refuses_counts_that_cannot_happen() {
+        let is = |f: &str| ("invalid_snapshot".to_owned(), f.to_owned());
+        let count = small();
+        let snap = CircuitBreaker::new(count.clone()).unwrap().snapshot(0, 0);
+        assert_eq!(refused(&count, snap.clone(), |s| s.calls = Some(vec![0; 5])), is("snapshot.calls"));
+        assert_eq!(refused(&count, snap.clone(), |s| s.calls = Some(vec![0, 4])), is("snapshot.calls[1]"));
+        assert_eq!(refused(&count, snap.clone(), |s| s.trials_admitted = 3), is("snapshot.trials_admitted"));
+        assert_eq!(
+            refused(&count, snap.clone(), |s| {
+                s.trials_admitted = 1;
+                s.trials = WindowTotals { calls: 2, failures: 0, slow: 0 };
+            }),
+            is("snapshot.trials.calls")
+        );
+        assert_eq!(
+            refused(&count, snap.clone(), |s| {
+                s.trials_admitted = 2;
+                s.trials = WindowTotals { calls: 1, failures: 2, slow: 0 };
+            }),
+            is("snapshot.trials.failures")
+        );
+        assert_eq!(
+            refused(&count, snap.clone(), |s| {
+                s.trials_admitted = 2;
+                s.trials = WindowTotals { calls: 1, failures: 0, slow: 2 };
+            }),
+            is("snapshot.trials.slow")
+        );
+        let time = BreakerConfig { kind: BreakerKind::TimeBased, sliding_window_size: 10, ..small() };
+        let snap = CircuitBreaker::new(time.clone()).unwrap().snapshot(0, 0);
+        let bucket = |age_s, calls, failures, slow| SnapshotBucket { age_s, calls, failures, slow };
+        assert_eq!(
+            refused(&time, snap.clone(), |s| s.buckets = Some(vec![bucket(0, 1, 2, 0)])),
+            is("snapshot.buckets[0].failures")
+        );
+        assert_eq!(
+            refused(&time, snap.clone(), |s| s.buckets = Some(vec![bucket(0, 1, 0, 2)])),
+            is("snapshot.buckets[0].slow")
+        );
+        assert_eq!(
+            refused(&time, snap.clone(), |s| s.buckets = Some(vec![bucket(1, u32::MAX, 0, 0), bucket(0, 1, 0, 0)])),
+            is("snapshot.buckets[1].calls")
+        );
+        // Wrapping sums are refused even in buckets too old to be kept.
+        assert_eq!(
+            refused(&time, snap.clone(), |s| s.buckets =
+                Some(vec![bucket(99, u32::MAX, u32::MAX, 0), bucket(0, 1, 1, 0)])),
+            is("snapshot.buckets[1].calls")
+        );
+        let ok = CircuitBreaker::restore(time.clone(), &snap, 0, 0);
+        assert!(ok.is_ok());
     }
 
     #[test]

@@ -18,6 +18,10 @@ use crate::{Error, ErrorCode, Result};
 /// (1 MiB).
 pub const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 
+/// Bytes of a breaker snapshot's JSON text (16 MiB): a time window of
+/// 100 000 one-second buckets, every one of them busy, needs about 5 MB.
+pub const MAX_SNAPSHOT_BYTES: usize = 16 << 20;
+
 /// Nesting depth of any JSON value or host container converted to one.
 pub const MAX_DEPTH: usize = 128;
 
@@ -58,6 +62,7 @@ const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 /// for the hosts' constant tables and the drift test.
 pub const ALL: &[(&str, u64)] = &[
     ("max_document_bytes", MAX_DOCUMENT_BYTES as u64),
+    ("max_snapshot_bytes", MAX_SNAPSHOT_BYTES as u64),
     ("max_depth", MAX_DEPTH as u64),
     ("max_items", MAX_ITEMS as u64),
     ("max_headers", MAX_HEADERS as u64),
@@ -148,7 +153,11 @@ pub fn count_from_f64(value: f64, max: u64, field: &str) -> Result<u64> {
     if value >= 0.0 && value.fract() == 0.0 && value < TWO_POW_64 && (value as u64) <= max {
         return Ok(value as u64);
     }
-    Err(Error::new(ErrorCode::OutOfRange, field.to_owned(), format!("must be a whole number from 0 to {max}, got {value}")))
+    Err(Error::new(
+        ErrorCode::OutOfRange,
+        field.to_owned(),
+        format!("must be a whole number from 0 to {max}, got {value}"),
+    ))
 }
 
 /// Converts a host integer to one in `0..=max`; see [`count_from_f64`].
