@@ -616,8 +616,11 @@ struct Bucket {
 enum Window {
     /// Ring of the last N calls' bits.
     Count { ring: Vec<u8>, next: usize, len: usize, totals: WindowTotals },
-    /// Ring of N one-second buckets.
-    Time { buckets: Vec<Bucket>, totals: WindowTotals },
+    /// Ring of N one-second buckets. `totals` always sums the buckets of the
+    /// seconds in `(head − N, head]`, `head` being the latest second the
+    /// window was advanced to (`u64::MAX`: never), so a call costs O(1)
+    /// whatever N is (amortized over the seconds that pass).
+    Time { buckets: Vec<Bucket>, totals: WindowTotals, head: u64 },
     /// Consecutive failures.
     Consecutive { failures: u32 },
     /// Polly's health metrics.
@@ -718,24 +721,39 @@ impl Window {
             BreakerKind::TimeBased => Window::Time {
                 buckets: vec![Bucket { second: u64::MAX, ..Default::default() }; c.sliding_window_size as usize],
                 totals: WindowTotals::default(),
+                head: u64::MAX,
             },
             BreakerKind::Consecutive => Window::Consecutive { failures: 0 },
             BreakerKind::Sampling => Window::Sampling(Sampling::new(c.sampling_duration)),
         }
     }
 
-    /// Drops time buckets older than the window at `now`.
+    /// Drops time buckets older than the window at `now` from the totals.
+    ///
+    /// Only the buckets of the seconds that passed since the last advance
+    /// can leave the window, so this visits at most that many (never more
+    /// than N, and nothing when the window moved by N or more: then every
+    /// bucket has left and the totals are zero). A bucket that left stays
+    /// in the ring until its slot is reused; it no longer counts.
     fn advance(&mut self, now: u64) {
-        if let Window::Time { buckets, totals } = self {
+        if let Window::Time { buckets, totals, head } = self {
             let sec = now / NS_PER_S;
             let n = buckets.len() as u64;
-            for b in buckets.iter_mut() {
-                if b.second != u64::MAX && b.second + n <= sec {
-                    totals.calls -= b.calls;
-                    totals.failures -= b.failures;
-                    totals.slow -= b.slow;
-                    *b = Bucket { second: u64::MAX, ..Default::default() };
+            if *head == u64::MAX || sec.saturating_sub(*head) >= n {
+                *totals = WindowTotals::default();
+            } else {
+                for s in *head + 1..=sec {
+                    let Some(left) = s.checked_sub(n) else { continue };
+                    let b = &buckets[(s % n) as usize];
+                    if b.second == left {
+                        totals.calls -= b.calls;
+                        totals.failures -= b.failures;
+                        totals.slow -= b.slow;
+                    }
                 }
+            }
+            if *head == u64::MAX || sec > *head {
+                *head = sec;
             }
         }
     }
@@ -752,17 +770,14 @@ impl Window {
                 totals.add(bits);
                 *next = (*next + 1) % ring.len();
             }
-            Window::Time { buckets, totals } => {
+            Window::Time { buckets, totals, .. } => {
                 let sec = now / NS_PER_S;
                 let n = buckets.len() as u64;
                 let i = (sec % n) as usize;
                 let b = &mut buckets[i];
                 if b.second != sec {
-                    if b.second != u64::MAX {
-                        totals.calls -= b.calls;
-                        totals.failures -= b.failures;
-                        totals.slow -= b.slow;
-                    }
+                    // `advance(now)` ran first: a bucket of another second
+                    // in this slot has left the window and the totals.
                     *b = Bucket { second: sec, ..Default::default() };
                 }
                 b.calls += 1;
@@ -1336,7 +1351,7 @@ impl CircuitBreaker {
                 *len = calls.len();
                 *next = calls.len() % ring.len();
             }
-            (Window::Time { buckets, totals }, None, Some(bs)) => {
+            (Window::Time { buckets, totals, head }, None, Some(bs)) => {
                 let n = buckets.len() as u64;
                 let stored_s = stored_ns / NS_PER_S;
                 let sec = now / NS_PER_S;
@@ -1370,6 +1385,7 @@ impl CircuitBreaker {
                     totals.failures += sb.failures;
                     totals.slow += sb.slow;
                 }
+                *head = sec;
             }
             (Window::Consecutive { failures }, None, None) => *failures = snap.consecutive_failures,
             (Window::Sampling(m), None, None) => {
