@@ -63,9 +63,12 @@ fn session(c: &mut Criterion) {
 }
 
 fn breakers(c: &mut Criterion) {
-    for (name, kind, size) in
-        [("count window of 100", BreakerKind::CountBased, 100), ("time window of 60 s", BreakerKind::TimeBased, 60)]
-    {
+    for (name, kind, size) in [
+        ("count window of 100", BreakerKind::CountBased, 100),
+        ("time window of 60 s", BreakerKind::TimeBased, 60),
+        ("time window of 100 s", BreakerKind::TimeBased, 100),
+        ("time window of 100 000 s", BreakerKind::TimeBased, 100_000),
+    ] {
         let cfg = BreakerConfig { kind, sliding_window_size: size, ..BreakerConfig::default() };
         let mut b = CircuitBreaker::new(cfg).unwrap();
         let mut now = 0u64;
