@@ -321,15 +321,28 @@ pub struct Schedule {
     pub rows: Vec<ScheduleRow>,
     /// True when the listing stopped at [`Schedule::MAX_ROWS`] rows.
     pub truncated: bool,
+    /// The sum of `high` over *every* retry, listed or not, in nanoseconds
+    /// (saturating); see [`Schedule::worst_case`].
+    pub worst_case_ns: u64,
 }
 
 impl Schedule {
     /// The most rows a schedule lists.
     pub const MAX_ROWS: u32 = 1000;
 
-    /// Returns the cumulative worst case over all listed retries.
+    /// Retries summed one by one for the worst case before the rest is
+    /// bounded (100 000).
+    pub const EXACT_RETRIES: u32 = 100_000;
+
+    /// Returns the cumulative worst case over *all* retries, not only the
+    /// listed rows.
+    ///
+    /// Exact when the delays reach their cap (they stay there) or when there
+    /// are at most [`Schedule::EXACT_RETRIES`] retries; otherwise the retries
+    /// past that count are bounded by the largest delay the policy can
+    /// give, so the worst case is never understated.
     pub fn worst_case(&self) -> Duration {
-        self.rows.last().map_or(Duration::ZERO, |r| r.cumulative_high)
+        to_std(self.worst_case_ns)
     }
 }
 
@@ -551,7 +564,41 @@ impl Backoff {
                 cumulative_high: d(ch),
             });
         }
-        Schedule { rows, truncated: listed < retries }
+        let worst_case_ns = self.worst_beyond(listed, retries, ch, &mut s0, &mut s1);
+        Schedule { rows, truncated: listed < retries, worst_case_ns }
+    }
+
+    /// Continues the worst-case sum `sum` of the first `done` retries up to
+    /// `retries`, with the r = 0 and r = 1 paths' states.
+    fn worst_beyond(
+        &self,
+        done: u32,
+        retries: u32,
+        mut sum: u64,
+        s0: &mut crate::profile::DelayState,
+        s1: &mut crate::profile::DelayState,
+    ) -> u64 {
+        // Once the high delay is at or above the cap and has not moved for
+        // this many retries, no later retry can differ: the rest is a product.
+        const STABLE: u32 = 64;
+        let (mut last, mut same, mut highest) = (u64::MAX, 0u32, 0u64);
+        let mut n = done;
+        while n < retries && sum < u64::MAX {
+            if n >= Schedule::EXACT_RETRIES {
+                let bound = highest.max(self.max_delay);
+                return sum.saturating_add(bound.saturating_mul(u64::from(retries - n)));
+            }
+            n += 1;
+            let high = self.delay_with(n, 0.0, false, s0).max(self.delay_with(n, 1.0, false, s1));
+            sum = sum.saturating_add(high);
+            highest = highest.max(high);
+            same = if high == last { same + 1 } else { 0 };
+            last = high;
+            if same >= STABLE && high >= self.max_delay {
+                return sum.saturating_add(high.saturating_mul(u64::from(retries - n)));
+            }
+        }
+        sum
     }
 }
 
@@ -679,6 +726,42 @@ mod tests {
         assert_eq!(s.rows[1].high, Duration::from_millis(200));
         assert_eq!(s.worst_case(), Duration::from_millis(300));
         assert!(Backoff::default().schedule(u32::MAX).truncated);
+    }
+
+    #[test]
+    fn worst_case_sums_every_retry_not_only_the_listed_rows() {
+        // Default: 100 ms · 2^(n−1) capped at 20 s; 0.1 + 0.2 + … + 12.8 s, then 20 s each.
+        let naive = |attempts: u32| -> u64 {
+            (1..attempts).map(|n| (100_000_000u64 << (n - 1).min(20)).min(20_000_000_000)).sum()
+        };
+        for attempts in [3, 1001, 1002, 5000, 200_000] {
+            let s = Backoff::default().schedule(attempts);
+            assert_eq!(s.worst_case_ns, naive(attempts), "{attempts}");
+        }
+        let s = Backoff::default().schedule(u32::MAX);
+        assert_eq!(s.rows.len(), Schedule::MAX_ROWS as usize);
+        assert_eq!(s.worst_case_ns, u64::MAX, "4 billion retries of 20 s saturate");
+        let one_s = BackoffBuilder {
+            kind: Some(BackoffKind::Constant),
+            initial: Some(1_000_000),
+            max_delay: Some(1_000_000),
+            jitter: Some(Jitter::None),
+            ..Default::default()
+        };
+        let s = one_s.build().unwrap().schedule(u32::MAX);
+        assert_eq!(s.worst_case_ns, 1_000_000 * (u64::from(u32::MAX) - 1));
+        // A delay that never reaches its cap: past EXACT_RETRIES the rest is bounded by the cap.
+        let slow = BackoffBuilder {
+            kind: Some(BackoffKind::Linear),
+            initial: Some(1),
+            increment: Some(1),
+            max_delay: Some(10_000_000),
+            jitter: Some(Jitter::None),
+            ..Default::default()
+        };
+        let s = slow.build().unwrap().schedule(1_000_001);
+        let exact: u64 = (1..=u64::from(Schedule::EXACT_RETRIES)).sum();
+        assert_eq!(s.worst_case_ns, exact + 10_000_000 * (1_000_000 - u64::from(Schedule::EXACT_RETRIES)));
     }
 
     #[test]

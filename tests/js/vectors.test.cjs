@@ -147,7 +147,8 @@ const kinds = {
   },
   schedule(c) {
     const s = policyOf(c.policy).schedule();
-    assert.equal(s.rows.length, c.expect.rows.length, 'row count');
+    // `row_count`, when given, is the length of the listing and `rows` its first rows only.
+    assert.equal(s.rows.length, c.expect.row_count ?? c.expect.rows.length, 'row count');
     s.rows.forEach((r, i) => subset(`row ${i}`, snakeKeys(r), c.expect.rows[i]));
     assert.equal(s.worstCase, nsToMs(c.expect.worst_case), 'worst_case');
   },

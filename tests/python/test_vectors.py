@@ -168,7 +168,8 @@ def k_schedule(case: Dict[str, Any]) -> None:
         for r in p.schedule()
     ]
     want = case["expect"]["rows"]
-    eq("row count", len(rows), len(want))
+    # `row_count`, when given, is the length of the listing and `rows` its first rows only.
+    eq("row count", len(rows), case["expect"].get("row_count", len(want)))
     for g, w in zip(rows, want):
         subset("row", g, w)
     subset("schedule", {"worst_case": p.worst_case()}, {"worst_case": case["expect"]["worst_case"]})
