@@ -29,10 +29,13 @@ const MAX_TEXT: usize = 64;
 /// one or more digits; the unit is one of `ns`, `us`, `ms`, `s`, `m` or `h`.
 /// Fractions finer than a nanosecond round half to even.
 ///
+/// A value past `u64::MAX` nanoseconds (about 584 years) saturates there,
+/// as a host number does ([`from_host_f64`]): one rule for both spellings.
+///
 /// # Errors
-/// `invalid_duration`, naming `field`, for an empty string, a missing or
-/// unknown unit, a sign, whitespace, an exponent, a compound form (`1m30s`)
-/// or a value past `u64::MAX` nanoseconds (about 584 years).
+/// `invalid_duration`, naming `field`, for an empty string, a text over 64
+/// bytes, a missing or unknown unit, a sign, whitespace, an exponent or a
+/// compound form (`1m30s`).
 pub fn parse_duration(text: &str, field: &str) -> Result<u64> {
     let err = |why: &str| {
         Error::new(
@@ -75,7 +78,7 @@ pub fn parse_duration(text: &str, field: &str) -> Result<u64> {
     for b in int.bytes() {
         whole = whole * 10 + u128::from(b - b'0');
         if whole > u128::from(u64::MAX) {
-            return Err(err("duration too large"));
+            return Ok(u64::MAX);
         }
     }
     let mut ns: u128 = whole * u128::from(scale);
@@ -107,10 +110,7 @@ pub fn parse_duration(text: &str, field: &str) -> Result<u64> {
             ns += add;
         }
     }
-    if ns > u128::from(u64::MAX) {
-        return Err(err("duration too large"));
-    }
-    Ok(ns as u64)
+    Ok(u64::try_from(ns).unwrap_or(u64::MAX))
 }
 
 /// Formats nanoseconds as the shortest exact duration string in the largest
@@ -264,8 +264,11 @@ mod tests {
             assert_eq!(e.code(), "invalid_duration", "{bad}");
             assert_eq!(e.field(), "deadline");
         }
-        assert!(parse_duration("18446744073709551616ns", "x").is_err());
-        assert!(parse_duration("99999999999h", "x").is_err());
+        // Past u64::MAX ns a duration saturates, as a host number does.
+        assert_eq!(parse_duration("18446744073709551616ns", "x").unwrap(), u64::MAX);
+        assert_eq!(parse_duration("99999999999h", "x").unwrap(), u64::MAX);
+        assert_eq!(parse_duration("99999999999999999999999999999999999999999999s", "x").unwrap(), u64::MAX);
+        assert_eq!(from_secs_f64(1e30, "x").unwrap(), parse_duration("1000000000000000000000000000000s", "x").unwrap());
     }
 
     #[test]
