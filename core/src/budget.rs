@@ -314,12 +314,32 @@ impl WindowedAdder {
 /// The mutable state of a budget.
 #[derive(Clone, Debug, PartialEq)]
 enum Tokens {
-    Bucket { tokens: u32 },
-    Grpc { milli: u64 },
-    Ratio { ring: Ring },
-    Concurrency { calls: u64, retries: u64 },
-    Finagle { adder: WindowedAdder, deposit: i64, withdrawal: i64, reserve: i64 },
-    Adaptive { ring: Ring },
+    Bucket {
+        tokens: u32,
+    },
+    Grpc {
+        milli: u64,
+    },
+    Ratio {
+        ring: Ring,
+    },
+    /// `retries` counts every retry slot held; `leases` those a session
+    /// took (by expiry, then lease id), which end by themselves.
+    Concurrency {
+        calls: u64,
+        retries: u64,
+        leases: std::collections::BTreeSet<(u64, u64)>,
+        next_lease: u64,
+    },
+    Finagle {
+        adder: WindowedAdder,
+        deposit: i64,
+        withdrawal: i64,
+        reserve: i64,
+    },
+    Adaptive {
+        ring: Ring,
+    },
 }
 
 /// A retry budget: plain data, shared among sessions behind a lock ([`SharedBudget`]).
@@ -334,6 +354,20 @@ pub struct Budget {
 
 /// A budget shared by reference among sessions (`Send + Sync`).
 pub type SharedBudget = std::sync::Arc<std::sync::Mutex<Budget>>;
+
+/// How long a retry slot's lease outlives the retry it was taken for: the
+/// wait, the attempt's timeout, then this grace (30 s).
+pub const SLOT_LEASE_GRACE_NS: u64 = 30 * NS_PER_S;
+
+/// A concurrency budget's retry slot held by one session until `until`
+/// (see [`Budget::lease_slot`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SlotLease {
+    /// When the lease ends, in the budget's monotonic nanoseconds.
+    pub until: u64,
+    /// The lease's number within its budget.
+    pub id: u64,
+}
 
 fn ratio_check(v: f64, field: &'static str) -> Result<()> {
     if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
@@ -701,7 +735,9 @@ impl Budget {
             BudgetKind::TokenBucket { capacity, .. } => Tokens::Bucket { tokens: *capacity },
             BudgetKind::Grpc { max_milli, .. } => Tokens::Grpc { milli: *max_milli },
             BudgetKind::Ratio { window, .. } => Tokens::Ratio { ring: Ring::new(*window, RATIO_BUCKETS) },
-            BudgetKind::Concurrency { .. } => Tokens::Concurrency { calls: 0, retries: 0 },
+            BudgetKind::Concurrency { .. } => {
+                Tokens::Concurrency { calls: 0, retries: 0, leases: Default::default(), next_lease: 0 }
+            }
             BudgetKind::Finagle { percent_can_retry, min_retries_per_second, ttl } => {
                 // RetryBudget.apply: ScaleFactor 1000.
                 let (deposit, withdrawal) =
@@ -759,7 +795,7 @@ impl Budget {
                 let (requests, retries) = ring.sums(now);
                 serde_json::json!({ "requests": requests, "retries": retries })
             }
-            Tokens::Concurrency { calls, retries } => serde_json::json!({ "calls": calls, "retries": retries }),
+            Tokens::Concurrency { calls, retries, .. } => serde_json::json!({ "calls": calls, "retries": retries }),
             Tokens::Finagle { adder, withdrawal, reserve, .. } => {
                 let count = adder.clone().sum((now / 1_000_000) as i64) + reserve;
                 serde_json::json!({ "tokens": count, "balance": count / withdrawal })
@@ -795,7 +831,7 @@ impl Budget {
     /// A logical operation ends (success, give-up, cancel or drop): a
     /// concurrency budget releases the call and its retry slot, if held.
     pub fn on_operation_end(&mut self, held_retry_slot: bool) {
-        if let Tokens::Concurrency { calls, retries } = &mut self.state {
+        if let Tokens::Concurrency { calls, retries, .. } = &mut self.state {
             *calls = calls.saturating_sub(1);
             if held_retry_slot {
                 *retries = retries.saturating_sub(1);
@@ -904,6 +940,7 @@ impl Budget {
         if let Tokens::Finagle { adder, .. } = &mut self.state {
             adder.expire((now / 1_000_000) as i64);
         }
+        self.expire_leases(now);
         let refuse = |reason: &'static str, detail: RefusalDetail| {
             Err(Refusal { budget: self.config.name.clone(), reason, detail })
         };
@@ -951,7 +988,7 @@ impl Budget {
                     return refuse("insufficient_tokens", RefusalDetail::Tokens { cost: *withdrawal, tokens: count });
                 }
             }
-            (Tokens::Concurrency { calls, retries }, BudgetKind::Concurrency { ratio, min_concurrency }) => {
+            (Tokens::Concurrency { calls, retries, .. }, BudgetKind::Concurrency { ratio, min_concurrency }) => {
                 if holds_retry_slot {
                     return Ok(());
                 }
@@ -966,6 +1003,67 @@ impl Budget {
             _ => {}
         }
         Ok(())
+    }
+
+    /// Frees the retry slots whose lease ended at or before `now`.
+    fn expire_leases(&mut self, now: u64) {
+        if let Tokens::Concurrency { retries, leases, .. } = &mut self.state {
+            while let Some(&first) = leases.first() {
+                if first.0 > now {
+                    break;
+                }
+                leases.remove(&first);
+                *retries = retries.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Gives the retry slot a session took at a retry a lease ending at
+    /// `until` (`old`: the lease it held until now, renewed), and returns
+    /// the lease; `None` for budgets that hold no slots.
+    ///
+    /// A lease is how an abandoned session (one that never reports its end:
+    /// a dropped future, a crashed worker) gives its slot back: when the
+    /// lease ends, the slot is free again, and the session, if it comes
+    /// back, competes for a slot like a new retry. See
+    /// `docs/breakers-and-budgets.md`.
+    pub fn lease_slot(&mut self, old: Option<SlotLease>, until: u64) -> Option<SlotLease> {
+        let Tokens::Concurrency { leases, next_lease, .. } = &mut self.state else { return None };
+        let id = match old {
+            Some(l) if leases.remove(&(l.until, l.id)) => l.id,
+            _ => {
+                *next_lease += 1;
+                *next_lease
+            }
+        };
+        leases.insert((until, id));
+        Some(SlotLease { until, id })
+    }
+
+    /// Returns true when `lease` still holds its slot at `now` (ending
+    /// every lease that has run out first).
+    pub fn lease_live(&mut self, now: u64, lease: SlotLease) -> bool {
+        let now = self.clock(now);
+        self.expire_leases(now);
+        matches!(&self.state, Tokens::Concurrency { leases, .. } if leases.contains(&(lease.until, lease.id)))
+    }
+
+    /// Ends `lease` before its time (the session finished); frees its slot
+    /// unless the lease had already run out and freed it.
+    pub fn end_lease(&mut self, lease: SlotLease) {
+        if let Tokens::Concurrency { retries, leases, .. } = &mut self.state {
+            if leases.remove(&(lease.until, lease.id)) {
+                *retries = retries.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Retry slots held now, leased or not (concurrency budgets; 0 otherwise).
+    pub fn retries_in_flight(&self) -> u64 {
+        match &self.state {
+            Tokens::Concurrency { retries, .. } => *retries,
+            _ => 0,
+        }
     }
 
     /// Counts a refusal found by [`check`](Self::check).

@@ -132,7 +132,7 @@ pub fn time_from_host_f64(value: f64, scale: f64, field: &str) -> Result<u64> {
         return Err(Error::new(ErrorCode::OutOfRange, field.to_owned(), format!("must not be negative, got {value}")));
     }
     let ns = (value * scale).round_ties_even();
-    if !(ns < TWO_POW_64) {
+    if ns >= TWO_POW_64 {
         return Err(Error::new(
             ErrorCode::InvalidTime,
             field.to_owned(),

@@ -15,7 +15,7 @@
 //! decorrelated `prev` — and return [`Decision::Retry`].
 
 use crate::breaker::{Acquire, Counted, Permit, Transition};
-use crate::budget::{FailureFacts, Refusal};
+use crate::budget::{FailureFacts, Refusal, SlotLease, SLOT_LEASE_GRACE_NS};
 use crate::classify::{Category, Failure, RetryRule, Verdict};
 use crate::duration::{from_std, to_std};
 use crate::policy::{LongServerDelay, RetryPolicy};
@@ -101,6 +101,9 @@ pub enum RejectReason {
     Throttled,
     /// No time is left before the deadline.
     DeadlineExceeded,
+    /// A concurrency budget's retry slot lease ended while the session was
+    /// away, and the budget has no free slot for this retry now.
+    ConcurrencyLimited,
 }
 
 impl RejectReason {
@@ -110,6 +113,7 @@ impl RejectReason {
             RejectReason::BreakerOpen => "breaker_open",
             RejectReason::Throttled => "throttled",
             RejectReason::DeadlineExceeded => "deadline_exceeded",
+            RejectReason::ConcurrencyLimited => "concurrency_limited",
         }
     }
 }
@@ -252,7 +256,8 @@ pub struct RetrySession {
     delay_state: DelayState,
     permit: Option<Permit>,
     retry_cost: Option<u32>,
-    holds_retry_slot: bool,
+    /// The retry slots held in concurrency budgets: (budget index, lease).
+    slot_leases: Vec<(usize, SlotLease)>,
     registered: bool,
     last_retry_delay: Option<u64>,
     idempotent: Option<bool>,
@@ -313,7 +318,7 @@ impl RetrySession {
             delay_state: DelayState::default(),
             permit: None,
             retry_cost: None,
-            holds_retry_slot: false,
+            slot_leases: Vec::new(),
             registered: false,
             last_retry_delay: None,
             idempotent,
@@ -430,6 +435,11 @@ impl RetrySession {
             }
             timeout = Some(timeout.map_or(left, |t| t.min(left)));
         }
+        if !first && !self.slot_leases.is_empty() {
+            if let Some(refusal) = self.renew_lapsed_slots(now) {
+                return Ok(self.reject(RejectReason::ConcurrencyLimited, u64::MAX, Some(refusal.budget), now));
+            }
+        }
         let mut permit = None;
         if let Some(br) = &inner.breaker {
             let mut br = lock(br);
@@ -471,6 +481,7 @@ impl RetrySession {
             RejectReason::BreakerOpen => GiveUpReason::BreakerOpen,
             RejectReason::Throttled => GiveUpReason::Throttled,
             RejectReason::DeadlineExceeded => GiveUpReason::DeadlineExceeded,
+            RejectReason::ConcurrencyLimited => GiveUpReason::BudgetExhausted,
         };
         self.finish(now, Some(give_up));
         let retry_after = if retry_after == u64::MAX { None } else { Some(to_std(retry_after)) };
@@ -499,10 +510,70 @@ impl RetrySession {
         }
         if self.registered {
             self.registered = false;
-            for b in &self.policy.inner.budgets {
-                lock(b).on_operation_end(self.holds_retry_slot);
+            let leases = std::mem::take(&mut self.slot_leases);
+            for (i, b) in self.policy.inner.budgets.iter().enumerate() {
+                let mut b = lock(b);
+                b.on_operation_end(false);
+                for (_, l) in leases.iter().filter(|(j, _)| *j == i) {
+                    b.end_lease(*l);
+                }
             }
-            self.holds_retry_slot = false;
+        }
+    }
+
+    /// Re-tests the concurrency budgets whose slot lease ran out while the
+    /// session was away (its wait or its attempt outlived the lease): takes
+    /// a new slot where one is free, else returns the refusal.
+    fn renew_lapsed_slots(&mut self, now: u64) -> Option<Refusal> {
+        let policy = self.policy.clone();
+        for (i, b) in policy.inner.budgets.iter().enumerate() {
+            if !self.slot_leases.iter().any(|(j, _)| *j == i) {
+                continue;
+            }
+            let mut b = lock(b);
+            if self.holds_slot(i, &mut b, now) {
+                continue;
+            }
+            if let Err(refusal) = b.check(now, Category::Unknown, false, false) {
+                b.count_refusal();
+                return Some(refusal);
+            }
+            let (_, slot) = b.withdraw(now, Category::Unknown, false, false);
+            if slot {
+                let until = self.lease_end(now);
+                if let Some(l) = b.lease_slot(None, until) {
+                    self.slot_leases.push((i, l));
+                }
+            }
+        }
+        None
+    }
+
+    /// Removes and returns this session's lease in budget `i`.
+    fn take_lease(&mut self, i: usize) -> Option<SlotLease> {
+        let at = self.slot_leases.iter().position(|(j, _)| *j == i)?;
+        Some(self.slot_leases.swap_remove(at).1)
+    }
+
+    /// Returns true when this session still holds its retry slot in budget
+    /// `i` at `now`; a lease that ran out is forgotten.
+    fn holds_slot(&mut self, i: usize, b: &mut crate::budget::Budget, now: u64) -> bool {
+        let Some(&(_, l)) = self.slot_leases.iter().find(|(j, _)| *j == i) else { return false };
+        if b.lease_live(now, l) {
+            return true;
+        }
+        self.take_lease(i);
+        false
+    }
+
+    /// When a retry slot taken for an attempt starting at `at` is released
+    /// by itself: max(at + attempt_timeout + grace, the deadline).
+    fn lease_end(&self, at: u64) -> u64 {
+        let c = &self.policy.inner.config;
+        let by_attempt = at.saturating_add(c.attempt_timeout.unwrap_or(0)).saturating_add(SLOT_LEASE_GRACE_NS);
+        match c.deadline {
+            Some(d) => by_attempt.max(self.start.saturating_add(d)),
+            None => by_attempt,
         }
     }
 
@@ -622,9 +693,10 @@ impl RetrySession {
             }
         }
         // 4.
-        for b in &inner.budgets {
+        for (i, b) in inner.budgets.iter().enumerate() {
             let mut b = lock(b);
-            if let Err(refusal) = b.check(now, category, refused, self.holds_retry_slot) {
+            let holds = self.holds_slot(i, &mut b, now);
+            if let Err(refusal) = b.check(now, category, refused, holds) {
                 b.count_refusal();
                 drop(b);
                 return give_up(self, GiveUpReason::BudgetExhausted, Some(refusal));
@@ -648,10 +720,19 @@ impl RetrySession {
         }
         // Commit.
         let mut cost = None;
-        for b in &inner.budgets {
-            let (c, slot) = lock(b).withdraw(now, category, refused, self.holds_retry_slot);
+        for (i, b) in inner.budgets.iter().enumerate() {
+            let mut b = lock(b);
+            let holds = self.holds_slot(i, &mut b, now);
+            let (c, slot) = b.withdraw(now, category, refused, holds);
             cost = cost.or(c);
-            self.holds_retry_slot |= slot;
+            if slot || holds {
+                // The slot's lease: past the wait and the coming attempt, or the deadline.
+                let until = self.lease_end(now.saturating_add(delay));
+                let old = self.take_lease(i);
+                if let Some(l) = b.lease_slot(old, until) {
+                    self.slot_leases.push((i, l));
+                }
+            }
         }
         self.retry_cost = cost;
         self.delay_state = state;
