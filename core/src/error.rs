@@ -149,6 +149,82 @@ impl ErrorCode {
     ];
 }
 
+/// The family of an [`ErrorCode`]: which exception class a host raises for
+/// it, so no host keeps its own code → class table.
+///
+/// Python raises `ConfigError` (a `ValueError`), `StateError`,
+/// `SnapshotError`, `InvalidKeyError`, `FingerprintError`, `FenceError` or
+/// `DeadLetterError`; JavaScript throws `RangeError` for [`Config`] and
+/// [`Fingerprint`], `IdempotencyError` for the key, fence and dead-letter
+/// families and `RetrycoreError` for the rest. Either host also marks a
+/// [`ErrorCode::is_type_error`] code as a type error (`TypeError`).
+///
+/// [`Config`]: ErrorFamily::Config
+/// [`Fingerprint`]: ErrorFamily::Fingerprint
+#[non_exhaustive]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorFamily {
+    /// A configuration, document or argument is invalid.
+    Config,
+    /// The object's state does not allow the call.
+    State,
+    /// A snapshot is corrupt, of an unknown version or from other settings.
+    Snapshot,
+    /// An idempotency key or `Idempotency-Key` header breaks the key rules.
+    Key,
+    /// A value has no canonical JSON (numbers, strings, depth, pointers).
+    Fingerprint,
+    /// A completion or renewal with a stale or future fencing token.
+    Fence,
+    /// A dead letter misses a field or has an invalid one.
+    DeadLetter,
+}
+
+impl ErrorFamily {
+    /// Returns the stable snake_case name (`"config"`, `"state"`, …).
+    pub const fn code(self) -> &'static str {
+        match self {
+            ErrorFamily::Config => "config",
+            ErrorFamily::State => "state",
+            ErrorFamily::Snapshot => "snapshot",
+            ErrorFamily::Key => "key",
+            ErrorFamily::Fingerprint => "fingerprint",
+            ErrorFamily::Fence => "fence",
+            ErrorFamily::DeadLetter => "dead_letter",
+        }
+    }
+}
+
+impl ErrorCode {
+    /// Returns the family of this code (which exception class it becomes).
+    ///
+    /// `too_large` is a configuration error wherever it comes from: an
+    /// input over a documented limit.
+    pub const fn family(self) -> ErrorFamily {
+        match self {
+            ErrorCode::InvalidState | ErrorCode::InvalidTransition => ErrorFamily::State,
+            ErrorCode::InvalidSnapshot | ErrorCode::SnapshotMismatch => ErrorFamily::Snapshot,
+            ErrorCode::InvalidKey | ErrorCode::InvalidHeader => ErrorFamily::Key,
+            ErrorCode::InvalidNumber | ErrorCode::InvalidString | ErrorCode::TooDeep | ErrorCode::InvalidPointer => {
+                ErrorFamily::Fingerprint
+            }
+            ErrorCode::StaleFence | ErrorCode::FenceFromFuture => ErrorFamily::Fence,
+            ErrorCode::InvalidDeadLetter => ErrorFamily::DeadLetter,
+            ErrorCode::InvalidJson
+            | ErrorCode::InvalidType
+            | ErrorCode::UnknownKey
+            | ErrorCode::UnknownVersion
+            | ErrorCode::MissingField
+            | ErrorCode::InvalidDuration
+            | ErrorCode::OutOfRange
+            | ErrorCode::InvalidValue
+            | ErrorCode::InvalidCombination
+            | ErrorCode::TooLarge
+            | ErrorCode::InvalidTime => ErrorFamily::Config,
+        }
+    }
+}
+
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.code())

@@ -41,8 +41,9 @@ pub mod profile;
 pub mod retry_after;
 pub mod rng;
 pub mod session;
+pub mod surface;
 
-pub use error::{Error, ErrorCode, Result};
+pub use error::{Error, ErrorCode, ErrorFamily, Result};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(doctest)]

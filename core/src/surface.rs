@@ -1,0 +1,220 @@
+//! What the caller observes at the end of a call, decided once for every host.
+//!
+//! A session answers each attempt ([`Gate`], [`Decision`]); the host then
+//! has to *show* the end of the call: return the value, re-raise the
+//! original error, or raise one of retrycore's errors with a code, a
+//! reason and numbers. When each host wrote that mapping itself they came
+//! out different (a failure nothing retries re-raised in one host and
+//! wrapped in another; a budget give-up coded `budget_exhausted` in one and
+//! `retry_exhausted` in another). [`Ending`] is that mapping as data: a host
+//! only turns it into its idiom (`raise`, `throw`, a rejected promise).
+//!
+//! The rules (`docs/sessions.md`, "What the caller observes"):
+//! - a success returns the value; a returned non-ok response that nothing
+//!   retries is a value too, returned as is;
+//! - `not_retryable` and `server_declined`: the original error propagates
+//!   unchanged and unmarked (what tenacity and cockatiel users expect);
+//! - `cancelled`: the host's own cancellation error propagates;
+//! - `attempts_exhausted`, `deadline_exceeded`, `retry_after_too_long` and
+//!   `breaker_open` after at least one attempt: `RetryError`, code
+//!   `retry_exhausted`, with the reason, the calls made and the last error
+//!   as its cause;
+//! - `budget_exhausted` and `throttled` after at least one attempt:
+//!   `BudgetExhaustedError` (a `RetryError`), code `budget_exhausted`;
+//! - the first attempt refused: `CircuitOpenError` (code `breaker_open`)
+//!   or `BudgetExhaustedError` (code `throttled` or `concurrency_limited`);
+//! - every `RetryError` carries the retry-exhausted marker, so an outer
+//!   layer never retries it again.
+//!
+//! [`Gate`]: crate::session::Gate
+//! [`Decision`]: crate::session::Decision
+
+use crate::session::{GiveUpReason, RejectReason};
+
+/// The class of error a host raises at the end of a call.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Raise {
+    /// `RetryError`: retrying stopped.
+    RetryError,
+    /// `BudgetExhaustedError`, a `RetryError` whose budget refused.
+    BudgetExhausted,
+    /// `CircuitOpenError`: the breaker refused the first attempt.
+    CircuitOpen,
+}
+
+impl Raise {
+    /// Returns the stable name (`"retry_error"`, `"budget_exhausted"`, `"circuit_open"`).
+    pub const fn code(self) -> &'static str {
+        match self {
+            Raise::RetryError => "retry_error",
+            Raise::BudgetExhausted => "budget_exhausted",
+            Raise::CircuitOpen => "circuit_open",
+        }
+    }
+}
+
+/// How a call ends, as the caller sees it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ending {
+    /// Return the value (or the response) the last attempt gave.
+    Return,
+    /// Re-raise the last attempt's error unchanged, unmarked.
+    Propagate,
+    /// Raise the host's cancellation error (`CancelledError`, `signal.reason`).
+    Cancelled,
+    /// Raise one of retrycore's errors.
+    Raise {
+        /// Which class.
+        class: Raise,
+        /// Its `code`.
+        code: &'static str,
+        /// Its `reason` (a [`GiveUpReason`] or [`RejectReason`] code).
+        reason: &'static str,
+        /// It carries the retry-exhausted marker (outer layers never retry it).
+        marked: bool,
+        /// The last error (or response) is its cause.
+        has_cause: bool,
+    },
+}
+
+impl Ending {
+    /// The ending of a call whose session gave up with `reason` after at
+    /// least one attempt.
+    pub fn of_give_up(reason: GiveUpReason) -> Ending {
+        match reason {
+            GiveUpReason::NotRetryable | GiveUpReason::ServerDeclined => Ending::Propagate,
+            GiveUpReason::Cancelled => Ending::Cancelled,
+            GiveUpReason::BudgetExhausted | GiveUpReason::Throttled => Ending::Raise {
+                class: Raise::BudgetExhausted,
+                code: "budget_exhausted",
+                reason: reason.code(),
+                marked: true,
+                has_cause: true,
+            },
+            GiveUpReason::AttemptsExhausted
+            | GiveUpReason::DeadlineExceeded
+            | GiveUpReason::RetryAfterTooLong
+            | GiveUpReason::BreakerOpen => Ending::Raise {
+                class: Raise::RetryError,
+                code: "retry_exhausted",
+                reason: reason.code(),
+                marked: true,
+                has_cause: true,
+            },
+        }
+    }
+
+    /// The ending of a call whose attempt was refused by `before_attempt`,
+    /// after `attempts_made` calls (0: the first attempt was refused), the
+    /// session having given up with `give_up` (see
+    /// [`RetrySession::give_up_reason`](crate::session::RetrySession::give_up_reason)).
+    pub fn of_reject(reason: RejectReason, attempts_made: u32, give_up: Option<GiveUpReason>) -> Ending {
+        if attempts_made > 0 {
+            return Ending::of_give_up(give_up.unwrap_or(match reason {
+                RejectReason::BreakerOpen => GiveUpReason::BreakerOpen,
+                RejectReason::Throttled => GiveUpReason::Throttled,
+                RejectReason::DeadlineExceeded => GiveUpReason::DeadlineExceeded,
+                RejectReason::ConcurrencyLimited => GiveUpReason::BudgetExhausted,
+            }));
+        }
+        let class = match reason {
+            RejectReason::BreakerOpen => Raise::CircuitOpen,
+            RejectReason::Throttled | RejectReason::ConcurrencyLimited => Raise::BudgetExhausted,
+            RejectReason::DeadlineExceeded => Raise::RetryError,
+        };
+        let code = match reason {
+            RejectReason::DeadlineExceeded => "retry_exhausted",
+            r => r.code(),
+        };
+        Ending::Raise { class, code, reason: reason.code(), marked: class != Raise::CircuitOpen, has_cause: false }
+    }
+}
+
+/// The numbers an `on_retry` hook carries, from a `Retry` decision's
+/// `retry` n: the call that failed is call n, and call n + 1 comes next.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RetryNumbers {
+    /// The number of the call that failed (1 and 2 for a call that
+    /// succeeds on its third try).
+    pub attempt: u32,
+    /// The retry about to happen (n).
+    pub retry: u32,
+    /// The number of the coming call (n + 1): `Retry.attempt`, `Proceed.attempt`.
+    pub next_attempt: u32,
+}
+
+impl RetryNumbers {
+    /// Returns the numbers for retry `retry` (≥ 1).
+    pub const fn of_retry(retry: u32) -> RetryNumbers {
+        RetryNumbers { attempt: retry, retry, next_attempt: retry.saturating_add(1) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn give_ups() {
+        assert_eq!(Ending::of_give_up(GiveUpReason::NotRetryable), Ending::Propagate);
+        assert_eq!(Ending::of_give_up(GiveUpReason::ServerDeclined), Ending::Propagate);
+        assert_eq!(Ending::of_give_up(GiveUpReason::Cancelled), Ending::Cancelled);
+        for r in [GiveUpReason::BudgetExhausted, GiveUpReason::Throttled] {
+            assert!(matches!(
+                Ending::of_give_up(r),
+                Ending::Raise { class: Raise::BudgetExhausted, code: "budget_exhausted", marked: true, .. }
+            ));
+        }
+        for r in [
+            GiveUpReason::AttemptsExhausted,
+            GiveUpReason::DeadlineExceeded,
+            GiveUpReason::RetryAfterTooLong,
+            GiveUpReason::BreakerOpen,
+        ] {
+            let e = Ending::of_give_up(r);
+            assert!(matches!(e, Ending::Raise { class: Raise::RetryError, code: "retry_exhausted", marked: true, .. }));
+            assert!(matches!(e, Ending::Raise { reason, .. } if reason == r.code()));
+        }
+        // Every marked ending is exactly a reason that marks its error exhausted.
+        for r in GiveUpReason::ALL {
+            let marked = matches!(Ending::of_give_up(r), Ending::Raise { marked: true, .. });
+            assert_eq!(marked, r.marks_exhausted(), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn rejects() {
+        assert!(matches!(
+            Ending::of_reject(RejectReason::BreakerOpen, 0, Some(GiveUpReason::BreakerOpen)),
+            Ending::Raise { class: Raise::CircuitOpen, code: "breaker_open", marked: false, has_cause: false, .. }
+        ));
+        assert!(matches!(
+            Ending::of_reject(RejectReason::Throttled, 0, None),
+            Ending::Raise { class: Raise::BudgetExhausted, code: "throttled", .. }
+        ));
+        assert!(matches!(
+            Ending::of_reject(RejectReason::ConcurrencyLimited, 0, None),
+            Ending::Raise { class: Raise::BudgetExhausted, code: "concurrency_limited", .. }
+        ));
+        assert!(matches!(
+            Ending::of_reject(RejectReason::BreakerOpen, 2, Some(GiveUpReason::BreakerOpen)),
+            Ending::Raise {
+                class: Raise::RetryError,
+                code: "retry_exhausted",
+                reason: "breaker_open",
+                has_cause: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            Ending::of_reject(RejectReason::ConcurrencyLimited, 1, Some(GiveUpReason::BudgetExhausted)),
+            Ending::Raise { class: Raise::BudgetExhausted, code: "budget_exhausted", reason: "budget_exhausted", .. }
+        ));
+    }
+
+    #[test]
+    fn retry_numbers() {
+        let n = RetryNumbers::of_retry(1);
+        assert_eq!((n.attempt, n.retry, n.next_attempt), (1, 1, 2));
+    }
+}
