@@ -38,11 +38,11 @@ pub(crate) fn read_permit(p: f64) -> Result<Permit> {
 }
 
 #[inline]
-fn counted(outcome: u32) -> Result<Counted> {
+fn counted(outcome: f64) -> Result<Counted> {
     match outcome {
-        0 => Ok(Counted::Success),
-        1 => Ok(Counted::Failure),
-        2 => Ok(Counted::Ignored),
+        0.0 => Ok(Counted::Success),
+        1.0 => Ok(Counted::Failure),
+        2.0 => Ok(Counted::Ignored),
         _ => Err(Error::range("invalid_value", "outcome", "outcome: must be success, failure or ignored")),
     }
 }
@@ -130,7 +130,7 @@ impl<H: Host> Breaker<H> {
 
     /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
     #[inline]
-    pub fn record(&mut self, permit: f64, outcome: u32, duration: f64, now: f64) -> Result<bool> {
+    pub fn record(&mut self, permit: f64, outcome: f64, duration: f64, now: f64) -> Result<bool> {
         let p = read_permit(permit)?;
         let c = counted(outcome)?;
         let d = ns(duration, "duration")?;
@@ -223,6 +223,7 @@ impl<H: Host> Breaker<H> {
     pub fn restore(&mut self, snapshot: &str, now: f64, wall_now_ms: f64) -> Result<()> {
         let now = now_ns::<H>(now, "now")?;
         let wall = wall_ms(wall_now_ms, "wallNowMs")?;
+        crate::options::document_size(snapshot)?;
         let s = BreakerSnapshot::from_json(snapshot).map_err(Error::of_state)?;
         // One lock: nothing a sharer records can land between reading the
         // settings and replacing the state.
@@ -261,11 +262,17 @@ mod tests {
         let p = b.try_acquire(5.0).unwrap();
         assert!(p >= 0.0);
         assert_eq!(read_permit(p).map(|x| permit_number(&x)), Ok(p));
-        assert_eq!(b.record(p, 0, 1.0, 6.0), Ok(false));
+        assert_eq!(b.record(p, 0.0, 1.0, 6.0), Ok(false));
         for bad in [-1.0, 0.5, f64::NAN, 9_007_199_254_740_992.0] {
             assert_eq!(read_permit(bad).unwrap_err().code, "out_of_range");
         }
-        assert_eq!(b.record(p, 3, 1.0, 6.0).unwrap_err().field, "outcome");
+        for bad in [3.0, -1.0, 0.5, f64::NAN, 4_294_967_296.0] {
+            assert_eq!(b.record(p, bad, 1.0, 6.0).unwrap_err().field, "outcome");
+        }
+        assert_eq!(b.try_acquire(1e308).unwrap_err().code, "invalid_time");
+        let big = format!("{{\"name\": \"{}\"}}", "x".repeat(retrycore::limits::MAX_DOCUMENT_BYTES));
+        assert_eq!(Breaker::<Strict>::new(&big, false).err().map(|e| e.code), Some("too_large"));
+        assert_eq!(b.restore(&big, 9.0, 0.0).unwrap_err().code, "too_large");
         assert_eq!(b.transition_to("nope", 7.0).unwrap_err().code, "invalid_value");
         b.set_collect(true);
         assert_eq!(b.transition_to("forced_open", 7.0).unwrap()["to"], "forced_open");

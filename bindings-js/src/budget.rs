@@ -3,7 +3,7 @@
 //! Categories cross the boundary as their index in `info().categories`.
 
 use crate::error::{Error, Result};
-use crate::host::{now_ns, Host};
+use crate::host::{count, now_ns, Host};
 use crate::options::read_object;
 use retrycore::budget::{Budget as CoreBudget, BudgetConfig, FailureFacts, SharedBudget};
 use retrycore::classify::Category;
@@ -12,9 +12,11 @@ use std::marker::PhantomData;
 use std::sync::MutexGuard;
 
 #[inline]
-fn category(id: u32) -> Result<Category> {
-    Category::ALL
-        .get(id as usize)
+fn category(id: f64) -> Result<Category> {
+    let i = count(id, u32::MAX.into(), "category")?;
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| Category::ALL.get(i))
         .copied()
         .ok_or_else(|| Error::range("invalid_value", "category", format!("category: no category {id}")))
 }
@@ -76,7 +78,7 @@ impl<H: Host> Budget<H> {
     }
 
     /// Checks a retry after `category` without changing anything: null, or the refusal.
-    pub fn check(&self, now: f64, category_id: u32, refused: bool, holds_slot: bool) -> Result<Value> {
+    pub fn check(&self, now: f64, category_id: f64, refused: bool, holds_slot: bool) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
         let c = category(category_id)?;
         Ok(match self.lock().check(now, c, refused, holds_slot) {
@@ -86,7 +88,7 @@ impl<H: Host> Budget<H> {
     }
 
     /// Takes what a retry costs: `{cost, slot}`.
-    pub fn withdraw(&self, now: f64, category_id: u32, refused: bool, holds_slot: bool) -> Result<Value> {
+    pub fn withdraw(&self, now: f64, category_id: f64, refused: bool, holds_slot: bool) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
         let c = category(category_id)?;
         let (cost, slot) = self.lock().withdraw(now, c, refused, holds_slot);
@@ -95,7 +97,7 @@ impl<H: Host> Budget<H> {
 
     /// Checks, then withdraws when allowed: the cost (>= 0) or -1 when refused (the hot path).
     #[inline]
-    pub fn try_withdraw(&self, now: f64, category_id: u32) -> Result<f64> {
+    pub fn try_withdraw(&self, now: f64, category_id: f64) -> Result<f64> {
         let now = now_ns::<H>(now, "now")?;
         let c = category(category_id)?;
         let mut b = self.lock();
@@ -110,7 +112,7 @@ impl<H: Host> Budget<H> {
     pub fn on_failure(
         &self,
         now: f64,
-        category_id: u32,
+        category_id: f64,
         counts: bool,
         reached_backend: bool,
         declined_pushback: bool,
@@ -123,8 +125,12 @@ impl<H: Host> Budget<H> {
     }
 
     /// Records a success; `cost` is what the retry that led to it took.
-    pub fn on_success(&self, now: f64, cost: Option<u32>) -> Result<()> {
+    ///
+    /// `cost` is range-checked (a whole number up to 2^32 − 1): a -1 never
+    /// wraps into a refill.
+    pub fn on_success(&self, now: f64, cost: Option<f64>) -> Result<()> {
         let now = now_ns::<H>(now, "now")?;
+        let cost = cost.map(|c| count(c, u32::MAX.into(), "cost")).transpose()?.map(|c| c as u32);
         self.lock().on_success(now, cost);
         Ok(())
     }
@@ -164,8 +170,13 @@ mod tests {
         let b = Budget::<Strict>::new(r#"{"kind":"token_bucket"}"#, false).unwrap();
         assert_eq!(b.kind(), "token_bucket");
         let server_error = Category::ALL.iter().position(|c| c.code() == "server_error").unwrap() as u32;
-        assert!(b.try_withdraw(1.0, server_error).unwrap() >= 0.0);
-        assert_eq!(b.try_withdraw(1.0, 999).unwrap_err().field, "category");
+        assert!(b.try_withdraw(1.0, f64::from(server_error)).unwrap() >= 0.0);
+        assert_eq!(b.try_withdraw(1.0, 999.0).unwrap_err().field, "category");
+        for bad in [-1.0, 0.5, f64::NAN, 4_294_967_296.0] {
+            assert_eq!(b.try_withdraw(1.0, bad).unwrap_err().code, "out_of_range");
+            let e = b.on_success(1.0, Some(bad)).unwrap_err();
+            assert_eq!((e.code, e.field.as_str()), ("out_of_range", "cost"));
+        }
         assert_eq!(b.before_attempt(1.0, 2.0).unwrap_err().field, "r");
         assert_eq!(b.stats()["withdrawals"], 1);
     }

@@ -9,7 +9,7 @@
 //! here).
 
 use crate::error::{Domain, Error, Result};
-use retrycore::duration;
+use retrycore::{duration, limits};
 
 /// What an FFI crate supplies: its clock and its entropy.
 ///
@@ -31,12 +31,22 @@ pub fn ns(ms: f64, field: &str) -> Result<u64> {
 }
 
 /// Converts a monotonic `now` in milliseconds; exactly -1 reads the host's clock.
+///
+/// An instant past 2^64 ns (`1e308`, `Infinity`) is `invalid_time` and never
+/// saturates: it would pin the object's clock at the end of time (see
+/// `docs/js.md, "Input limits"`).
 #[inline]
 pub fn now_ns<H: Host>(now: f64, field: &str) -> Result<u64> {
-    if now == -1.0 {
-        return ns(H::clock_ms(), field);
-    }
-    ns(now, field)
+    let now = if now == -1.0 { H::clock_ms() } else { now };
+    limits::time_from_host_f64(now, 1e6, field).map_err(Error::of_config)
+}
+
+/// Converts a host count or amount (a budget cost, an index, a count) to an
+/// integer in `0..=max`: `out_of_range` for NaN, fractions, negative values
+/// and values past `max`, never a wrap-around (see `docs/js.md, "Input limits"`).
+#[inline]
+pub fn count(v: f64, max: u64, field: &str) -> Result<u64> {
+    limits::count_from_f64(v, max, field).map_err(Error::of_config)
 }
 
 /// Converts nanoseconds to JavaScript milliseconds (one IEEE division).
@@ -62,8 +72,17 @@ pub(crate) fn ms_or_infinity(ns: u64) -> f64 {
     }
 }
 
-/// Converts a wall-clock time in Unix epoch milliseconds.
+/// Converts a wall-clock `now` in Unix epoch milliseconds: a whole number,
+/// and (like every instant) at most 2^64 ns, else `invalid_time` (see
+/// `docs/js.md, "Input limits"`).
 pub fn wall_ms(v: f64, field: &str) -> Result<u64> {
+    limits::time_from_host_f64(v, 1e6, field).map_err(Error::of_config)?;
+    whole_ms(v, field)
+}
+
+/// Converts a whole number of milliseconds in [0, 2^53) that is not a clock
+/// reading (a date to format, a fence).
+pub fn whole_ms(v: f64, field: &str) -> Result<u64> {
     if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 {
         Ok(v as u64)
     } else {
@@ -107,8 +126,12 @@ mod tests {
     #[test]
     fn wall_clock_and_seeds_are_checked() {
         assert_eq!(wall_ms(5.0, "w"), Ok(5));
-        for bad in [f64::NAN, -1.0, 0.5, f64::INFINITY, 9_007_199_254_740_992.0] {
+        for bad in [f64::NAN, -1.0, 0.5] {
             assert_eq!(wall_ms(bad, "w").map_err(|e| e.code), Err("out_of_range"));
+        }
+        for bad in [f64::INFINITY, 9_007_199_254_740_992.0, 1e308] {
+            assert_eq!(wall_ms(bad, "w").map_err(|e| e.code), Err("invalid_time"));
+            assert_eq!(whole_ms(bad, "w").map_err(|e| e.code), Err("out_of_range"));
         }
         assert_eq!(u64_arg(" 18446744073709551615 ", "seed"), Ok(u64::MAX));
         assert!(u64_arg("18446744073709551616", "seed").is_err());
@@ -123,6 +146,11 @@ mod tests {
         assert_eq!(ms(1_500_000), 1.5);
         assert_eq!(now_ns::<Strict>(-1.0, "now"), Ok(1_500_000));
         assert_eq!(now_ns::<Strict>(2.0, "now"), Ok(2_000_000));
+        for bad in [1e308, 18_446_744_073_709.6, f64::INFINITY] {
+            assert_eq!(now_ns::<Strict>(bad, "now").unwrap_err().code, "invalid_time");
+        }
+        assert_eq!(count(-1.0, u32::MAX.into(), "cost").unwrap_err().code, "out_of_range");
+        assert_eq!(count(4_294_967_296.0, u32::MAX.into(), "cost").unwrap_err().field, "cost");
         assert_eq!(ms_or_infinity(u64::MAX), f64::INFINITY);
     }
 

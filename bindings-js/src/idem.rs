@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::failure::StrList;
-use crate::host::{quote, wall_ms, Host};
+use crate::host::{quote, wall_ms, whole_ms, Host};
 use retrycore::idempotency as idem;
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -272,7 +272,7 @@ pub fn complete_record<L: StrList>(
 ) -> Result<String> {
     let cfg = settings.config()?;
     let rec = record_of(record)?;
-    let fence = wall_ms(fence, "fence")?;
+    let fence = whole_ms(fence, "fence")?;
     let now = wall_ms(now_ms, "now")?;
     let o = outcome_of(outcome)?;
     idem::complete(&rec, fence, o, now, &cfg).map(|r| r.to_json()).map_err(Error::of_idempotency)
@@ -282,7 +282,7 @@ pub fn complete_record<L: StrList>(
 pub fn renew_lease<L: StrList>(record: &str, fence: f64, now_ms: f64, settings: RecordArgs<L>) -> Result<String> {
     let cfg = settings.config()?;
     let rec = record_of(record)?;
-    let fence = wall_ms(fence, "fence")?;
+    let fence = whole_ms(fence, "fence")?;
     let now = wall_ms(now_ms, "now")?;
     idem::renew_lease(&rec, fence, now, &cfg).map(|r| r.to_json()).map_err(Error::of_idempotency)
 }
@@ -306,7 +306,7 @@ pub fn dead_letter(letter: &str, ops: &[String]) -> Result<String> {
 
 /// Writes Unix milliseconds as RFC 3339 (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
 pub fn format_rfc3339(unix_ms: f64) -> Result<String> {
-    let ms = wall_ms(unix_ms, "unixMs")?;
+    let ms = whole_ms(unix_ms, "unixMs")?;
     idem::format_rfc3339_ms(ms).map_err(Error::of_config)
 }
 

@@ -55,12 +55,36 @@ use retrycore::duration;
 use retrycore::rng::Xoshiro256pp;
 use serde_json::{json, Value};
 
+/// Returns the core's input limits (`retrycore::limits::ALL`) by their
+/// camelCase names (`maxItems`, `maxHeaders`, …), for the JS layer to bound
+/// its walks with (see `docs/js.md, "Input limits"`): no copy of a limit in TypeScript.
+pub fn limits() -> Value {
+    let mut m = serde_json::Map::new();
+    for (name, value) in retrycore::limits::ALL {
+        let mut camel = String::with_capacity(name.len());
+        let mut up = false;
+        for c in name.chars() {
+            if c == '_' {
+                up = true;
+            } else if up {
+                camel.push(c.to_ascii_uppercase());
+                up = false;
+            } else {
+                camel.push(c);
+            }
+        }
+        m.insert(camel, json!(value));
+    }
+    Value::Object(m)
+}
+
 /// Returns the tables the JS layer needs: category, reason and error codes,
-/// the JSON nesting limit, lint codes.
+/// the input limits, lint codes.
 pub fn info() -> Value {
     json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "maxJsonDepth": retrycore::idempotency::MAX_DEPTH,
+        "maxJsonDepth": retrycore::limits::MAX_DEPTH,
+        "limits": limits(),
         "categories": Category::ALL.iter().map(|c| c.code()).collect::<Vec<_>>(),
         "retryRules": ["always", "if_idempotent", "never"],
         "giveUpReasons": retrycore::session::GiveUpReason::ALL.iter().map(|r| r.code()).collect::<Vec<_>>(),
@@ -163,6 +187,9 @@ mod tests {
         let i = info();
         assert_eq!(i["version"], env!("CARGO_PKG_VERSION"));
         assert!(i["categories"].as_array().is_some_and(|c| !c.is_empty()));
+        assert_eq!(i["limits"]["maxItems"], retrycore::limits::MAX_ITEMS as u64);
+        assert_eq!(i["limits"]["maxHeaderValueBytes"], retrycore::limits::MAX_HEADER_VALUE_BYTES as u64);
+        assert_eq!(i["limits"].as_object().map(|m| m.len()), Some(retrycore::limits::ALL.len()));
     }
 
     #[test]

@@ -14,9 +14,7 @@ use serde_json::Value;
 /// Reads a document whose durations may be numbers of milliseconds (typed
 /// JS options), with `read` (a core reader).
 pub fn read_with_ms<T>(text: &str, read: impl Fn(&Value) -> retrycore::Result<T>) -> Result<T> {
-    if text.len() > retrycore::policy::MAX_DOCUMENT {
-        return Err(Error::range("too_large", "", "options are at most 1 MiB of JSON"));
-    }
+    document_size(text)?;
     let mut v: Value = serde_json::from_str(text)
         .map_err(|e| Error::type_error("invalid_json", "", format!("options are not JSON: {e}")))?;
     for _ in 0..256 {
@@ -39,12 +37,20 @@ pub fn read_with_ms<T>(text: &str, read: impl Fn(&Value) -> retrycore::Result<T>
     Err(Error::range("too_large", "", "too many duration fields"))
 }
 
+/// Refuses a document over [`MAX_DOCUMENT_BYTES`](retrycore::limits::MAX_DOCUMENT_BYTES)
+/// before parsing it, whatever the entry (options, breaker and budget
+/// objects, snapshots; see `docs/js.md, "Input limits"`).
+pub fn document_size(text: &str) -> Result<()> {
+    retrycore::limits::check_bytes(text.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "").map_err(Error::of_config)
+}
+
 /// Reads a breaker or budget object with `read` (a core reader taking a
 /// path): durations as strings, or as millisecond numbers when `ms_numbers`.
 pub fn read_object<T>(text: &str, ms_numbers: bool, read: impl Fn(&Value, &str) -> retrycore::Result<T>) -> Result<T> {
     if ms_numbers {
         read_with_ms(text, |v| read(v, ""))
     } else {
+        document_size(text)?;
         let v: Value =
             serde_json::from_str(text).map_err(|e| Error::type_error("invalid_json", "", format!("not JSON: {e}")))?;
         read(&v, "").map_err(Error::of_config)

@@ -2,13 +2,16 @@
 //!
 //! Sessions live in a per-policy slab and are named by generation-tagged
 //! numeric ids, `generation * 2^21 + index`: an id of a freed slot never
-//! names the session that reuses it. The hot steps (`before`, `fail`,
+//! names the session that reuses it. The slab shrinks as sessions finish:
+//! free slots are reused lowest index first, trailing free slots are
+//! dropped, and a slot created again starts past every generation a dropped
+//! slot had, so no old id comes back to life. The hot steps (`before`, `fail`,
 //! `succeed`, `start`, `finish`) answer numbers; the last gate and decision
 //! of a session are kept for the JS layer to read as JSON when it needs them.
 
 use crate::error::{Error, Result};
 use crate::failure::{FailureArgs, StrList};
-use crate::host::{ms, ms_of, now_ns, ns, u64_arg, Host};
+use crate::host::{count, ms, ms_of, now_ns, ns, u64_arg, Host};
 use crate::options::read_with_ms;
 use crate::transition_json;
 use crate::verdict::{classify_json, StatusCache};
@@ -17,6 +20,8 @@ use retrycore::budget::SharedBudget;
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use serde_json::{json, Value};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::marker::PhantomData;
 
 /// Slots a policy holds at most (2^21); the low bits of an id.
@@ -89,14 +94,25 @@ fn decision_json(d: &Decision) -> Value {
 pub struct Policy<H> {
     p: RetryPolicy,
     slots: Vec<Slot>,
-    free: Vec<u32>,
+    /// Free slot indices, lowest first; indices past `slots.len()` (of
+    /// dropped trailing slots) are stale and skipped.
+    free: BinaryHeap<Reverse<u32>>,
+    /// The highest generation of any dropped slot: a slot pushed again starts past it.
+    gen_floor: u32,
     status_cache: StatusCache,
     host: PhantomData<fn() -> H>,
 }
 
 impl<H: Host> Policy<H> {
     fn wrap(p: RetryPolicy) -> Self {
-        Policy { p, slots: Vec::new(), free: Vec::new(), status_cache: StatusCache::default(), host: PhantomData }
+        Policy {
+            p,
+            slots: Vec::new(),
+            free: BinaryHeap::new(),
+            gen_floor: 0,
+            status_cache: StatusCache::default(),
+            host: PhantomData,
+        }
     }
 
     fn create(c: PolicyConfig, entropy: Option<&str>) -> Result<Self> {
@@ -159,10 +175,8 @@ impl<H: Host> Policy<H> {
     }
 
     /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
-    pub fn sample_delays(&self, seed: &str, count: u32) -> Result<Vec<f64>> {
-        if count > 100_000 {
-            return Err(Error::range("out_of_range", "count", "count: at most 100000 delays"));
-        }
+    pub fn sample_delays(&self, seed: &str, n: f64) -> Result<Vec<f64>> {
+        let count = count(n, 100_000, "count")? as u32;
         let seed = u64_arg(seed, "seed")?;
         Ok(self.p.config().backoff.sample_sequence_ns(seed, count).into_iter().map(ms).collect())
     }
@@ -201,8 +215,9 @@ impl<H: Host> Policy<H> {
     }
 
     /// Returns the budget at `index`.
-    pub fn budget(&self, index: u32) -> Option<SharedBudget> {
-        self.p.budgets().get(index as usize).cloned()
+    pub fn budget(&self, index: f64) -> Option<SharedBudget> {
+        let i = count(index, u32::MAX.into(), "index").ok()?;
+        self.p.budgets().get(usize::try_from(i).ok()?).cloned()
     }
 
     /// Returns a policy whose sessions share `breaker`.
@@ -211,9 +226,10 @@ impl<H: Host> Policy<H> {
     }
 
     /// Returns a policy whose budget at `index` is `budget`.
-    pub fn share_budget(&self, index: u32, budget: SharedBudget) -> Result<Self> {
+    pub fn share_budget(&self, index: f64, budget: SharedBudget) -> Result<Self> {
+        let i = usize::try_from(count(index, u32::MAX.into(), "index")?).unwrap_or(usize::MAX);
         let mut list = self.p.budgets().to_vec();
-        match list.get_mut(index as usize) {
+        match list.get_mut(i) {
             Some(slot) => *slot = budget,
             None => return Err(Error::range("out_of_range", "budgets", "budgets: no budget at that index")),
         }
@@ -222,7 +238,7 @@ impl<H: Host> Policy<H> {
 
     /// Classifies a status with this policy's rules (packed; see `verdict::classify_status_with`).
     #[inline]
-    pub fn classify_status(&mut self, status: f64, flags: u32) -> Result<u32> {
+    pub fn classify_status(&mut self, status: f64, flags: f64) -> Result<u32> {
         self.status_cache.get(&self.p.config().classifier, status, flags)
     }
 
@@ -274,13 +290,13 @@ impl<H: Host> Policy<H> {
         let seed = seed.map(|s| u64_arg(s, "seed")).transpose()?;
         let opts = SessionOptions { key, key_entropy, seed, idempotent, idempotency_key_sent: key_sent, method, draws };
         let s = self.p.session(opts).map_err(Error::of_idempotency)?;
-        let idx = match self.free.pop() {
-            Some(i) => i as usize,
+        let idx = match self.pop_free() {
+            Some(i) => i,
             None => {
                 if self.slots.len() >= INDEX_LEN as usize {
                     return Err(Error::range("too_large", "session", "session: too many live sessions"));
                 }
-                self.slots.push(Slot { gen: 0, session: None, gate: None, decision: None });
+                self.slots.push(Slot { gen: self.gen_floor, session: None, gate: None, decision: None });
                 self.slots.len() - 1
             }
         };
@@ -392,9 +408,54 @@ impl<H: Host> Policy<H> {
                 s.session = None;
                 s.gate = None;
                 s.decision = None;
-                self.free.push(idx as u32);
+                if idx + 1 == self.slots.len() {
+                    self.shrink();
+                } else {
+                    self.free.push(Reverse(idx as u32));
+                }
             }
         }
+    }
+
+    /// Takes the lowest free slot index still inside the slab.
+    #[inline]
+    fn pop_free(&mut self) -> Option<usize> {
+        match self.free.pop() {
+            Some(Reverse(i)) if (i as usize) < self.slots.len() => Some(i as usize),
+            // The lowest is stale, so every other one is too.
+            Some(_) => {
+                self.free.clear();
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Drops the trailing free slots, and the memory of a slab and free list
+    /// much larger than what is live.
+    #[cold]
+    fn shrink(&mut self) {
+        while let Some(last) = self.slots.last() {
+            if last.session.is_some() {
+                break;
+            }
+            self.gen_floor = self.gen_floor.max(last.gen);
+            self.slots.pop();
+        }
+        let len = self.slots.len();
+        if self.free.len() > 2 * len + 64 {
+            let keep: Vec<Reverse<u32>> = self.free.drain().filter(|Reverse(i)| (*i as usize) < len).collect();
+            self.free = keep.into();
+        }
+        if self.slots.capacity() > 4 * len + 64 {
+            self.slots.shrink_to(2 * len);
+            self.free.shrink_to(2 * len);
+        }
+    }
+
+    /// Returns the slots the slab holds and the sessions live in it (tests).
+    pub fn slab_size(&self) -> (usize, usize) {
+        (self.slots.len(), self.slots.iter().filter(|s| s.session.is_some()).count())
     }
 
     /// Returns a session's idempotency key.
@@ -420,6 +481,31 @@ impl<H: Host> Policy<H> {
 mod tests {
     use super::*;
     use crate::testing::Strict;
+
+    #[test]
+    fn the_slab_shrinks_and_old_ids_stay_dead() {
+        let mut p = Policy::<Strict>::from_json("{}", Some("1")).unwrap();
+        let ids: Vec<f64> =
+            (0..10_000).map(|i| p.begin(Some(format!("k{i}")), None, None, None, None, None).unwrap()).collect();
+        assert_eq!(p.slab_size(), (10_000, 10_000));
+        // Freed in any order, the slab ends empty and its memory is given back.
+        for id in ids.iter().step_by(2).chain(ids.iter().skip(1).step_by(2)) {
+            p.free(*id);
+        }
+        assert_eq!(p.slab_size(), (0, 0));
+        assert!(p.slots.capacity() <= 64 && p.free.len() <= 64, "{} {}", p.slots.capacity(), p.free.len());
+        let again = p.begin(Some("new".into()), None, None, None, None, None).unwrap();
+        assert!(ids.iter().all(|old| p.key(*old).is_err()), "no old id names the new session");
+        assert!(!ids.contains(&again));
+        // A live session at the end keeps the slab; lowest free slots are reused first.
+        let a = p.begin(Some("a".into()), None, None, None, None, None).unwrap();
+        p.free(again);
+        let b = p.begin(Some("b".into()), None, None, None, None, None).unwrap();
+        assert_eq!(id_parts(b).map(|x| x.0), Some(0));
+        p.free(a);
+        p.free(b);
+        assert_eq!(p.slab_size(), (0, 0));
+    }
 
     #[test]
     fn ids_are_checked_before_use() {
@@ -456,6 +542,8 @@ mod tests {
         assert!(p.key(id).is_err());
         assert_eq!(p.start(2.0, None, None, None, None).map(|i| i >= 0.0), Ok(true));
         assert_eq!(p.delay(0.5, 0.5, None).unwrap_err().field, "retry");
+        assert_eq!(p.sample_delays("1", -1.0).unwrap_err().field, "count");
+        assert_eq!(p.sample_delays("1", 0.5).unwrap_err().code, "out_of_range");
         assert!(p.delay(1.0, 0.5, None).is_ok());
     }
 }

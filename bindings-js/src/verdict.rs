@@ -1,7 +1,7 @@
 //! Classification verdicts: as JSON, and packed into one number for the hot
 //! path (`classifyStatus`), memoized per classifier.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::failure::status_of;
 use crate::host::ms;
 use retrycore::classify::{Category, Classifier, Failure, FailureBuf, RetryRule, Verdict};
@@ -51,8 +51,9 @@ pub fn pack(v: &Verdict) -> u32 {
 
 /// Whether (status, flags) has a slot in a memo: status 0..=999, flags 0..=7.
 #[inline(always)]
-fn memo_index(status: f64, flags: u32) -> Option<usize> {
-    if status.fract() == 0.0 && (0.0..=999.0).contains(&status) && flags <= 7 {
+fn memo_index(status: f64, flags: f64) -> Option<usize> {
+    if status.fract() == 0.0 && (0.0..=999.0).contains(&status) && flags.fract() == 0.0 && (0.0..=7.0).contains(&flags)
+    {
         Some(status as usize * 8 + flags as usize)
     } else {
         None
@@ -61,11 +62,9 @@ fn memo_index(status: f64, flags: u32) -> Option<usize> {
 
 /// Classifies a status alone, packed: flags bit 0 = idempotent, bit 1 =
 /// declared not idempotent, bit 2 = idempotency key sent.
-pub fn classify_status_with(c: &Classifier, status: f64, flags: u32) -> Result<u32> {
+pub fn classify_status_with(c: &Classifier, status: f64, flags: f64) -> Result<u32> {
     let status = status_of(status)?;
-    if flags > 7 {
-        return Err(Error::range("out_of_range", "flags", "flags: must be in [0, 7]"));
-    }
+    let flags = crate::host::count(flags, 7, "flags")? as u32;
     let idempotent = if flags & 1 != 0 {
         Some(true)
     } else if flags & 2 != 0 {
@@ -85,7 +84,7 @@ pub struct StatusCache(Vec<u16>);
 impl StatusCache {
     /// Classifies a status with `c` (packed; see [`classify_status_with`]).
     #[inline]
-    pub fn get(&mut self, c: &Classifier, status: f64, flags: u32) -> Result<u32> {
+    pub fn get(&mut self, c: &Classifier, status: f64, flags: f64) -> Result<u32> {
         let Some(i) = memo_index(status, flags) else {
             return classify_status_with(c, status, flags);
         };
@@ -113,7 +112,7 @@ static DEFAULT_STATUS: [AtomicU16; 8000] = [const { AtomicU16::new(0) }; 8000];
 
 /// Classifies a status with the built-in tables (packed; see [`classify_status_with`]).
 #[inline]
-pub fn classify_status(status: f64, flags: u32) -> Result<u32> {
+pub fn classify_status(status: f64, flags: f64) -> Result<u32> {
     let slot = memo_index(status, flags).and_then(|i| DEFAULT_STATUS.get(i));
     if let Some(v) = slot.map(|s| s.load(Ordering::Relaxed)).filter(|v| *v != 0) {
         return Ok(u32::from(v - 1));
@@ -123,7 +122,7 @@ pub fn classify_status(status: f64, flags: u32) -> Result<u32> {
 
 #[cold]
 #[inline(never)]
-fn classify_status_slow(slot: Option<&AtomicU16>, status: f64, flags: u32) -> Result<u32> {
+fn classify_status_slow(slot: Option<&AtomicU16>, status: f64, flags: f64) -> Result<u32> {
     let r = classify_status_with(&Classifier::default(), status, flags);
     if let (Some(s), Ok(v)) = (slot, &r) {
         s.store((*v as u16).saturating_add(1), Ordering::Relaxed);
@@ -139,15 +138,15 @@ mod tests {
     fn packed_verdicts_are_memoized_and_checked() {
         let c = Classifier::default();
         let mut cache = StatusCache::default();
-        let direct = classify_status_with(&c, 503.0, 1).unwrap();
-        assert_eq!(cache.get(&c, 503.0, 1), Ok(direct));
-        assert_eq!(cache.get(&c, 503.0, 1), Ok(direct));
-        assert_eq!(classify_status(503.0, 1), Ok(direct));
-        assert_eq!(classify_status(503.0, 1), Ok(direct));
-        for (s, f) in [(1000.0, 0), (-1.0, 0), (503.5, 0), (f64::NAN, 0)] {
+        let direct = classify_status_with(&c, 503.0, 1.0).unwrap();
+        assert_eq!(cache.get(&c, 503.0, 1.0), Ok(direct));
+        assert_eq!(cache.get(&c, 503.0, 1.0), Ok(direct));
+        assert_eq!(classify_status(503.0, 1.0), Ok(direct));
+        assert_eq!(classify_status(503.0, 1.0), Ok(direct));
+        for (s, f) in [(1000.0, 0.0), (-1.0, 0.0), (503.5, 0.0), (f64::NAN, 0.0)] {
             assert_eq!(cache.get(&c, s, f).unwrap_err().field, "status");
             assert_eq!(classify_status(s, f).unwrap_err().field, "status");
         }
-        assert_eq!(classify_status(503.0, 8).unwrap_err().field, "flags");
+        assert_eq!(classify_status(503.0, 8.0).unwrap_err().field, "flags");
     }
 }

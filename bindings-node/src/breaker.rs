@@ -55,7 +55,7 @@ impl NativeBreaker {
 
     /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
     #[napi(catch_unwind)]
-    pub fn record(&mut self, env: Env, permit: f64, outcome: u32, duration: f64, now: f64) -> Result<bool> {
+    pub fn record(&mut self, env: Env, permit: f64, outcome: f64, duration: f64, now: f64) -> Result<bool> {
         self.b.record(permit, outcome, duration, now).or_throw(&env)
     }
 

@@ -65,19 +65,19 @@ impl NativeBudget {
 
     /// Checks a retry after `category` without changing anything: null, or the refusal.
     #[napi(catch_unwind)]
-    pub fn check(&self, env: Env, now: f64, category_id: u32, refused: bool, holds_slot: bool) -> Result<Value> {
+    pub fn check(&self, env: Env, now: f64, category_id: f64, refused: bool, holds_slot: bool) -> Result<Value> {
         self.b.check(now, category_id, refused, holds_slot).or_throw(&env)
     }
 
     /// Takes what a retry costs: `{cost, slot}`.
     #[napi(catch_unwind)]
-    pub fn withdraw(&self, env: Env, now: f64, category_id: u32, refused: bool, holds_slot: bool) -> Result<Value> {
+    pub fn withdraw(&self, env: Env, now: f64, category_id: f64, refused: bool, holds_slot: bool) -> Result<Value> {
         self.b.withdraw(now, category_id, refused, holds_slot).or_throw(&env)
     }
 
     /// Checks, then withdraws when allowed: the cost (>= 0) or -1 when refused (the hot path).
     #[napi(catch_unwind)]
-    pub fn try_withdraw(&self, env: Env, now: f64, category_id: u32) -> Result<f64> {
+    pub fn try_withdraw(&self, env: Env, now: f64, category_id: f64) -> Result<f64> {
         self.b.try_withdraw(now, category_id).or_throw(&env)
     }
 
@@ -88,7 +88,7 @@ impl NativeBudget {
         &self,
         env: Env,
         now: f64,
-        category_id: u32,
+        category_id: f64,
         counts: bool,
         reached_backend: bool,
         declined_pushback: bool,
@@ -99,7 +99,7 @@ impl NativeBudget {
 
     /// Records a success; `cost` is what the retry that led to it took.
     #[napi(catch_unwind)]
-    pub fn on_success(&self, env: Env, now: f64, cost: Option<u32>) -> Result<()> {
+    pub fn on_success(&self, env: Env, now: f64, cost: Option<f64>) -> Result<()> {
         self.b.on_success(now, cost).or_throw(&env)
     }
 

@@ -15,7 +15,7 @@ pub(crate) type Failure = FailureArgs<Option<Vec<String>>>;
 
 /// Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/).
 #[napi(catch_unwind)]
-pub fn classify_status(env: Env, status: f64, flags: u32) -> Result<u32> {
+pub fn classify_status(env: Env, status: f64, flags: f64) -> Result<u32> {
     classify_status_default(status, flags).or_throw(&env)
 }
 
@@ -77,7 +77,7 @@ impl NativePolicy {
 
     /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
     #[napi(catch_unwind)]
-    pub fn sample_delays(&self, env: Env, seed: String, count: u32) -> Result<Vec<f64>> {
+    pub fn sample_delays(&self, env: Env, seed: String, count: f64) -> Result<Vec<f64>> {
         self.p.sample_delays(&seed, count).or_throw(&env)
     }
 
@@ -113,7 +113,7 @@ impl NativePolicy {
 
     /// Returns the budget at `index`.
     #[napi(catch_unwind)]
-    pub fn budget(&self, index: u32) -> Option<NativeBudget> {
+    pub fn budget(&self, index: f64) -> Option<NativeBudget> {
         self.p.budget(index).map(NativeBudget::from_shared)
     }
 
@@ -125,13 +125,13 @@ impl NativePolicy {
 
     /// Returns a policy whose budget at `index` is `budget`.
     #[napi(catch_unwind)]
-    pub fn share_budget(&self, env: Env, index: u32, budget: &NativeBudget) -> Result<NativePolicy> {
+    pub fn share_budget(&self, env: Env, index: f64, budget: &NativeBudget) -> Result<NativePolicy> {
         Ok(NativePolicy { p: self.p.share_budget(index, budget.shared()).or_throw(&env)? })
     }
 
     /// Classifies a status with this policy's rules (packed; see `classify_status`).
     #[napi(catch_unwind)]
-    pub fn classify_status(&mut self, env: Env, status: f64, flags: u32) -> Result<u32> {
+    pub fn classify_status(&mut self, env: Env, status: f64, flags: f64) -> Result<u32> {
         self.p.classify_status(status, flags).or_throw(&env)
     }
 

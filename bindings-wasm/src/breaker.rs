@@ -59,7 +59,7 @@ impl NativeBreaker {
 
     /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
     /// Answers 1 / 0, or `NaN` on error (see `takeError`).
-    pub fn record(&mut self, permit: f64, outcome: u32, duration: f64, now: f64) -> f64 {
+    pub fn record(&mut self, permit: f64, outcome: f64, duration: f64, now: f64) -> f64 {
         bool_num(self.b.record(permit, outcome, duration, now))
     }
 

@@ -70,7 +70,7 @@ impl NativeBudget {
     pub fn check(
         &self,
         now: f64,
-        #[wasm_bindgen(js_name = categoryId)] category_id: u32,
+        #[wasm_bindgen(js_name = categoryId)] category_id: f64,
         refused: bool,
         #[wasm_bindgen(js_name = holdsSlot)] holds_slot: bool,
     ) -> Result<JsValue, JsErr> {
@@ -82,7 +82,7 @@ impl NativeBudget {
     pub fn withdraw(
         &self,
         now: f64,
-        #[wasm_bindgen(js_name = categoryId)] category_id: u32,
+        #[wasm_bindgen(js_name = categoryId)] category_id: f64,
         refused: bool,
         #[wasm_bindgen(js_name = holdsSlot)] holds_slot: bool,
     ) -> Result<JsValue, JsErr> {
@@ -92,7 +92,7 @@ impl NativeBudget {
     /// Checks, then withdraws when allowed: the cost (>= 0) or -1 when refused (the hot path).
     /// Answers `NaN` on error (see `takeError`).
     #[wasm_bindgen(js_name = tryWithdraw)]
-    pub fn try_withdraw(&self, now: f64, #[wasm_bindgen(js_name = categoryId)] category_id: u32) -> f64 {
+    pub fn try_withdraw(&self, now: f64, #[wasm_bindgen(js_name = categoryId)] category_id: f64) -> f64 {
         nan(self.b.try_withdraw(now, category_id))
     }
 
@@ -102,7 +102,7 @@ impl NativeBudget {
     pub fn on_failure(
         &self,
         now: f64,
-        #[wasm_bindgen(js_name = categoryId)] category_id: u32,
+        #[wasm_bindgen(js_name = categoryId)] category_id: f64,
         counts: bool,
         #[wasm_bindgen(js_name = reachedBackend)] reached_backend: bool,
         #[wasm_bindgen(js_name = declinedPushback)] declined_pushback: bool,
@@ -113,7 +113,7 @@ impl NativeBudget {
 
     /// Records a success; `cost` is what the retry that led to it took. Answers 0, or `NaN` on error.
     #[wasm_bindgen(js_name = onSuccess)]
-    pub fn on_success(&self, now: f64, cost: Option<u32>) -> f64 {
+    pub fn on_success(&self, now: f64, cost: Option<f64>) -> f64 {
         unit(self.b.on_success(now, cost))
     }
 

@@ -21,8 +21,8 @@ impl NativePolicy {
 
 /// `classifyStatus(status, flags)`: a function, a number and an integer, a number back.
 #[wasm_bindgen(js_name = floorClassify)]
-pub fn floor_classify(status: f64, flags: u32) -> f64 {
-    status + f64::from(flags)
+pub fn floor_classify(status: f64, flags: f64) -> f64 {
+    status + flags
 }
 
 #[wasm_bindgen]
@@ -35,8 +35,8 @@ impl NativeBreaker {
 
     /// `breaker.record(permit, outcome, duration, now)`: a method, numbers in, a number back.
     #[wasm_bindgen(js_name = floorRecord)]
-    pub fn floor_record(&mut self, permit: f64, outcome: u32, duration: f64, now: f64) -> f64 {
-        if permit + f64::from(outcome) + duration + now < 0.0 {
+    pub fn floor_record(&mut self, permit: f64, outcome: f64, duration: f64, now: f64) -> f64 {
+        if permit + outcome + duration + now < 0.0 {
             1.0
         } else {
             0.0
@@ -48,8 +48,8 @@ impl NativeBreaker {
 impl NativeBudget {
     /// `budget.tryWithdraw(now, category)`: a method, a number and an integer, a number back.
     #[wasm_bindgen(js_name = floorWithdraw)]
-    pub fn floor_withdraw(&self, now: f64, category: u32) -> f64 {
-        now + f64::from(category)
+    pub fn floor_withdraw(&self, now: f64, category: f64) -> f64 {
+        now + category
     }
 }
 

@@ -76,11 +76,11 @@ pub(crate) fn js(v: &Value) -> JsValue {
     }
 }
 
-/// The longest array any argument may be (names, headers, parts, draws).
-const MAX_ARRAY: u32 = 65_536;
-
 /// Reads an array argument element by element through catching imports (a
 /// getter or a revoked proxy throws into a `Result`, never through Rust).
+/// Its `length` is checked against the core's `limits::MAX_ITEMS` before the
+/// first element is read: a sparse array of length 2^32 − 1 is refused
+/// (`too_large`), not walked.
 fn array_items<T>(
     v: &JsValue,
     field: &str,
@@ -98,9 +98,8 @@ fn array_items<T>(
     if !(len >= 0.0 && len.fract() == 0.0) {
         return Err(bad());
     }
-    if len > f64::from(MAX_ARRAY) {
-        return Err(rjs::Error::range("too_large", field, format!("{field}: at most {MAX_ARRAY} items")));
-    }
+    // `len` is a whole number in [0, 2^53): the cast is exact.
+    retrycore::limits::check_items(len as u64, field).map_err(rjs::Error::of_config)?;
     let n = len as u32;
     let mut out = Vec::with_capacity(n as usize);
     for i in 0..n {

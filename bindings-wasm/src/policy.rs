@@ -13,7 +13,7 @@ use wasm_bindgen::prelude::*;
 /// Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/).
 /// Answers `NaN` on error (see `takeError`).
 #[wasm_bindgen(js_name = classifyStatus)]
-pub fn classify_status(status: f64, flags: u32) -> f64 {
+pub fn classify_status(status: f64, flags: f64) -> f64 {
     nan(classify_status_default(status, flags).map(f64::from))
 }
 
@@ -84,7 +84,7 @@ impl NativePolicy {
 
     /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
     #[wasm_bindgen(js_name = sampleDelays, unchecked_return_type = "Array<number>")]
-    pub fn sample_delays(&self, seed: &str, count: u32) -> Result<JsValue, JsErr> {
+    pub fn sample_delays(&self, seed: &str, count: f64) -> Result<JsValue, JsErr> {
         Ok(js(&json!(self.p.sample_delays(seed, count)?)))
     }
 
@@ -127,7 +127,7 @@ impl NativePolicy {
 
     /// Returns the budget at `index`.
     #[wasm_bindgen(unchecked_return_type = "NativeBudget | null")]
-    pub fn budget(&self, index: u32) -> JsValue {
+    pub fn budget(&self, index: f64) -> JsValue {
         self.p.budget(index).map_or(JsValue::NULL, |b| NativeBudget::from_shared(b).into())
     }
 
@@ -139,14 +139,14 @@ impl NativePolicy {
 
     /// Returns a policy whose budget at `index` is `budget`.
     #[wasm_bindgen(js_name = shareBudget)]
-    pub fn share_budget(&self, index: u32, budget: &NativeBudget) -> Result<NativePolicy, JsErr> {
+    pub fn share_budget(&self, index: f64, budget: &NativeBudget) -> Result<NativePolicy, JsErr> {
         Ok(self.p.share_budget(index, budget.shared())?.into())
     }
 
     /// Classifies a status with this policy's rules (packed; see `classify_status`).
     /// Answers `NaN` on error (see `takeError`).
     #[wasm_bindgen(js_name = classifyStatus)]
-    pub fn classify_status(&mut self, status: f64, flags: u32) -> f64 {
+    pub fn classify_status(&mut self, status: f64, flags: f64) -> f64 {
         nan(self.p.classify_status(status, flags).map(f64::from))
     }
 
