@@ -1,6 +1,6 @@
 //! Circuit breakers: stop calling a downstream that is failing.
 //!
-//! resilience4j's model, which the seeds configure directly: states
+//! resilience4j's model (docs/breakers-and-budgets.md, "Circuit breakers"): states
 //! `closed`, `open`, `half_open`, plus `disabled`, `forced_open` and
 //! `metrics_only`; a `count_based` window (the last N calls) or a
 //! `time_based` one (the last N seconds, in per-second buckets); a failure
@@ -361,13 +361,25 @@ impl BreakerConfig {
     /// Reads a breaker object of a policy document.
     ///
     /// Keys: `kind` (`count_based` | `time_based` | `consecutive`), the
-    /// resilience4j names (`failure_rate_threshold`, …, with the seeds'
+    /// resilience4j names (`failure_rate_threshold`, …, with common
     /// aliases such as `permitted_calls_in_half_open`), `wait_multiplier`,
     /// `max_wait_duration_in_open_state`, `failure_threshold`, `name`,
     /// `initial_state` and `count` (rules: matchers + `"count": "success" |
     /// "failure" | "ignored"`).
     pub fn from_json_value(v: &Value, path: &str) -> Result<BreakerConfig> {
-        let mut o = Obj::new(v, path)?;
+        Self::from_value_in(v, path, None)
+    }
+
+    /// Reads typed options (a breaker object whose durations may be bare
+    /// numbers of `unit_ns` nanoseconds: 1e6 for JavaScript milliseconds,
+    /// 1e9 for Python seconds). The keys, rules and errors are the
+    /// document's; only the spelling of durations differs.
+    pub fn from_typed_value(v: &Value, unit_ns: f64) -> Result<BreakerConfig> {
+        Self::from_value_in(v, "", Some(unit_ns))
+    }
+
+    pub(crate) fn from_value_in(v: &Value, path: &str, unit: Option<f64>) -> Result<BreakerConfig> {
+        let mut o = Obj::typed(v, path, unit)?;
         let mut c = BreakerConfig::default();
         if let Some((s, f)) = o.str("kind", &["sliding_window_type", "type"])? {
             c.kind = match s.to_ascii_lowercase().as_str() {

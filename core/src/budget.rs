@@ -534,7 +534,18 @@ impl BudgetConfig {
 
     /// Reads a budget object of a policy document: `kind` plus the kind's keys.
     pub fn from_json_value(v: &Value, path: &str) -> Result<BudgetConfig> {
-        let mut o = Obj::new(v, path)?;
+        Self::from_value_in(v, path, None)
+    }
+
+    /// Reads typed options (a budget object whose durations may be bare
+    /// numbers of `unit_ns` nanoseconds; see
+    /// [`BreakerConfig::from_typed_value`](crate::breaker::BreakerConfig::from_typed_value)).
+    pub fn from_typed_value(v: &Value, unit_ns: f64) -> Result<BudgetConfig> {
+        Self::from_value_in(v, "", Some(unit_ns))
+    }
+
+    pub(crate) fn from_value_in(v: &Value, path: &str, unit: Option<f64>) -> Result<BudgetConfig> {
+        let mut o = Obj::typed(v, path, unit)?;
         let (kind, kf) = o
             .str("kind", &["type"])?
             .ok_or_else(|| Error::new(ErrorCode::MissingField, o.field("kind"), "a budget names its kind"))?;

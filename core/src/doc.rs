@@ -104,13 +104,23 @@ pub(crate) struct Obj<'a> {
     map: &'a Map<String, Value>,
     path: String,
     taken: Vec<&'a str>,
+    /// Nanoseconds per host unit when bare numbers are durations (typed
+    /// options: 1e6 for JavaScript milliseconds, 1e9 for Python seconds);
+    /// `None` in documents, where a bare number is refused.
+    unit: Option<f64>,
 }
 
 impl<'a> Obj<'a> {
     /// Starts reading `v`, which must be an object, found at `path`.
     pub fn new(v: &'a Value, path: &str) -> Result<Self> {
+        Obj::typed(v, path, None)
+    }
+
+    /// Starts reading `v` as [`Obj::new`] does, with bare numbers in
+    /// duration fields read in host units of `unit` nanoseconds when given.
+    pub fn typed(v: &'a Value, path: &str, unit: Option<f64>) -> Result<Self> {
         match v {
-            Value::Object(map) => Ok(Obj { map, path: path.to_owned(), taken: Vec::new() }),
+            Value::Object(map) => Ok(Obj { map, path: path.to_owned(), taken: Vec::new(), unit }),
             other => Err(Error::new(
                 ErrorCode::InvalidType,
                 path.to_owned(),
@@ -148,6 +158,10 @@ impl<'a> Obj<'a> {
         match self.take(key, aliases)? {
             None => Ok(None),
             Some((Value::String(s), f)) => parse_duration(s, &f).map(Some),
+            Some((Value::Number(n), f)) if self.unit.is_some() => {
+                let scale = self.unit.unwrap_or(1.0);
+                crate::duration::from_host_f64(n.as_f64().unwrap_or(f64::NAN), scale, &f).map(Some)
+            }
             Some((Value::Number(n), f)) => Err(Error::new(
                 ErrorCode::InvalidDuration,
                 f,

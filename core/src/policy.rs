@@ -3,8 +3,9 @@
 //!
 //! A policy document is JSON with snake_case keys and `"version": 1`; the
 //! same document gives the same decisions in every runtime. Durations are
-//! strings with a unit (`"250ms"`); unknown keys are errors; the seeds' key
-//! names (`initial_interval`, `max_interval`, …) are accepted as aliases.
+//! strings with a unit (`"250ms"`); unknown keys are errors; other
+//! libraries' key names (`initial_interval`, `max_interval`, …) are accepted
+//! as aliases (docs/policy.md).
 //! The JSON Schema is `schema/policy.schema.json`.
 
 use crate::backoff::{Backoff, BackoffBuilder, BackoffKind, Jitter, Schedule};
@@ -33,7 +34,7 @@ pub enum Purpose {
     /// An ordinary call.
     #[default]
     Default,
-    /// A compensation (seed 000 §11 retries these more leniently; lint allows more attempts).
+    /// A compensation, which must eventually succeed, so lint allows it more attempts.
     Compensation,
 }
 
@@ -118,7 +119,7 @@ impl Default for PolicyConfig {
 /// Longest policy document accepted.
 pub const MAX_DOCUMENT: usize = crate::limits::MAX_DOCUMENT_BYTES;
 
-fn jitter_value(v: &Value, field: &str) -> Result<Jitter> {
+fn jitter_value(v: &Value, field: &str, unit: Option<f64>) -> Result<Jitter> {
     let factor = |x: f64, f: &str| -> Result<f64> {
         if (0.0..=1.0).contains(&x) {
             Ok(x)
@@ -141,7 +142,7 @@ fn jitter_value(v: &Value, field: &str) -> Result<Jitter> {
         },
         Value::Number(_) => Ok(Jitter::Proportional(factor(doc::number(v, field)?, field)?)),
         Value::Object(_) => {
-            let mut o = Obj::new(v, field)?;
+            let mut o = Obj::typed(v, field, unit)?;
             let (kind, kf) = o
                 .str("kind", &[])?
                 .ok_or_else(|| Error::new(ErrorCode::MissingField, doc::join(field, "kind"), "a jitter object names its kind"))?;
@@ -209,6 +210,24 @@ impl PolicyConfig {
     /// A `profile` supplies its anchor's defaults for the keys the document
     /// does not give (see [`Profile::defaults`]).
     pub fn from_json_value(v: &Value) -> Result<PolicyConfig> {
+        Self::from_value_in(v, None)
+    }
+
+    /// Reads typed options: a policy object whose durations may also be
+    /// bare numbers of `unit_ns` nanoseconds (1e6 for JavaScript
+    /// milliseconds, 1e9 for Python seconds), anywhere a document takes a
+    /// duration string — the breaker's and budgets' included. Which fields
+    /// are durations is the document reader's knowledge, so no host keeps
+    /// a list of duration keys.
+    ///
+    /// # Errors
+    /// As [`from_json_value`](Self::from_json_value); a numeric duration
+    /// that is NaN, infinite or negative is `out_of_range`.
+    pub fn from_typed_value(v: &Value, unit_ns: f64) -> Result<PolicyConfig> {
+        Self::from_value_in(v, Some(unit_ns))
+    }
+
+    fn from_value_in(v: &Value, unit: Option<f64>) -> Result<PolicyConfig> {
         let profile = match v.get("profile") {
             Some(Value::String(s)) => Some(Profile::parse(s, "profile")?),
             Some(Value::Null) | None => None,
@@ -228,7 +247,7 @@ impl PolicyConfig {
             }
             _ => v,
         };
-        let mut o = Obj::new(v, "")?;
+        let mut o = Obj::typed(v, "", unit)?;
         let mut c = PolicyConfig { profile, ..PolicyConfig::default() };
         o.take("profile", &[])?;
         if let Some((v, f)) = o.take("version", &[])? {
@@ -283,7 +302,7 @@ impl PolicyConfig {
         b.increment = o.duration("increment", &[])?;
         b.min_delay = o.duration("min_delay", &[])?;
         if let Some((v, f)) = o.take("jitter", &[])? {
-            b.jitter = Some(jitter_value(v, &f)?);
+            b.jitter = Some(jitter_value(v, &f, unit)?);
         }
         c.backoff = b.build()?;
         c.classifier.aws_codes = matches!(profile, Some(Profile::AwsStandard | Profile::Aws2026));
@@ -337,7 +356,7 @@ impl PolicyConfig {
                 }
                 _ => v,
             };
-            c.breaker = Some(BreakerConfig::from_json_value(v, &f)?);
+            c.breaker = Some(BreakerConfig::from_value_in(v, &f, unit)?);
         }
         let one = o.take("budget", &["retry_budget"])?;
         let many = o.take("budgets", &[])?;
@@ -345,7 +364,7 @@ impl PolicyConfig {
             (Some(_), Some((_, f))) => {
                 return Err(Error::new(ErrorCode::InvalidCombination, f, "give budget or budgets, not both"))
             }
-            (Some((v, f)), None) => c.budgets.push(BudgetConfig::from_json_value(v, &f)?),
+            (Some((v, f)), None) => c.budgets.push(BudgetConfig::from_value_in(v, &f, unit)?),
             (None, Some((v, f))) => {
                 let items = v.as_array().ok_or_else(|| {
                     Error::new(
@@ -355,7 +374,7 @@ impl PolicyConfig {
                     )
                 })?;
                 for (i, item) in items.iter().enumerate() {
-                    c.budgets.push(BudgetConfig::from_json_value(item, &format!("{f}[{i}]"))?);
+                    c.budgets.push(BudgetConfig::from_value_in(item, &format!("{f}[{i}]"), unit)?);
                 }
             }
             (None, None) => {}
@@ -648,6 +667,40 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_options_take_bare_durations_wherever_a_document_takes_a_duration() {
+        // Every duration field, nested ones included, as strings and as host numbers.
+        let doc = |d: &dyn Fn(&str) -> serde_json::Value| {
+            serde_json::json!({
+                "initial": d("250ms"), "max_delay": d("20000ms"), "min_delay": d("1ms"),
+                "deadline": d("30000ms"), "attempt_timeout": d("2000ms"), "max_retry_after": d("60000ms"),
+                "jitter": {"kind": "additive", "amount": d("100ms")},
+                "breaker": {"kind": "sampling", "sampling_duration": d("30000ms"),
+                            "wait_duration_in_open_state": d("5000ms"), "max_wait_duration_in_open_state": d("9000ms"),
+                            "slow_call_duration_threshold": d("700ms"), "max_wait_duration_in_half_open_state": d("1500ms")},
+                "budgets": [{"kind": "ratio", "window": d("10000ms")}, {"kind": "adaptive", "window": d("120000ms")}]
+            })
+        };
+        let strings = doc(&|s| serde_json::Value::from(s));
+        let ms = doc(&|s| serde_json::Value::from(s.trim_end_matches("ms").parse::<f64>().unwrap()));
+        let secs = doc(&|s| serde_json::Value::from(s.trim_end_matches("ms").parse::<f64>().unwrap() / 1000.0));
+        let want = PolicyConfig::from_json_value(&strings).unwrap();
+        assert_eq!(PolicyConfig::from_typed_value(&ms, 1e6).unwrap(), want);
+        assert_eq!(PolicyConfig::from_typed_value(&secs, 1e9).unwrap(), want);
+        // A document still refuses bare numbers, and typed options refuse bad ones with the field.
+        let e = PolicyConfig::from_json_value(&ms).unwrap_err();
+        assert_eq!((e.code(), e.field()), ("invalid_duration", "deadline"));
+        let e = PolicyConfig::from_typed_value(
+            &serde_json::json!({"breaker": {"kind": "sampling", "sampling_duration": -1}}),
+            1e6,
+        )
+        .unwrap_err();
+        assert_eq!((e.code(), e.field()), ("out_of_range", "breaker.sampling_duration"));
+        // A jitter factor is not a duration.
+        let c = PolicyConfig::from_typed_value(&serde_json::json!({"jitter": 0.5}), 1e6).unwrap();
+        assert_eq!(c.backoff.jitter(), crate::backoff::Jitter::Proportional(0.5));
+    }
 
     #[test]
     fn defaults_round_trip() {
