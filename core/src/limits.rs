@@ -205,6 +205,17 @@ mod tests {
     }
 
     #[test]
+    fn docs_list_every_limit_with_its_value() {
+        let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/limits.md")).unwrap();
+        let rows: Vec<&str> = page.lines().filter(|l| l.starts_with("| `max_")).collect();
+        assert_eq!(rows.len(), ALL.len(), "docs/limits.md lists {} limits, the core has {}", rows.len(), ALL.len());
+        for (name, value) in ALL {
+            let row = format!("| `{name}` | {value} |");
+            assert!(rows.iter().any(|r| r.starts_with(&row)), "docs/limits.md has no row {row}");
+        }
+    }
+
+    #[test]
     fn sizes() {
         assert!(check_items(MAX_ITEMS as u64, "x").is_ok());
         assert_eq!(check_items(u32::MAX as u64, "x").unwrap_err().code(), "too_large");
