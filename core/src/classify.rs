@@ -7,7 +7,7 @@
 //! safe to repeat, and the server's delay and hints.
 //!
 //! It is an allow-list: what nothing knows is `unknown`, never retried.
-//! Precedence (SPEC §4.3): the retry-exhausted marker, `cancelled` names and
+//! Precedence (docs/classification-rules.md, "Precedence"): the retry-exhausted marker, `cancelled` names and
 //! open-breaker names decide first wherever they stand in the chain; then
 //! the user's rules, first match wins; then the built-in tables — a gRPC code
 //! (not OK), then an HTTP status the table knows, then the names in chain
@@ -68,6 +68,13 @@ pub enum Category {
     Unknown,
 }
 
+/// How many bits a category's index ([`Category::index`]) needs when a host
+/// packs a verdict into one number: the packing width comes from here, and
+/// the build fails if the categories outgrow it.
+pub const CATEGORY_BITS: u32 = 5;
+
+const _: () = assert!(Category::ALL.len() <= 1 << CATEGORY_BITS, "categories outgrew CATEGORY_BITS");
+
 impl Category {
     /// Every category, in table order.
     pub const ALL: [Category; 16] = [
@@ -88,6 +95,11 @@ impl Category {
         Category::ProgrammingError,
         Category::Unknown,
     ];
+
+    /// Returns the category's position in [`Category::ALL`].
+    pub const fn index(self) -> u32 {
+        self as u32
+    }
 
     /// Returns the stable snake_case code (`"connection_lost"`, …).
     pub const fn code(self) -> &'static str {
@@ -116,7 +128,7 @@ impl Category {
         Category::ALL.iter().copied().find(|c| c.code() == s)
     }
 
-    /// Returns the built-in retry rule of the category (SPEC §4.1).
+    /// Returns the built-in retry rule of the category (docs/classification.md, "Categories").
     pub const fn default_rule(self) -> RetryRule {
         match self {
             Category::Connect | Category::NotProcessed | Category::Overloaded | Category::ResourceExhausted => {
@@ -144,7 +156,7 @@ impl Category {
 pub enum RetryRule {
     /// Retry whatever the method: nothing ran, or the server asks for it.
     Always,
-    /// Retry only when repeating the request is safe (SPEC §4.2).
+    /// Retry only when repeating the request is safe (docs/classification-rules.md, "Idempotency gating").
     IfIdempotent,
     /// Never retry.
     Never,
@@ -365,7 +377,8 @@ pub struct Failure<'a> {
 
 impl Failure<'_> {
     /// Returns true when repeating the request is safe: an idempotent
-    /// method, or the caller's declaration (SPEC §4.2). A key the session
+    /// method, or the caller's declaration (docs/classification-rules.md,
+    /// "Idempotency gating"). A key the session
     /// minted by itself does not count.
     pub fn is_safe(&self) -> bool {
         self.idempotent == Some(true)
@@ -942,6 +955,13 @@ mod tests {
 
     fn names<'a>(n: &'a [&'a str]) -> Failure<'a> {
         Failure { error_names: n, ..Default::default() }
+    }
+
+    #[test]
+    fn category_index_is_its_place_in_all() {
+        for (i, c) in Category::ALL.iter().enumerate() {
+            assert_eq!(c.index() as usize, i, "{c:?}");
+        }
     }
 
     #[test]
