@@ -41,6 +41,7 @@ test: ## build every crate and binding and run every suite (installs what it nee
 	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-node
 	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-wasm
 	$(MAKE) parity
+	$(MAKE) host-lines
 	@echo "make test: all suites passed"
 
 .PHONY: lint-rust
@@ -83,6 +84,10 @@ PARITY_RUNTIMES ?= python,node,wasm
 .PHONY: parity
 parity: ## differential test: PARITY_CASES random cases (default 10 000) in Rust, Python, Node (napi) and wasm must agree
 	$(PYTHON) scripts/parity.py --cases $(PARITY_CASES) --runtimes $(PARITY_RUNTIMES)
+
+.PHONY: host-lines
+host-lines: ## print the bindings' lines next to the core's (the bounds are checked with HOST_LINES_CHECK=1)
+	$(PYTHON) scripts/host-lines.py $(if $(HOST_LINES_CHECK),--check)
 
 .PHONY: drill
 drill: ## fault drill and concurrency tests: Python, Node (napi), Node (wasm)
