@@ -168,7 +168,7 @@ impl Explanation {
 
         let _ = writeln!(s, "server delays: {}", describe_server_delays(c));
         if self.budgets.is_empty() {
-            let _ = writeln!(s, "budget: none — nothing caps retries across calls (seed 000 §4 wants one)");
+            let _ = writeln!(s, "budget: none — nothing caps retries across calls (a retry budget: Google SRE book, \"Handling Overload\")");
         }
         for (name, kind, d) in &self.budgets {
             let label = if name == kind { kind.clone() } else { format!("{name} ({kind})") };

@@ -30,7 +30,7 @@ enum Command {
     Simulate(SimulateArgs),
     /// Show a policy's delay schedule, what each error category gets, its budget and breaker.
     Explain(ExplainArgs),
-    /// Check a policy (and the service around it) for the seeds' pitfalls; exit 1 on errors.
+    /// Check a policy (and the service around it) for common retry pitfalls; exit 1 on errors.
     Lint(LintArgs),
 }
 

@@ -1,5 +1,5 @@
-//! End-to-end tests of the `retrycore` binary: golden outputs, the seeds'
-//! arithmetic reproduced by the simulation, and exit codes.
+//! End-to-end tests of the `retrycore` binary: golden outputs, the retry
+//! arithmetic of docs/cli.md reproduced by the simulation, and exit codes.
 //!
 //! Golden files live in `tests/golden/`; run with `UPDATE_GOLDEN=1` to
 //! rewrite them from the current output (then review the diff).
@@ -84,16 +84,16 @@ fn simulate_table_is_golden() {
 
 #[test]
 fn explain_outputs_are_golden() {
-    for p in ["seed-000", "good", "bad"] {
+    for p in ["five-attempts-1s-x2", "good", "bad"] {
         let o = run(&["explain", &example(&format!("policies/{p}.json"))]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         golden(&format!("explain-{p}.txt"), &stdout(&o));
     }
-    let o = run(&["explain", "--json", &example("policies/seed-000.json")]);
+    let o = run(&["explain", "--json", &example("policies/five-attempts-1s-x2.json")]);
     assert_eq!(o.status.code(), Some(0));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    golden("explain-seed-000.json", &stdout(&o));
-    // Seed 000 §3: 1 s ×2 with proportional(0.5) over 4 retries.
+    golden("explain-five-attempts-1s-x2.json", &stdout(&o));
+    // 1 s ×2 with proportional(0.5): five attempts have four waits (docs/policy.md).
     let rows = v["schedule"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     let highs: Vec<&str> = rows.iter().map(|r| r["high"].as_str().unwrap()).collect();
@@ -119,7 +119,7 @@ fn explain_honours_category_rules() {
 
 #[test]
 fn lint_outputs_are_golden() {
-    for (p, code) in [("seed-000", 0), ("good", 0), ("bad", 1)] {
+    for (p, code) in [("five-attempts-1s-x2", 0), ("good", 0), ("bad", 1)] {
         let o = run(&["lint", &example(&format!("policies/{p}.json"))]);
         assert_eq!(o.status.code(), Some(code), "{p}: {}", stderr(&o));
         golden(&format!("lint-{p}.txt"), &stdout(&o));
@@ -145,7 +145,7 @@ fn lint_json_and_exit_codes() {
     assert_eq!((v["ok"].as_bool(), v["findings"].as_array().map(Vec::len)), (Some(true), Some(0)));
 }
 
-// ---------------------------------------------------------------- the seeds' arithmetic
+// ---------------------------------------------------------------- the retry arithmetic
 
 #[test]
 fn three_layers_of_four_attempts_make_64_calls() {

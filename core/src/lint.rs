@@ -2,7 +2,8 @@
 //! reviewer would flag, each with a stable code, a severity and one line of
 //! reason.
 //!
-//! The checks encode the seeds' pitfalls: no jitter (synchronised retries),
+//! The checks encode the usual retry pitfalls (listed with their reasons in
+//! docs/cli.md, "Findings"): no jitter (synchronised retries),
 //! no deadline, more than 5 attempts, retrying client errors, overriding the
 //! idempotency gate, retrying at several layers (4 × 4 × 4 = 64 calls per
 //! click), inner timeouts not smaller than outer ones, attempts that cannot
@@ -222,7 +223,10 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
         add(
             "too_many_attempts",
             "max_attempts",
-            format!("{} attempts: past 3 to 5 retries add load, not success (seed 000 §1)", policy.max_attempts),
+            format!(
+                "{} attempts: past 3 to 5 retries add load, not success (Google SRE book, \"Handling Overload\": 3 per request)",
+                policy.max_attempts
+            ),
         );
     }
     for (i, r) in policy.classifier.rules.iter().enumerate() {
@@ -324,7 +328,7 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
             "multi_layer_retries",
             "layers",
             format!(
-                "{} layers retry: {} = {} calls per request at the bottom; retry at one layer only (seed 001)",
+                "{} layers retry: {} = {} calls per request at the bottom; retry at one layer only (Google SRE book, \"Addressing Cascading Failures\")",
                 retrying.len(),
                 factors.join(" × "),
                 product
@@ -338,7 +342,7 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
                     "inner_timeout_not_smaller",
                     &format!("layers[{}].timeout", i + 1),
                     format!(
-                        "{} waits {} but its caller {} gives up after {}: the inner call outlives the outer (seed 000 §13)",
+                        "{} waits {} but its caller {} gives up after {}: the inner call outlives the outer, working for nobody",
                         pair[1].name,
                         human(inner),
                         pair[0].name,
@@ -357,7 +361,7 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
                 "retention_too_short",
                 "idempotency.retention",
                 format!(
-                    "records kept {} but retries may arrive for {}: keep them at least {} (seed 000 §7)",
+                    "records kept {} but retries may arrive for {}: keep them at least {}, or a late retry runs again",
                     human(ret),
                     human(window),
                     format_duration(window.saturating_mul(2))
@@ -371,7 +375,7 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
                 "lease_shorter_than_p99",
                 "idempotency.lease",
                 format!(
-                    "a {} lease is shorter than the work's p99 of {}: it will run twice (seed 000 §9)",
+                    "a {} lease is shorter than the work's p99 of {}: another worker takes over and it runs twice",
                     human(lease),
                     human(p99)
                 ),
