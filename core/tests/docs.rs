@@ -13,7 +13,7 @@ fn render() -> String {
         "# Classification tables\n\n\
          <!-- Generated from core/data/*.tsv by core/tests/docs.rs; edit the data, then run\n     \
          UPDATE_DOCS=1 cargo test -p retrycore --test docs -->\n\n\
-         What a failure is, and whether it may be retried (SPEC §4). The tables are an\n\
+         What a failure is, and whether it may be retried. The tables are an\n\
          **allow-list**: a status, code or name that no row knows is `unknown`, and\n\
          `unknown` is never retried. How the tables are consulted is described in\n\
          [classification rules](classification-rules.md).\n\n## Categories\n\n\
@@ -32,7 +32,10 @@ fn render() -> String {
          caller declares idempotent (`idempotent: true`) or sends with an idempotency key the server\n\
          deduplicates on (`idempotency_key_sent: true`). A 409 with a sent key is retried `always`\n\
          (the original is still in progress); a 503 with a Retry-After, and gRPC UNAVAILABLE with a\n\
-         pushback, are `overloaded`.\n\n## HTTP statuses\n\n\
+         pushback, are `overloaded`. Why timeouts, resets and 5xx wait for idempotency is explained in\n\
+         [classification rules](classification-rules.md#timeouts-resets-and-5xx-wait-for-idempotency).\n\
+         A `cancelled` outcome is neither a success nor a failure for budgets and breakers; an open-breaker\n\
+         rejection carries the remaining open time, and other breakers ignore it.\n\n## HTTP statuses\n\n\
          Any other 5xx is a `server_error`; any other status decides nothing.\n\n\
          | status | category | note |\n| --- | --- | --- |\n",
     );
