@@ -60,7 +60,7 @@ pub enum Jitter {
     Full,
     /// AWS "Equal Jitter": c/2 + r · c/2.
     Equal,
-    /// c · (1 − f · r), f in [0, 1] (seed 000: `基准 * (1 - 0.5*rand)`).
+    /// c · (1 − f · r), f in [0, 1]: the base reduced by up to f (`base * (1 - f*rand)`).
     Proportional(f64),
     /// c'' + r · j with c'' = min(b(n), max(0, max_delay − j)); j in nanoseconds.
     Additive(u64),

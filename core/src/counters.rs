@@ -1,10 +1,10 @@
 //! Counters per policy: attempts, retries by number, give-ups by reason,
 //! successes after a retry, budget refusals and operation durations.
 //!
-//! They are the seeds' metrics (`retry_attempts_total`,
+//! They are the usual retry metrics (`retry_attempts_total`,
 //! `retry_exhausted_total`, `retry_success_after_retry_total`,
-//! `operation_duration_seconds`), kept as atomics so sessions on many
-//! threads update them without a lock.
+//! `operation_duration_seconds`; docs/sessions.md, "Counters and hooks"),
+//! kept as atomics so sessions on many threads update them without a lock.
 
 use crate::session::GiveUpReason;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -65,7 +65,7 @@ impl CountersSnapshot {
         self.exhausted[reason as usize]
     }
 
-    /// Writes the counters as a JSON object with the seeds' metric names.
+    /// Writes the counters as a JSON object with the usual metric names.
     pub fn to_json_value(&self) -> serde_json::Value {
         let mut exhausted = serde_json::Map::new();
         for r in GiveUpReason::ALL {

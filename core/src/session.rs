@@ -78,7 +78,7 @@ impl GiveUpReason {
     }
 
     /// Returns true when the surfaced error is marked `retry_exhausted`
-    /// (SPEC §5), so outer layers don't retry it again.
+    /// (docs/sessions.md, "After a failure"), so outer layers don't retry it again.
     pub const fn marks_exhausted(self) -> bool {
         matches!(
             self,

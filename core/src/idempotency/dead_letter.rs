@@ -1,11 +1,11 @@
 //! Dead letters: the envelope of a message whose retries ran out.
 //!
 //! A dead-letter queue that nobody can act on is data loss, only later
-//! (seed 000 §10). The envelope therefore carries what a person needs weeks
-//! later to decide whether the message may safely go back: the original
-//! message, why it failed and how often, since when, where it came from,
-//! the trace to follow, and whether its target deduplicates (seed 001: "is
-//! reprocessing idempotent? otherwise it books twice").
+//! (docs/idempotency.md, "Dead letters"). The envelope therefore carries
+//! what a person needs weeks later to decide whether the message may
+//! safely go back: the original message, why it failed and how often, since when, where it came from,
+//! the trace to follow, and whether its target deduplicates (reprocessing
+//! into one that does not books twice).
 
 use super::rfc3339::{format_rfc3339_ms, parse_instant};
 use crate::{Error, ErrorCode, Result};
@@ -54,7 +54,7 @@ pub struct DeadLetter {
     /// The message's id (required, not empty).
     pub msg_id: String,
     /// The original message, as it was received (required, not `null`): it
-    /// is what gets reprocessed. Read also from the key `original` (seed 001).
+    /// is what gets reprocessed. Read also from the key `original`.
     pub message: Value,
     /// Why it was dead-lettered, `"upstream 503 after 5 attempts"` (required, not empty).
     pub reason: String,
@@ -179,7 +179,7 @@ impl DeadLetter {
     /// Marks the letter for replay, only if its target is idempotent.
     ///
     /// Replaying into a target that does not deduplicate can book a payment
-    /// or an order twice, which is worse than not replaying (seed 001).
+    /// or an order twice, which is worse than not replaying.
     ///
     /// # Errors
     /// `invalid_state` (field `target_idempotent`) when the target is not
@@ -245,7 +245,7 @@ impl DeadLetter {
 
     /// Reads and validates a letter from a JSON value.
     ///
-    /// The seeds' names `original`, `first_failed_at` and `last_failed_at`
+    /// The common alternative names `original`, `first_failed_at` and `last_failed_at`
     /// are read as `message`, `first_failure_at` and `last_failure_at`.
     ///
     /// # Errors

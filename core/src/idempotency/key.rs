@@ -3,7 +3,7 @@
 use crate::{Error, ErrorCode, Result};
 use sha2::{Digest, Sha256};
 
-/// The default maximum length of a key, in characters (SPEC §8).
+/// The default maximum length of a key, in characters (docs/idempotency.md, "Keys").
 pub const DEFAULT_MAX_KEY_LEN: usize = 255;
 
 /// The smallest `max_len` that [`storage_key`] accepts: `sha256:` plus 32 hex
@@ -109,9 +109,9 @@ pub fn validate_key(key: &str, max_len: usize) -> Result<()> {
 /// Joins business id, operation and version (or any parts) into one key with `:`.
 ///
 /// `derive_key(&["order-1001", "charge", "v1"])` gives `"order-1001:charge:v1"`
-/// (seed 000 §5: a key is stable, unique and reproducible, so a retry sends
-/// the same one). The result is checked by [`validate_key`] with the default
-/// maximum of 255 characters.
+/// (a key is stable, unique and reproducible, so a retry sends the same one:
+/// docs/idempotency.md, "Keys"). The result is checked by [`validate_key`]
+/// with the default maximum of 255 characters.
 ///
 /// # Errors
 /// `invalid_key` (field `parts[i]`) when there are no parts, when a part is
@@ -191,9 +191,10 @@ pub fn scoped_key(tenant: &str, key: &str) -> Result<String> {
 ///
 /// A key of at most `max_len` characters is returned unchanged; a longer one
 /// becomes `"sha256:"` followed by the first `min(64, max_len − 7)` lowercase
-/// hex digits of its SHA-256 (seed 000 §7: index limits of 191 or 767
-/// bytes). The prefix cannot collide with a user key, since [`validate_key`]
-/// rejects keys that start with it.
+/// hex digits of its SHA-256 (database index limits: MySQL's InnoDB allows
+/// 767 bytes, 191 utf8mb4 characters, in its older row formats). The prefix
+/// cannot collide with a user key, since [`validate_key`] rejects keys that
+/// start with it.
 ///
 /// # Errors
 /// - `out_of_range` (field `max_len`) when `max_len` is below 39, which would
@@ -252,7 +253,7 @@ pub fn validate_record_key(key: &str) -> Result<()> {
 /// draw it from the operating system. The version and variant bits are set,
 /// so 122 of the 128 bits are kept: `xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`,
 /// lowercase. Mint a key once per logical operation and reuse it for every
-/// retry; a key minted per attempt deduplicates nothing (seed 000 §5).
+/// retry; a key minted per attempt deduplicates nothing.
 pub fn mint_key(entropy: [u8; 16]) -> String {
     let mut b = entropy;
     b[6] = (b[6] & 0x0f) | 0x40;

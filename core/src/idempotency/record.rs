@@ -59,7 +59,7 @@ pub struct StoredResponse {
 ///
 /// Times are wall-clock Unix epoch milliseconds. `expires_at_ms` is when the
 /// store may delete the record: cleanup deletes by time, never "the oldest
-/// N" (seed 001), because deleting a record ends the protection of its key.
+/// N", because deleting a record ends the protection of its key.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IdempotencyRecord {
@@ -119,7 +119,7 @@ impl IdempotencyRecord {
 }
 
 /// The failure categories whose failures release the claim by default:
-/// those retried `always`, where the request did not run (SPEC §4.1).
+/// those retried `always`, where the request did not run (docs/idempotency.md, "Records").
 pub const RELEASING_CATEGORIES: [&str; 4] = ["connect", "not_processed", "overloaded", "resource_exhausted"];
 
 /// What a repeated request gets when its record is `failed`.
@@ -174,9 +174,9 @@ impl RecordConfig {
     ///
     /// The lease is how long a claim holds the key before another request
     /// may take over: make it longer than the work's p99, and heartbeat
-    /// ([`renew_lease`]) well inside it (seed 000 §9). The retention is how
+    /// ([`renew_lease`]) well inside it. The retention is how
     /// long a completed record is kept: make it 2–3× the longest window in
-    /// which a client may retry (seed 000 §7), since a key forgotten early
+    /// which a client may retry (docs/idempotency.md, "Records"), since a key forgotten early
     /// runs twice. Both round up to whole milliseconds.
     ///
     /// # Errors
@@ -253,8 +253,8 @@ pub enum ExecuteReason {
     /// The record had expired and counts as absent.
     Expired,
     /// The record was processing but its lease had ended: the request takes
-    /// over, and the old holder's fence goes stale (seed 000 §9: it may
-    /// still think it holds the lease).
+    /// over, and the old holder's fence goes stale (it may still think it
+    /// holds the lease: a GC pause, a partition).
     Takeover,
     /// The record had failed without running anything, which released the claim.
     Released,
@@ -394,7 +394,7 @@ fn claim(reason: ExecuteReason, fence: u64, created_ms: u64, now: u64, config: &
 
 /// Decides what an incoming request gets, from the stored record for its key (or none).
 ///
-/// The first matching rule wins (SPEC §8):
+/// The first matching rule wins (docs/idempotency.md, "Records"):
 /// 1. no record, or an expired one (`wall_now_ms >= expires_at_ms`) →
 ///    `execute` (reason `new` or `expired`; fence one more than the expired
 ///    record's, or 1);
@@ -545,7 +545,7 @@ pub fn complete(
 /// Returns the record with its lease extended to `wall_now_ms` + lease (a heartbeat).
 ///
 /// Long work heartbeats well inside the lease so that no one takes over
-/// while it runs (seed 000 §9). The lease never shrinks; the expiry moves
+/// while it runs. The lease never shrinks; the expiry moves
 /// with it.
 ///
 /// # Errors
