@@ -7,7 +7,7 @@ Binds 127.0.0.1:0, prints ``PORT <n>`` on stdout, and serves until stdin
 closes (the test that started it ends), ``--max-seconds`` pass, or
 ``--max-requests`` are served. It needs the Python binding (``import
 retrycore``): the idempotency records are retrycore's own ``decide`` /
-``complete`` (SPEC §8), kept in memory under one lock, with leases and fencing
+``complete`` (docs/idempotency.md, Records), kept in memory under one lock, with leases and fencing
 tokens.
 
 Endpoints (docs/drills.md):

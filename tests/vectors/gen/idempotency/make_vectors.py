@@ -58,7 +58,7 @@ write("key_validate.json", "key_validate",
  kv, {"max_len": 255})
 
 kd = [
- ok("business id + operation + version (seed 000 §5)", "order-1001:charge:v1", parts=["order-1001","charge","v1"]),
+ ok("business id + operation + version", "order-1001:charge:v1", parts=["order-1001","charge","v1"]),
  ok("domain + time window + id", "payment:20261007T120000:1001", parts=["payment","20261007T120000","1001"]),
  ok("one part", "order-1001", parts=["order-1001"]),
  ok("exactly 255 characters joined", "a"*127+":"+"b"*127, parts=["a"*127, "b"*127]),

@@ -74,7 +74,7 @@ rd += [
  {"name": "no Idempotency-Key where one is required: 400", "key": None, "expect": {"decision": "missing_key", "http": {"status": 400, "error_type": None, "retry_after_s": None}}},
 ]
 write("record_decide.json", "record_decide",
- "decide(record, key, fingerprint, now, config) in SPEC §8 order. Times are Unix epoch ms. 'record' is an IdempotencyRecord as JSON or null; 'key' null means a request without a key (missing_key_answer). expect: the decision as JSON (tag 'decision') plus 'http' {status, error_type, retry_after_s} or null.",
+ "decide(record, key, fingerprint, now, config) in the order of docs/idempotency.md (Records). Times are Unix epoch ms. 'record' is an IdempotencyRecord as JSON or null; 'key' null means a request without a key (missing_key_answer). expect: the decision as JSON (tag 'decision') plus 'http' {status, error_type, retry_after_s} or null.",
  rd, {"config": {"lease_ms": LEASE, "retention_ms": RET}})
 
 def cm(name, expect_or_err, record, fence, outcome, now=T, config=None):
@@ -141,8 +141,8 @@ def without(k): x = dict(BASE); del x[k]; return x
 DL_FIELDS = {'missing msg_id': 'msg_id', 'missing message': 'message', 'null message': 'message', 'missing error_class': 'error_class', 'missing error_message': 'error_message', 'missing attempts': 'attempts', 'missing first failure time': 'first_failure_at', 'empty msg_id': 'msg_id', 'empty reason': 'reason', 'zero attempts': 'attempts', 'attempts as a string': 'attempts', 'first failure after the last': 'last_failure_at', 'timestamp with a space instead of T': 'first_failure_at', 'partition without topic': 'partition', 'mark replayable refused: target not idempotent': 'target_idempotent', 'unknown status': 'status', 'replayable in input but target not idempotent': 'replayable', 'field given twice under its name and an alias': 'message'}
 SRC = {**BASE, "topic": "orders", "partition": 3, "offset": 42, "target_idempotent": True}
 dls = [
- dl("seed 001 example, normalised", BASE, norm(BASE)),
- dl("seed 001 names original / first_failed_at / last_failed_at", {**without("message"), "original": BASE["message"], "first_failed_at": BASE["first_failure_at"], "last_failed_at": BASE["last_failure_at"], "first_failure_at": None, "last_failure_at": None} if False else
+ dl("a typical dead letter, normalised", BASE, norm(BASE)),
+ dl("alternative names original / first_failed_at / last_failed_at", {**without("message"), "original": BASE["message"], "first_failed_at": BASE["first_failure_at"], "last_failed_at": BASE["last_failure_at"], "first_failure_at": None, "last_failure_at": None} if False else
     {k: v for k, v in {**BASE, "original": BASE["message"], "first_failed_at": BASE["first_failure_at"], "last_failed_at": BASE["last_failure_at"]}.items() if k not in ("message", "first_failure_at", "last_failure_at")}, norm(BASE)),
  dl("source coordinates and idempotent target", SRC, norm(SRC)),
  dl("one attempt, equal first and last failure, empty error message", {**BASE, "attempts": 1, "last_failure_at": BASE["first_failure_at"], "error_message": ""},
