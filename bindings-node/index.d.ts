@@ -443,7 +443,7 @@ export declare class Session {
     };
     /** Gates the next attempt (the first included): takes a breaker permit, consults the throttle. */
     beforeAttempt(now?: number): Gate;
-    /** Answers a failed attempt (an error, a `Response` or a {@link Failure}): retry after a delay, or give up. */
+    /** Answers a failed attempt (an error, a `Response`, a {@link Failure} or a bare status): retry after a delay, or give up. */
     onFailure(failure: unknown, now?: number): Decision;
     /** Records a successful attempt and finishes the session. */
     onSuccess(now?: number, elapsed?: number): void;

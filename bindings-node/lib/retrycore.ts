@@ -26,6 +26,20 @@ let INFO: any = null;
 let CATEGORY_IDS: Map<string, number> = new Map();
 let VERDICTS: Array<Verdict | undefined> = [];
 
+/** The core's input limits (`retrycore::limits`), sent by the backend at init: never a copy here (docs/js.md, "Input limits"). */
+interface Limits {
+  maxDocumentBytes: number;
+  maxDepth: number;
+  maxItems: number;
+  maxHeaders: number;
+  maxChain: number;
+  maxErrorNames: number;
+  maxNameBytes: number;
+  maxHeaderValueBytes: number;
+  maxBodyBytes: number;
+}
+let LIMITS: Limits = null as any;
+
 /**
  * Installs the low-level backend (the napi addon, or the wasm module). Called
  * once by the package's entry point; not for applications.
@@ -36,6 +50,7 @@ export function setBackend(native: any): void {
   N.setErrorFactory(makeError);
   N.calibrate(performance.now());
   INFO = N.info();
+  LIMITS = INFO.limits;
   CATEGORY_IDS = new Map((INFO.categories as string[]).map((c, i) => [c, i]));
   VERDICTS = [];
 }
@@ -131,7 +146,12 @@ Object.defineProperty(IdempotencyError.prototype, 'name', { value: 'IdempotencyE
 
 /** Returns true for every error retrycore throws (its `TypeError`s and `RangeError`s included). */
 export function isRetrycoreError(e: unknown): boolean {
-  return e != null && typeof e === 'object' && (e as any)[kBrand] === true;
+  try {
+    return e != null && typeof e === 'object' && (e as any)[kBrand] === true;
+  } catch {
+    // A revoked or throwing proxy is not one of ours.
+    return false;
+  }
 }
 
 function brand<T extends Error>(e: T, code: string, field: string): T {
@@ -165,9 +185,91 @@ function rangeError(code: string, field: string, message: string): RangeError {
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'object') return (v as any).constructor?.name ? `a ${(v as any).constructor.name}` : 'an object';
+  try {
+    if (Array.isArray(v)) return 'an array';
+    if (typeof v === 'object') {
+      const name = (v as any).constructor?.name;
+      return typeof name === 'string' && name ? `a ${name}` : 'an object';
+    }
+  } catch {
+    // A revoked proxy or a throwing `constructor` getter.
+    return 'an unreadable object';
+  }
   return `a ${typeof v}`;
+}
+
+/** The message of something thrown, without running more of the caller's code than a `message` read. */
+function messageOf(e: unknown): string {
+  try {
+    const m = e instanceof Error ? e.message : typeof e === 'string' ? e : undefined;
+    return typeof m === 'string' ? m.slice(0, 200) : describe(e);
+  } catch {
+    return 'an unreadable value';
+  }
+}
+
+/**
+ * Reads caller-supplied values with `f`: whatever the engine or the caller's
+ * code throws meanwhile (a revoked proxy, a throwing getter, `toString` or
+ * `Symbol.toPrimitive`) becomes retrycore's `TypeError` (`invalid_type`)
+ * naming `field`, with the original as `cause`. retrycore's own errors pass.
+ */
+function reading<T>(field: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (isRetrycoreError(e)) throw e;
+    const err = typeError('invalid_type', field, `could not be read: ${messageOf(e)}`);
+    Object.defineProperty(err, 'cause', { value: e, writable: true, configurable: true });
+    throw err;
+  }
+}
+
+/** `instanceof` that answers false for a proxy whose `getPrototypeOf` throws or is revoked. */
+function isA(v: unknown, C: abstract new (...args: any[]) => unknown): boolean {
+  try {
+    return v instanceof C;
+  } catch {
+    return false;
+  }
+}
+
+/** `Array.isArray` that answers false for a revoked proxy instead of throwing. */
+function isArray(v: unknown): v is unknown[] {
+  try {
+    return Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+/** Refuses a list longer than the core's `maxItems` before anything walks it (a sparse array of length 2^32 − 1). */
+function checkLength(len: number, field: string): void {
+  if (len > LIMITS.maxItems) throw rangeError('too_large', field, `at most ${LIMITS.maxItems} items, got ${len}`);
+}
+
+/**
+ * Copies an array argument densely after checking its length against the
+ * core's `maxItems` (holes read as `undefined`); anything else is `invalid_type`.
+ */
+function items(v: unknown, field: string, what: string): unknown[] {
+  if (!isArray(v)) throw typeError('invalid_type', field, `must be an array of ${what}, got ${describe(v)}`);
+  return reading(field, () => {
+    const len = v.length;
+    checkLength(len, field);
+    const out = new Array(len);
+    for (let i = 0; i < len; i++) out[i] = v[i];
+    return out;
+  });
+}
+
+/** Lone surrogates have no UTF-8 form: refused, never turned into U+FFFD on the way to the core. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function wellFormed(s: string, field: string): string {
+  const ok = typeof (s as any).isWellFormed === 'function' ? (s as any).isWellFormed() : !LONE_SURROGATE.test(s);
+  if (!ok) throw rangeError('invalid_string', field, 'contains a lone surrogate, which has no UTF-8 form');
+  return s;
 }
 
 // ---------------------------------------------------------------- argument checks
@@ -183,7 +285,7 @@ function optNum(v: unknown, field: string): number | undefined {
 
 function str(v: unknown, field: string): string {
   if (typeof v !== 'string') throw typeError('invalid_type', field, `must be a string, got ${describe(v)}`);
-  return v;
+  return wellFormed(v, field);
 }
 
 function optStr(v: unknown, field: string): string | undefined {
@@ -242,10 +344,21 @@ function checkKeys(o: Record<string, unknown>, allowed: readonly string[], what:
   }
 }
 
+/**
+ * Reads an option bag (undefined and null: none) into a plain copy: each own
+ * key read once, so getters run here (their errors named by `reading`) and
+ * never again later.
+ */
 function optionsObject(v: unknown, what: string): Record<string, unknown> {
   if (v === undefined || v === null) return {};
   if (!isPlainObject(v)) throw typeError('invalid_type', '', `${what} options must be a plain object, got ${describe(v)}`);
-  return v;
+  return reading('', () => {
+    const keys = Object.keys(v);
+    checkLength(keys.length, '');
+    const out: Record<string, unknown> = {};
+    for (const k of keys) out[k] = v[k];
+    return out;
+  });
 }
 
 // ---------------------------------------------------------------- JSON values
@@ -287,15 +400,19 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
-      const out: unknown[] = new Array(value.length);
-      for (let i = 0; i < value.length; i++) {
+      const len = value.length;
+      checkLength(len, path);
+      const out: unknown[] = new Array(len);
+      for (let i = 0; i < len; i++) {
         out[i] = jsonValue(value[i], mode, `${path}[${i}]`, depth + 1, ancestors, nonFiniteCode);
       }
       return out;
     }
     if (!isPlainObject(value)) throw typeError('invalid_type', path, `${describe(value)} is not a plain object`);
     const out: Record<string, unknown> = {};
-    for (const k of Object.keys(value)) {
+    const keys = Object.keys(value);
+    checkLength(keys.length, path);
+    for (const k of keys) {
       let key = k;
       if (mode === 'options') {
         if (k.includes('_')) throw typeError('unknown_key', path ? `${path}.${k}` : k, 'options are camelCase (the document key in camelCase)');
@@ -313,9 +430,14 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
 
 /** Reads a policy document given as JSON text or as an object. */
 function documentText(doc: unknown, what: string): string {
-  if (typeof doc === 'string') return doc;
+  if (typeof doc === 'string') return wellFormed(doc, '');
   if (doc === null || typeof doc !== 'object') throw typeError('invalid_type', '', `${what} must be JSON text or an object, got ${describe(doc)}`);
-  return JSON.stringify(jsonValue(doc, 'json', '', 0, new Set(), 'out_of_range'));
+  return JSON.stringify(reading('', () => jsonValue(doc, 'json', '', 0, new Set(), 'out_of_range')));
+}
+
+/** Converts typed options (camelCase, durations in ms) to the document text the backend reads. */
+function optionsText(o: Record<string, unknown>): string {
+  return JSON.stringify(reading('', () => jsonValue(o, 'options', '', 0, new Set(), 'out_of_range')));
 }
 
 /** Runs a native call whose config errors name document fields, renaming them to JS option names. */
@@ -365,8 +487,6 @@ const FAILURE_KEYS = ['status', 'grpcCode', 'errorNames', 'method', 'idempotent'
 
 const FETCH_MESSAGES = new Set(['fetch failed', 'Failed to fetch', 'NetworkError when attempting to fetch resource.', 'Load failed']);
 const NETWORK_CODE = /^(E[A-Z0-9]+|EAI_[A-Z]+|UND_ERR_[A-Z_]+)$/;
-const MAX_CHAIN = 16;
-const MAX_HEADERS = 128;
 
 function isResponse(v: any): boolean {
   try {
@@ -383,7 +503,7 @@ function isDomException(e: any): boolean {
 function causeHoldsNetworkCode(e: any): boolean {
   const seen = new Set<unknown>();
   let c = e?.cause;
-  for (let i = 0; c != null && typeof c === 'object' && i < MAX_CHAIN && !seen.has(c); i++) {
+  for (let i = 0; c != null && typeof c === 'object' && i < LIMITS.maxChain && !seen.has(c); i++) {
     seen.add(c);
     if (typeof c.code === 'string' && NETWORK_CODE.test(c.code)) return true;
     c = c.cause;
@@ -407,7 +527,7 @@ export function errorNames(err: unknown): string[] {
   const seen = new Set<unknown>();
   let fetchNetwork = false;
   let e: any = err;
-  for (let depth = 0; e != null && depth < MAX_CHAIN; depth++) {
+  for (let depth = 0; e != null && depth < LIMITS.maxChain; depth++) {
     if (typeof e !== 'object' && typeof e !== 'function') {
       break;
     }
@@ -431,7 +551,7 @@ export function errorNames(err: unknown): string[] {
     // Each name once per error (a subclass without its own `name` says `Error` twice).
     const mine = new Set<string>();
     const push = (s: unknown) => {
-      if (typeof s === 'string' && s.length > 0 && s.length <= 256 && !mine.has(s)) {
+      if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.maxNameBytes && out.length < LIMITS.maxErrorNames && !mine.has(s)) {
         mine.add(s);
         out.push(s);
       }
@@ -459,30 +579,63 @@ export function errorNames(err: unknown): string[] {
   }
 }
 
+/** A header name or value as text: a well-formed string, or a number, boolean or BigInt written out. */
+function headerText(v: unknown): string {
+  switch (typeof v) {
+    case 'string':
+      return wellFormed(v, 'headers');
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(v);
+    default:
+      throw typeError('invalid_type', 'headers', `a header name or value must be a string or a number, got ${describe(v)}`);
+  }
+}
+
+/**
+ * Flattens headers to `[name, value, …]`: at most the core's `maxHeaders`
+ * entries are read, every list's length is checked before it is walked,
+ * and a value may be a list of values one level deep (never nested).
+ */
 function headerPairs(h: unknown): string[] {
   const out: string[] = [];
   if (h == null) return out;
+  const max = LIMITS.maxHeaders * 2;
   const add = (k: unknown, v: unknown) => {
-    if (out.length >= MAX_HEADERS * 2) return;
-    if (Array.isArray(v)) {
-      for (const x of v) add(k, x);
+    if (out.length >= max || v === undefined || v === null) return;
+    const name = headerText(k);
+    if (isArray(v)) {
+      for (const x of items(v, 'headers', 'header values')) {
+        if (out.length >= max) return;
+        if (x === undefined || x === null) continue;
+        if (isArray(x)) throw typeError('invalid_type', 'headers', 'a header value list must not be nested');
+        out.push(name, headerText(x));
+      }
       return;
     }
-    if (v === undefined || v === null) return;
-    out.push(String(k), String(v));
+    out.push(name, headerText(v));
   };
-  if (Array.isArray(h)) {
-    for (const p of h) {
-      if (!Array.isArray(p) || p.length !== 2) throw typeError('invalid_type', 'headers', 'must be [name, value] pairs, a Headers or an object');
-      add(p[0], p[1]);
+  reading('headers', () => {
+    if (isArray(h)) {
+      for (const p of items(h, 'headers', '[name, value] pairs')) {
+        if (out.length >= max) break;
+        if (!isArray(p) || p.length !== 2) throw typeError('invalid_type', 'headers', 'must be [name, value] pairs, a Headers or an object');
+        add(p[0], p[1]);
+      }
+    } else if (typeof h === 'object' && typeof (h as any).forEach === 'function' && typeof (h as any).get === 'function') {
+      (h as any).forEach((v: string, k: string) => add(k, v));
+    } else if (typeof h === 'object') {
+      const keys = Object.keys(h);
+      checkLength(keys.length, 'headers');
+      for (const k of keys) {
+        if (out.length >= max) break;
+        add(k, (h as any)[k]);
+      }
+    } else {
+      throw typeError('invalid_type', 'headers', `must be [name, value] pairs, a Headers or an object, got ${describe(h)}`);
     }
-  } else if (typeof (h as any).forEach === 'function' && typeof (h as any).get === 'function') {
-    (h as any).forEach((v: string, k: string) => add(k, v));
-  } else if (typeof h === 'object') {
-    for (const k of Object.keys(h)) add(k, (h as any)[k]);
-  } else {
-    throw typeError('invalid_type', 'headers', `must be [name, value] pairs, a Headers or an object, got ${describe(h)}`);
-  }
+  });
   return out;
 }
 
@@ -493,13 +646,25 @@ function headerPairs(h: unknown): string[] {
  * / `err.response.headers`, the gRPC code of a grpc-js error.
  */
 export function describeFailure(x: unknown): Failure {
+  return describeWith(x, false);
+}
+
+/**
+ * {@link describeFailure}; for a `thrown` value a plain object whose keys are
+ * not all {@link Failure} keys (`{code: 'ECONNRESET'}`) is read like an error.
+ */
+function describeWith(x: unknown, thrown: boolean): Failure {
+  if (typeof x === 'number') return { status: x };
   if (isResponse(x)) {
     const r = x as any;
     return { status: r.status, headers: pairsOf(headerPairs(r.headers)) };
   }
   if (isPlainObject(x) && !safeHas(x, 'name', 'message')) {
-    checkKeys(x, FAILURE_KEYS, 'a failure');
-    return x as Failure;
+    const o = optionsObject(x, 'a failure');
+    if (!thrown || Object.keys(o).every((k) => (FAILURE_KEYS as readonly string[]).includes(k))) {
+      checkKeys(o, FAILURE_KEYS, 'a failure');
+      return o as Failure;
+    }
   }
   const f: Failure = { errorNames: errorNames(x) };
   const e: any = x;
@@ -535,14 +700,17 @@ function pairsOf(flat: string[]): Array<[string, string]> {
 }
 
 /** Positional arguments for the backend: status, grpc, names, method, idempotent, keySent, headers, elapsed, wallNow. */
-function failureArgs(x: unknown, opts?: FailureContext): any[] {
-  const f = describeFailure(x);
+function failureArgs(x: unknown, opts?: FailureContext, thrown = false): any[] {
+  return reading('failure', () => failureArgsOf(x, opts, thrown));
+}
+
+function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean): any[] {
+  const f = describeWith(x, thrown);
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
   let names: string[] | undefined;
   if (f.errorNames !== undefined) {
-    if (!Array.isArray(f.errorNames)) throw typeError('invalid_type', 'errorNames', 'must be an array of strings');
-    names = f.errorNames.map((n, i) => str(n, `errorNames[${i}]`));
+    names = items(f.errorNames, 'errorNames', 'strings').map((n, i) => str(n, `errorNames[${i}]`));
   }
   const method = optStr(f.method ?? opts?.method, 'method');
   const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
@@ -553,6 +721,55 @@ function failureArgs(x: unknown, opts?: FailureContext): any[] {
   const w = f.wallNowMs !== undefined ? f.wallNowMs : opts?.wallNowMs;
   const wall = w === null ? undefined : (optNum(w, 'wallNowMs') ?? (headers && headers.length ? Date.now() : undefined));
   return [status, grpc, names, method, idempotent, keySent, headers, elapsed, wall];
+}
+
+/**
+ * The backend arguments of a value `fn` threw or rejected with, which is
+ * never refused: read as a failure when it can be (a plain object's fields,
+ * an error's status and headers), else by its names alone.
+ */
+function thrownArgs(x: unknown, opts?: FailureContext): any[] {
+  try {
+    return failureArgs(x, opts, true);
+  } catch {
+    return namesOnlyArgs(x, opts);
+  }
+}
+
+function namesOnlyArgs(x: unknown, opts?: FailureContext): any[] {
+  return [undefined, undefined, errorNames(x), opts?.method, opts?.idempotent, opts?.idempotencyKeySent, undefined, undefined, undefined];
+}
+
+/** The environment's way to report an error nobody awaits: `process.emitWarning` (Node), else `reportError` (browsers, workers). */
+function reportHookError(e: unknown): void {
+  const g: any = globalThis;
+  try {
+    if (typeof g.process?.emitWarning === 'function') {
+      const w = new Error(`a retrycore hook threw (the call went on): ${messageOf(e)}`);
+      w.name = 'RetrycoreHookWarning';
+      Object.defineProperty(w, 'cause', { value: e, writable: true, configurable: true });
+      g.process.emitWarning(w);
+    } else if (typeof g.reportError === 'function') {
+      g.reportError(e);
+    } else if (typeof g.console?.error === 'function') {
+      g.console.error('a retrycore hook threw (the call went on):', e);
+    }
+  } catch {
+    // Reporting must not break the call either.
+  }
+}
+
+/**
+ * Calls a hook after the state it reports is already updated: whatever it
+ * throws is reported (see `reportHookError`) and never reaches the breaker,
+ * the budgets or the caller (docs/js.md, "Hooks").
+ */
+function callHook(h: (arg: any) => void, self: unknown, arg: unknown): void {
+  try {
+    h.call(self, arg);
+  } catch (e) {
+    reportHookError(e);
+  }
 }
 
 // ---------------------------------------------------------------- classification
@@ -620,7 +837,7 @@ function classifyWith(target: any, x: unknown, options?: FailureContext): Verdic
     return unpackVerdict(target.classifyStatus(x, statusFlags(opts)));
   }
   if (opts !== undefined) checkKeys(opts as Record<string, unknown>, ['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs'], 'classify');
-  const a = typeof x === 'number' ? [x, undefined, undefined, opts?.method, opts?.idempotent, opts?.idempotencyKeySent, undefined, undefined, undefined] : failureArgs(x, opts);
+  const a = failureArgs(typeof x === 'number' ? { status: x } : x, opts);
   // classify takes no elapsed.
   return Object.freeze(target.classify(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8]));
 }
@@ -684,7 +901,7 @@ export interface Finding {
 
 /** Lints a policy (a `RetryPolicy`, a document or its JSON text) against an optional service description. */
 export function lint(policy: RetryPolicy | object | string, service?: object | string): Finding[] {
-  const text = policy instanceof RetryPolicy ? policy.toJSONText() : documentText(policy, 'policy');
+  const text = isA(policy, RetryPolicy) ? (policy as RetryPolicy).toJSONText() : documentText(policy, 'policy');
   const s = service === undefined ? undefined : documentText(service, 'service');
   return N.lint(text, s);
 }
@@ -756,13 +973,14 @@ export class CircuitBreaker {
    * `{ kind: 'count_based', failureRateThreshold: 50, waitDurationInOpenState: 30_000 }`.
    */
   constructor(options: BreakerOptions = {}) {
-    if ((options as any)?.[kNative]) {
-      this.#n = (options as any)[kNative];
+    const native = nativeOf(options);
+    if (native !== undefined) {
+      this.#n = native;
       return;
     }
     const o = optionsObject(options, 'CircuitBreaker');
     const { onStateChange, ...rest } = o as any;
-    const text = JSON.stringify(jsonValue(rest, 'options', '', 0, new Set(), 'out_of_range'));
+    const text = optionsText(rest);
     this.#n = withCamelFields(() => new N.NativeBreaker(text, true));
     if (onStateChange !== undefined) this.onStateChange = onStateChange;
   }
@@ -798,7 +1016,7 @@ export class CircuitBreaker {
 
   #fire(): void {
     const h = this.#hook;
-    if (h !== null) for (const t of this.#n.takeTransitions()) h(t);
+    if (h !== null) for (const t of this.#n.takeTransitions()) callHook(h, undefined, t);
   }
 
   /** The state: `closed`, `open`, `half_open`, `disabled`, `forced_open` or `metrics_only`. */
@@ -863,10 +1081,12 @@ export class CircuitBreaker {
    * refused, records the outcome (a rejection is judged by the counting rules;
    * an abort is not recorded) and returns `fn`'s result.
    */
-  async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
+  async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T> {
     if (typeof fn !== 'function') throw typeError('invalid_type', 'fn', 'must be a function');
-    const signal = options?.signal;
-    if (signal?.aborted) throw signal.reason;
+    const o = optionsObject(options, 'execute');
+    checkKeys(o, ['signal'], 'CircuitBreaker.execute');
+    const signal = signalOption(o.signal);
+    if (signal?.aborted) throw abortReason(signal);
     const start = performance.now();
     const permit = this.#n.tryAcquire(start);
     if (this.#hook !== null) this.#fire();
@@ -879,11 +1099,13 @@ export class CircuitBreaker {
       result = r != null && typeof r.then === 'function' ? await r : r;
     } catch (err) {
       const end = performance.now();
-      if (signal?.aborted) {
-        this.#n.release(permit, end);
-      } else {
-        const a = failureArgs(err);
-        this.#n.recordFailure(permit, end - start, end, a[0], a[1], a[2], a[6]);
+      // Whatever was thrown is rethrown as is, and the permit always goes back.
+      if (signal?.aborted || !this.#recordThrown(permit, end - start, end, err)) {
+        try {
+          this.#n.release(permit, end);
+        } catch {
+          // Released already.
+        }
       }
       if (this.#hook !== null) this.#fire();
       throw err;
@@ -892,6 +1114,20 @@ export class CircuitBreaker {
     this.#n.record(permit, 0, end - start, end);
     if (this.#hook !== null) this.#fire();
     return result;
+  }
+
+  /** Records what `fn` threw (read as a failure, else by its names alone); false when neither could be recorded. */
+  #recordThrown(permit: number, duration: number, end: number, err: unknown): boolean {
+    for (const a of [() => thrownArgs(err), () => namesOnlyArgs(err)]) {
+      try {
+        const x = a();
+        this.#n.recordFailure(permit, duration, end, x[0], x[1], x[2], x[6]);
+        return true;
+      } catch {
+        // Try the next reading.
+      }
+    }
+    return false;
   }
 
   /** Window totals: `{state, calls, failures, slow, failureRate, slowRate, rejections, transitions}`. */
@@ -925,7 +1161,7 @@ export class CircuitBreaker {
 
   /** Replaces the state with a snapshot's, less the wall time it spent stored. */
   restore(snapshot: object | string, now?: number, wallNowMs?: number): void {
-    this.#n.restore(typeof snapshot === 'string' ? snapshot : documentText(snapshot, 'snapshot'), timeArg(now), wallArg(wallNowMs));
+    this.#n.restore(documentText(snapshot, 'snapshot'), timeArg(now), wallArg(wallNowMs));
   }
 
   /** The breaker's settings as a breaker object of a policy document. */
@@ -935,6 +1171,13 @@ export class CircuitBreaker {
 }
 
 const kNative = Symbol('retrycore.native');
+
+/** The backend object an internal wrap passes (never present in a caller's options; a hostile object has none). */
+function nativeOf(options: unknown): any {
+  if (!isPlainObject(options)) return undefined;
+  const d = Object.getOwnPropertyDescriptor(options, kNative);
+  return d === undefined ? undefined : d.value;
+}
 
 /** Typed breaker options: the document's breaker keys in camelCase (see docs/policy.md). */
 export interface BreakerOptions {
@@ -958,6 +1201,12 @@ export interface BreakerOptions {
 }
 
 // ---------------------------------------------------------------- budgets
+
+function budgetFlags(options: unknown): { refused: boolean; holdsSlot: boolean } {
+  const o = optionsObject(options, 'budget');
+  checkKeys(o, ['refused', 'holdsSlot'], 'a budget check');
+  return { refused: optBool(o.refused, 'refused') === true, holdsSlot: optBool(o.holdsSlot, 'holdsSlot') === true };
+}
 
 function categoryId(c: unknown): number {
   if (c === undefined) return CATEGORY_IDS.get('server_error')!;
@@ -990,12 +1239,13 @@ export class Budget {
 
   /** Creates a budget from typed options (camelCase keys; durations in ms or as strings). */
   constructor(options: BudgetOptions) {
-    if ((options as any)?.[kNative]) {
-      this.#n = (options as any)[kNative];
+    const native = nativeOf(options);
+    if (native !== undefined) {
+      this.#n = native;
       return;
     }
     const o = optionsObject(options, 'Budget');
-    const text = JSON.stringify(jsonValue(o, 'options', '', 0, new Set(), 'out_of_range'));
+    const text = optionsText(o);
     this.#n = withCamelFields(() => new N.NativeBudget(text, true));
   }
 
@@ -1035,13 +1285,15 @@ export class Budget {
   }
 
   /** Checks a retry after a failure of `category` without changing anything: null, or the refusal. */
-  check(category = 'server_error', now?: number, options: { refused?: boolean; holdsSlot?: boolean } = {}): Refusal | null {
-    return this.#n.check(timeArg(now), categoryId(category), options.refused === true, options.holdsSlot === true);
+  check(category = 'server_error', now?: number, options?: { refused?: boolean; holdsSlot?: boolean }): Refusal | null {
+    const o = budgetFlags(options);
+    return this.#n.check(timeArg(now), categoryId(category), o.refused, o.holdsSlot);
   }
 
   /** Takes what a retry costs (after `check` allowed it): `{cost, slot}`. */
-  withdraw(category = 'server_error', now?: number, options: { refused?: boolean; holdsSlot?: boolean } = {}): { cost: number | null; slot: boolean } {
-    return this.#n.withdraw(timeArg(now), categoryId(category), options.refused === true, options.holdsSlot === true);
+  withdraw(category = 'server_error', now?: number, options?: { refused?: boolean; holdsSlot?: boolean }): { cost: number | null; slot: boolean } {
+    const o = budgetFlags(options);
+    return this.#n.withdraw(timeArg(now), categoryId(category), o.refused, o.holdsSlot);
   }
 
   /** Checks and withdraws in one step (the hot path): true when the retry may go. */
@@ -1053,9 +1305,18 @@ export class Budget {
   recordFailure(
     category = 'server_error',
     now?: number,
-    facts: { counts?: boolean; reachedBackend?: boolean; declinedPushback?: boolean; refused?: boolean } = {},
+    facts?: { counts?: boolean; reachedBackend?: boolean; declinedPushback?: boolean; refused?: boolean },
   ): void {
-    this.#n.onFailure(timeArg(now), categoryId(category), facts.counts ?? true, facts.reachedBackend ?? true, facts.declinedPushback === true, facts.refused === true);
+    const f = optionsObject(facts, 'recordFailure');
+    checkKeys(f, ['counts', 'reachedBackend', 'declinedPushback', 'refused'], 'Budget.recordFailure');
+    this.#n.onFailure(
+      timeArg(now),
+      categoryId(category),
+      optBool(f.counts, 'counts') ?? true,
+      optBool(f.reachedBackend, 'reachedBackend') ?? true,
+      optBool(f.declinedPushback, 'declinedPushback') === true,
+      optBool(f.refused, 'refused') === true,
+    );
   }
 
   /** Records a successful attempt (`cost`: what the retry that led to it took). */
@@ -1115,7 +1376,15 @@ export interface SessionOptions {
 const SESSION_KEYS = ['key', 'seed', 'draws', 'idempotent', 'idempotencyKeySent', 'method'] as const;
 
 const sessionRegistry: FinalizationRegistry<{ n: any; id: number }> | null =
-  typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(({ n, id }) => n.free(id)) : null;
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry(({ n, id }) => {
+        try {
+          n.free(id);
+        } catch {
+          // Nothing to give back.
+        }
+      })
+    : null;
 
 /**
  * One logical operation, driven by hand: `beforeAttempt()` before every
@@ -1127,9 +1396,12 @@ export class Session {
   #n: any;
   #id: number;
   #policy: RetryPolicy;
+  /** What a finished session answers after its slot went back to the policy. */
+  #final: { key: string; status: { attempts: number; done: boolean; reason: string | null; keyMinted: boolean } } | null = null;
 
   /** @internal */
   constructor(policy: RetryPolicy, native: any, id: number) {
+    if (!isA(policy, RetryPolicy) || typeof id !== 'number') throw typeError('invalid_type', 'policy', 'a Session comes from policy.session()');
     this.#policy = policy;
     this.#n = native;
     this.#id = id;
@@ -1138,12 +1410,27 @@ export class Session {
 
   /** The idempotency key every attempt carries. */
   get key(): string {
-    return this.#n.key(this.#id);
+    return this.#final !== null ? this.#final.key : this.#n.key(this.#id);
   }
 
   /** Attempts made, whether it is done, the give-up reason, whether the key was minted. */
   status(): { attempts: number; done: boolean; reason: string | null; keyMinted: boolean } {
-    return this.#n.status(this.#id);
+    return this.#final !== null ? { ...this.#final.status } : this.#n.status(this.#id);
+  }
+
+  /**
+   * Gives the slot of a finished session back to the policy at once (its
+   * permit and budget slots went back when it finished), keeping what
+   * `key` and `status()` answer: the policy's session slab shrinks as
+   * sessions finish, not when the garbage collector runs.
+   */
+  #settle(done: boolean): void {
+    if (!done || this.#final !== null) return;
+    const status = this.#n.status(this.#id);
+    if (!status.done) return;
+    this.#final = { key: this.#n.key(this.#id), status };
+    this.#n.free(this.#id);
+    sessionRegistry?.unregister(this);
   }
 
   /** Gates the next attempt (the first included): takes a breaker permit, consults the throttle. */
@@ -1152,16 +1439,18 @@ export class Session {
     this.#n.before(this.#id, t);
     const g = this.#n.gate(this.#id);
     this.#policy._afterStep(this.#n, this.#id);
+    this.#settle(g.action === 'reject');
     return g;
   }
 
-  /** Answers a failed attempt (an error, a `Response` or a {@link Failure}): retry after a delay, or give up. */
+  /** Answers a failed attempt (an error, a `Response`, a {@link Failure} or a bare status): retry after a delay, or give up. */
   onFailure(failure: unknown, now?: number): Decision {
     const t = timeArg(now);
     const a = failureArgs(failure);
-    this.#n.fail(this.#id, t, ...a);
+    this.#n.fail(this.#id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
     const d = this.#n.decision(this.#id);
     this.#policy._afterStep(this.#n, this.#id);
+    this.#settle(d.action === 'give_up');
     return d;
   }
 
@@ -1169,18 +1458,24 @@ export class Session {
   onSuccess(now?: number, elapsed?: number): void {
     this.#n.succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
     this.#policy._afterStep(this.#n, this.#id);
+    this.#settle(true);
   }
 
   /** Ends the session as cancelled (releases its permit and slots). */
   cancel(now?: number): void {
     this.#n.cancel(this.#id, timeArg(now));
     this.#policy._afterStep(this.#n, this.#id);
+    this.#settle(true);
   }
 
   /** Gives back what the session holds without counting anything, and frees it. */
   release(): void {
-    this.#n.release(this.#id);
-    this.#n.free(this.#id);
+    if (this.#final === null) {
+      this.#n.release(this.#id);
+      this.#n.free(this.#id);
+    }
+    // Released: nothing more to read (key and status() throw invalid_state).
+    this.#final = null;
     sessionRegistry?.unregister(this);
   }
 }
@@ -1289,24 +1584,49 @@ class Context implements AttemptContext {
   }
 }
 
+/** Reads an `AbortSignal` option (undefined and null: none). */
+function signalOption(v: unknown): AbortSignal | undefined {
+  if (v === undefined || v === null) return undefined;
+  const ok = reading('signal', () => typeof v === 'object' && typeof (v as any).aborted === 'boolean' && typeof (v as any).addEventListener === 'function');
+  if (!ok) throw typeError('invalid_type', 'signal', `must be an AbortSignal, got ${describe(v)}`);
+  return v as AbortSignal;
+}
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? (typeof DOMException !== 'undefined' ? new DOMException('This operation was aborted', 'AbortError') : new Error('aborted'));
+}
+
+/** The longest delay `setTimeout` honours (2^31 − 1 ms); a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 0x7fffffff;
+
+/**
+ * Calls `f` after `ms` milliseconds, however long: a wait past what
+ * `setTimeout` honours is a chain of timers of at most 2^31 − 1 ms each (a
+ * 30-day `Retry-After`, a 700 h backoff or deadline). Returns its canceller.
+ */
+function later(ms: number, f: () => void): () => void {
+  let t: any;
+  const arm = (left: number): void => {
+    t = left > MAX_TIMER_MS ? setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS) : setTimeout(f, left);
+  };
+  arm(ms);
+  return () => clearTimeout(t);
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal === undefined) {
-      setTimeout(resolve, ms);
+      later(ms, resolve);
       return;
     }
     const onAbort = () => {
-      clearTimeout(t);
+      cancel();
       reject(abortReason(signal));
     };
-    const t = setTimeout(() => {
+    const cancel = later(ms, () => {
       signal.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    });
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -1338,13 +1658,13 @@ function attemptSignal(outer: AbortSignal | undefined, timeout: number): { signa
     if (outer.aborted) c.abort(abortReason(outer));
     else outer.addEventListener('abort', onOuter, { once: true });
   }
-  const t = setTimeout(() => {
+  const cancel = later(timeout, () => {
     c.abort(typeof DOMException !== 'undefined' ? new DOMException(`the attempt timed out after ${timeout} ms`, 'TimeoutError') : new Error('timeout'));
-  }, timeout);
+  });
   return {
     signal: c.signal,
     done: () => {
-      clearTimeout(t);
+      cancel();
       outer?.removeEventListener('abort', onOuter);
     },
   };
@@ -1372,8 +1692,9 @@ export class RetryPolicy {
    * / `Budget` objects; `onRetry`, `onGiveUp`, `onStateChange` are hooks.
    */
   constructor(options: PolicyOptions = {}) {
-    if ((options as any)?.[kNative]) {
-      this.#n = (options as any)[kNative];
+    const native = nativeOf(options);
+    if (native !== undefined) {
+      this.#n = native;
       this.#hasTimeouts = this.#n.hasTimeouts();
       return;
     }
@@ -1386,25 +1707,26 @@ export class RetryPolicy {
       }
     }
     let sharedBreaker: CircuitBreaker | null = null;
-    if (o.breaker instanceof CircuitBreaker) {
-      sharedBreaker = o.breaker;
+    if (isA(o.breaker, CircuitBreaker)) {
+      sharedBreaker = o.breaker as CircuitBreaker;
       o.breaker = {};
     }
     const sharedBudgets: Array<[number, Budget]> = [];
     const budgetList = o.budgets !== undefined ? 'budgets' : o.budget !== undefined ? 'budget' : null;
-    if (budgetList === 'budget' && o.budget instanceof Budget) {
-      sharedBudgets.push([0, o.budget]);
-      o.budget = { kind: o.budget.kind };
-    } else if (budgetList === 'budgets' && Array.isArray(o.budgets)) {
-      o.budgets = (o.budgets as unknown[]).map((b, i) => {
-        if (b instanceof Budget) {
-          sharedBudgets.push([i, b]);
-          return { kind: b.kind, name: b.name };
+    if (budgetList === 'budget' && isA(o.budget, Budget)) {
+      const b = o.budget as Budget;
+      sharedBudgets.push([0, b]);
+      o.budget = { kind: b.kind };
+    } else if (budgetList === 'budgets' && isArray(o.budgets)) {
+      o.budgets = items(o.budgets, 'budgets', 'budgets').map((b, i) => {
+        if (isA(b, Budget)) {
+          sharedBudgets.push([i, b as Budget]);
+          return { kind: (b as Budget).kind, name: (b as Budget).name };
         }
         return b;
       });
     }
-    const text = JSON.stringify(jsonValue(o, 'options', '', 0, new Set(), 'out_of_range'));
+    const text = optionsText(o);
     let n = withCamelFields(() => N.NativePolicy.fromOptions(text, undefined));
     if (sharedBreaker) n = n.shareBreaker(sharedBreaker._native);
     for (const [i, b] of sharedBudgets) n = n.shareBudget(i, b._native);
@@ -1460,8 +1782,7 @@ export class RetryPolicy {
 
   /** The delays (ms) of retries 1..draws.length with the given draws (each in [0, 1]). */
   replayDelays(draws: number[]): number[] {
-    if (!Array.isArray(draws)) throw typeError('invalid_type', 'draws', 'must be an array of numbers');
-    return this.#n.replayDelays(draws.map((d, i) => num(d, `draws[${i}]`)));
+    return this.#n.replayDelays(items(draws, 'draws', 'numbers').map((d, i) => num(d, `draws[${i}]`)));
   }
 
   /** Classifies a failure with this policy's rules (see {@link classify}). */
@@ -1508,8 +1829,7 @@ export class RetryPolicy {
     checkKeys(o, SESSION_KEYS, 'a session');
     let draws: number[] | undefined;
     if (o.draws !== undefined) {
-      if (!Array.isArray(o.draws)) throw typeError('invalid_type', 'draws', 'must be an array of numbers');
-      draws = o.draws.map((d, i) => num(d, `draws[${i}]`));
+      draws = items(o.draws, 'draws', 'numbers').map((d, i) => num(d, `draws[${i}]`));
     }
     const id = this.#n.begin(
       optStr(o.key, 'key'),
@@ -1525,7 +1845,7 @@ export class RetryPolicy {
   /** @internal Fires onStateChange for the transitions a session step caused. */
   _afterStep(n: any, id: number): void {
     const h = this.onStateChange;
-    if (h !== null) for (const t of n.transitions(id)) h(t);
+    if (h !== null) for (const t of n.transitions(id)) callHook(h, this, t);
   }
 
   /**
@@ -1549,10 +1869,7 @@ export class RetryPolicy {
     if (options !== undefined) {
       const o = optionsObject(options, 'execute');
       checkKeys(o, EXECUTE_KEYS, 'execute');
-      signal = o.signal as AbortSignal | undefined;
-      if (signal !== undefined && (typeof signal !== 'object' || typeof (signal as any).aborted !== 'boolean')) {
-        throw typeError('invalid_type', 'signal', 'must be an AbortSignal');
-      }
+      signal = signalOption(o.signal);
       key = optStr(o.key, 'key');
       idempotent = optBool(o.idempotent, 'idempotent');
       keySent = optBool(o.idempotencyKeySent, 'idempotencyKeySent');
@@ -1625,8 +1942,16 @@ export class RetryPolicy {
           id = -1;
           return result as T;
         }
-        const a = failureArgs(failure, { method, idempotent, idempotencyKeySent: keySent });
-        const delay: number = n.fail(id, -1, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+        const ctxOpts = { method, idempotent, idempotencyKeySent: keySent };
+        let delay: number;
+        try {
+          const a = thrownArgs(failure, ctxOpts);
+          delay = n.fail(id, -1, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+        } catch {
+          // What was thrown could not be read as a failure: its names decide.
+          const a = namesOnlyArgs(failure, ctxOpts);
+          delay = n.fail(id, -1, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+        }
         if (hooked) this._afterStep(n, id);
         if (delay < 0) {
           const d = n.decision(id);
@@ -1636,7 +1961,7 @@ export class RetryPolicy {
           }
           if (d.reason === 'cancelled') throw failure;
           const info: HookInfo = { attempt: d.attempts, retry: null, delay: null, category: d.category, reason: d.reason, error: failure, key: ctx.key };
-          this.onGiveUp?.(info);
+          if (this.onGiveUp !== null) callHook(this.onGiveUp, this, info);
           throw new RetryError(`gave up after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}: ${d.reason} (${d.category})`, {
             reason: d.reason,
             attempts: d.attempts,
@@ -1649,7 +1974,7 @@ export class RetryPolicy {
         }
         if (this.onRetry !== null) {
           const d = n.decision(id);
-          this.onRetry({ attempt: d.attempt, retry: d.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
+          callHook(this.onRetry, this, { attempt: d.attempt, retry: d.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
         }
         if (delay > 0) {
           try {
@@ -1669,7 +1994,7 @@ export class RetryPolicy {
         if (attemptNo === 0) {
           const g = n.gate(id);
           const info: HookInfo = { attempt: ctx.attempt, retry: null, delay: null, category: 'unknown', reason: g.reason, error: failure, key: ctx.key };
-          this.onGiveUp?.(info);
+          if (this.onGiveUp !== null) callHook(this.onGiveUp, this, info);
           throw new RetryError(`gave up after ${ctx.attempt} attempt${ctx.attempt === 1 ? '' : 's'}: ${g.reason}`, {
             reason: g.reason,
             attempts: ctx.attempt,
@@ -1702,7 +2027,8 @@ export function validateKey(key: string, maxLength: number = DEFAULT_MAX_KEY_LEN
 
 /** Joins business id, operation and version into a key: `deriveKey('order-1001', 'charge', 'v1')` → `"order-1001:charge:v1"`. */
 export function deriveKey(...parts: string[]): string {
-  const list = parts.length === 1 && Array.isArray(parts[0]) ? (parts[0] as unknown as string[]) : parts;
+  const list = parts.length === 1 && isArray(parts[0]) ? items(parts[0], 'parts', 'strings') : parts;
+  checkLength(list.length, 'parts');
   return N.deriveKey(list.map((p, i) => str(p, `parts[${i}]`)));
 }
 
@@ -1752,8 +2078,10 @@ export function _canonicalNumber(x: number): string {
 }
 
 function jsonText(value: unknown): string {
-  checkJson(value, '', 0, new Set());
-  return JSON.stringify(value);
+  return reading('', () => {
+    checkJson(value, '', 0, new Set());
+    return JSON.stringify(value);
+  });
 }
 
 /** Checks that a value is plain JSON without copying it (see `jsonValue`). */
@@ -1777,9 +2105,12 @@ function checkJson(value: unknown, path: string, depth: number, ancestors: Set<o
   if (ancestors.has(value)) throw typeError('invalid_type', path || '/', 'a cyclic structure is not JSON');
   ancestors.add(value);
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) checkJson(value[i], `${path}/${i}`, depth + 1, ancestors);
+    const len = value.length;
+    checkLength(len, path || '/');
+    for (let i = 0; i < len; i++) checkJson(value[i], `${path}/${i}`, depth + 1, ancestors);
   } else {
     if (!isPlainObject(value)) throw typeError('invalid_type', path || '/', `${describe(value)} is not a plain object`);
+    checkLength(Object.keys(value).length, path || '/');
     for (const k in value) {
       if (Object.prototype.hasOwnProperty.call(value, k)) checkJson((value as any)[k], `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1, ancestors);
     }
@@ -1800,8 +2131,7 @@ function fingerprintWith(bodyText: string, options: FingerprintOptions, canonica
   checkKeys(o, ['method', 'path', 'operation', 'selected'], 'fingerprint');
   let selected: string[] | undefined;
   if (o.selected !== undefined) {
-    if (!Array.isArray(o.selected)) throw typeError('invalid_type', 'selected', 'must be an array of JSON pointers');
-    selected = o.selected.map((p, i) => str(p, `selected[${i}]`));
+    selected = items(o.selected, 'selected', 'JSON pointers').map((p, i) => str(p, `selected[${i}]`));
   }
   if (o.operation !== undefined) {
     if (o.method !== undefined || o.path !== undefined) throw typeError('invalid_value', 'operation', 'give operation, or method and path, not both');
@@ -1851,8 +2181,7 @@ function recordConfigArgs(c: RecordConfig | undefined): any[] {
   checkKeys(o, ['leaseMs', 'retentionMs', 'stripe', 'failureHandling', 'releaseCategories'], 'a record config');
   let cats: string[] | undefined;
   if (o.releaseCategories !== undefined) {
-    if (!Array.isArray(o.releaseCategories)) throw typeError('invalid_type', 'releaseCategories', 'must be an array of category names');
-    cats = o.releaseCategories.map((x, i) => str(x, `releaseCategories[${i}]`));
+    cats = items(o.releaseCategories, 'releaseCategories', 'category names').map((x, i) => str(x, `releaseCategories[${i}]`));
   }
   return [optNum(o.leaseMs, 'leaseMs'), optNum(o.retentionMs, 'retentionMs'), optBool(o.stripe, 'stripe'), optStr(o.failureHandling, 'failureHandling'), cats];
 }
@@ -1939,9 +2268,12 @@ export class DeadLetter {
     for (const k of Object.keys(o)) {
       let v = o[k];
       if ((k === 'firstFailureAt' || k === 'lastFailureAt') && typeof v === 'number') v = formatRfc3339(v);
-      if (k === 'error' && v instanceof Error) {
-        doc.error_class = v.name;
-        doc.error_message = v.message;
+      if (k === 'error' && isA(v, Error)) {
+        const e = v as Error;
+        reading('error', () => {
+          doc.error_class = e.name;
+          doc.error_message = e.message;
+        });
         continue;
       }
       doc[k.includes('_') ? k : camelToSnake(k)] = v;
