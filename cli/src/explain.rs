@@ -5,7 +5,7 @@ use crate::error::CliError;
 use crate::input;
 use retrycore::backoff::{BackoffKind, Jitter, Schedule};
 use retrycore::breaker::{BreakerConfig, Counted};
-use retrycore::classify::{Category, RetryRule};
+use retrycore::classify::{Category, CategoryDecidedBy, RetryRule};
 use retrycore::duration::{format_duration, from_std, human};
 use retrycore::policy::{LongServerDelay, PolicyConfig, Purpose};
 use serde_json::{json, Value};
@@ -223,60 +223,49 @@ impl Explanation {
     }
 }
 
-/// The rule a category gets: markers first, then the first user rule that
-/// matches by category alone, then the built-in default.
+/// The rule a category gets, as the core's classifier decides it
+/// ([`Classifier::rule_for_category`](retrycore::classify::Classifier::rule_for_category)),
+/// with the note explain prints beside it.
 fn category_line(c: &PolicyConfig, cat: Category) -> CategoryLine {
     let breaker = c.breaker.as_ref().map(|b| breaker_count(b, cat));
-    if matches!(cat, Category::RetryExhausted | Category::Cancelled | Category::OpenBreaker) {
-        let note = match cat {
-            Category::RetryExhausted => "an inner layer already retried (retry at one layer only)",
-            Category::Cancelled => "neither success nor failure for budgets and breakers",
-            _ => "a local breaker refused; other breakers ignore it",
-        };
-        return CategoryLine {
-            category: cat,
-            retry: RetryRule::Never,
-            decided_by: "marker".into(),
-            note: note.into(),
-            breaker,
-        };
-    }
-    let mut partial = Vec::new();
-    for (i, r) in c.classifier.rules.iter().enumerate() {
-        if !r.when.category.contains(&cat) {
-            continue;
+    let rule = c.classifier.rule_for_category(cat);
+    let partial: Vec<String> = rule.partial.iter().map(|i| format!("rules[{i}]")).collect();
+    let (decided_by, note) = match rule.decided_by {
+        CategoryDecidedBy::Marker => {
+            let note = match cat {
+                Category::RetryExhausted => "an inner layer already retried (retry at one layer only)",
+                Category::Cancelled => "neither success nor failure for budgets and breakers",
+                _ => "a local breaker refused; other breakers ignore it",
+            };
+            ("marker".to_owned(), note.to_owned())
         }
-        let only_category = r.when.status.is_empty() && r.when.grpc_code.is_empty() && r.when.name.is_empty();
-        if only_category {
-            let mut note = String::new();
-            if let Some(to) = r.set_category {
-                note = format!("reported as {}", to.code());
-            }
+        CategoryDecidedBy::Rule(i) => {
+            let mut note = rule.reported_as.map(|to| format!("reported as {}", to.code())).unwrap_or_default();
             if !partial.is_empty() {
                 note = join_notes(&note, &format!("earlier {} match some failures first", partial.join(", ")));
             }
-            return CategoryLine { category: cat, retry: r.retry, decided_by: format!("rules[{i}]"), note, breaker };
+            (format!("rules[{i}]"), note)
         }
-        partial.push(format!("rules[{i}]"));
-    }
-    let (retry, decided_by, mut note) = if c.classifier.defaults {
-        let note = match cat {
-            Category::Conflict => "always when an idempotency key is sent (the original is still in progress)",
-            Category::Overloaded => "waits at least the server's Retry-After",
-            Category::Connect => "a refused connection takes no budget token",
-            Category::Timeout => "the outcome is unknown: it may have run",
-            Category::ServerError => "503 with Retry-After is overloaded instead",
-            Category::ResourceExhausted => "local; budgets and limits still apply",
-            _ => "",
-        };
-        (cat.default_rule(), "default".to_owned(), note.to_owned())
-    } else {
-        (RetryRule::Never, "tables off".to_owned(), String::new())
+        CategoryDecidedBy::Default | CategoryDecidedBy::TablesOff => {
+            let default = match cat {
+                _ if rule.decided_by == CategoryDecidedBy::TablesOff => "",
+                Category::Conflict => "always when an idempotency key is sent (the original is still in progress)",
+                Category::Overloaded => "waits at least the server's Retry-After",
+                Category::Connect => "a refused connection takes no budget token",
+                Category::Timeout => "the outcome is unknown: it may have run",
+                Category::ServerError => "503 with Retry-After is overloaded instead",
+                Category::ResourceExhausted => "local; budgets and limits still apply",
+                _ => "",
+            };
+            let mut note = default.to_owned();
+            if !partial.is_empty() {
+                note = join_notes(&note, &format!("{} match some of these failures first", partial.join(", ")));
+            }
+            let by = if rule.decided_by == CategoryDecidedBy::TablesOff { "tables off" } else { "default" };
+            (by.to_owned(), note)
+        }
     };
-    if !partial.is_empty() {
-        note = join_notes(&note, &format!("{} match some of these failures first", partial.join(", ")));
-    }
-    CategoryLine { category: cat, retry, decided_by, note, breaker }
+    CategoryLine { category: cat, retry: rule.retry, decided_by, note, breaker }
 }
 
 fn join_notes(a: &str, b: &str) -> String {

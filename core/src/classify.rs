@@ -613,7 +613,71 @@ impl Default for Classifier {
     }
 }
 
+/// What decides the rule a whole category gets ([`Classifier::rule_for_category`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CategoryDecidedBy {
+    /// A marker that decides before any rule: retry exhausted, cancelled, open breaker.
+    Marker,
+    /// The user rule at this index (it matches by category alone).
+    Rule(usize),
+    /// The built-in default of the category.
+    Default,
+    /// `defaults: false` and no rule: never retried.
+    TablesOff,
+}
+
+/// The rule a whole category gets under a classifier, for explanations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CategoryRule {
+    /// The retry rule.
+    pub retry: RetryRule,
+    /// What decided it.
+    pub decided_by: CategoryDecidedBy,
+    /// The category the deciding rule reports instead, if any.
+    pub reported_as: Option<Category>,
+    /// Earlier rules that name the category with other matchers too: they
+    /// decide for *some* failures of the category first.
+    pub partial: Vec<usize>,
+}
+
 impl Classifier {
+    /// Returns the rule a whole category gets, in the order classification
+    /// consults them (`docs/classification-rules.md`, "Precedence"):
+    /// the markers first, then the first user rule that matches by category
+    /// alone, then the built-in default (or never, with the tables off).
+    pub fn rule_for_category(&self, cat: Category) -> CategoryRule {
+        if matches!(cat, Category::RetryExhausted | Category::Cancelled | Category::OpenBreaker) {
+            return CategoryRule {
+                retry: RetryRule::Never,
+                decided_by: CategoryDecidedBy::Marker,
+                reported_as: None,
+                partial: Vec::new(),
+            };
+        }
+        let mut partial = Vec::new();
+        for (i, r) in self.rules.iter().enumerate() {
+            if !r.when.category.contains(&cat) {
+                continue;
+            }
+            let only_category = r.when.status.is_empty() && r.when.grpc_code.is_empty() && r.when.name.is_empty();
+            if only_category {
+                return CategoryRule {
+                    retry: r.retry,
+                    decided_by: CategoryDecidedBy::Rule(i),
+                    reported_as: r.set_category,
+                    partial,
+                };
+            }
+            partial.push(i);
+        }
+        let (retry, decided_by) = if self.defaults {
+            (cat.default_rule(), CategoryDecidedBy::Default)
+        } else {
+            (RetryRule::Never, CategoryDecidedBy::TablesOff)
+        };
+        CategoryRule { retry, decided_by, reported_as: None, partial }
+    }
+
     /// Classifies a failure with the built-in tables and the user rules.
     pub fn classify(&self, f: &Failure<'_>) -> Verdict {
         let advice = read_headers(f.headers.iter().copied(), f.wall_now_ms);
