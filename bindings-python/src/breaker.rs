@@ -1,27 +1,56 @@
 //! Circuit breakers and retry budgets, shared across threads
 //! (`Arc<Mutex<…>>` in the core; frozen pyclasses here).
 //!
-//! The GIL stays held: every operation is a few hundred nanoseconds of
-//! arithmetic under an uncontended lock, cheaper than releasing the GIL. No
-//! Python code ever runs while a core lock is held.
+//! The GIL stays held while a lock is free: every operation is a few
+//! hundred nanoseconds of arithmetic, cheaper than releasing the GIL; a
+//! thread that finds the lock taken waits with the GIL released
+//! ([`crate::locks`]). No Python code runs while a core lock is held, and a
+//! hook runs after the state changed: an exception it raises is a
+//! `RuntimeWarning`, never a lost permit (docs/python.md, "Hooks").
 
-use crate::conv::{self, err, now_or_clock, opt_secs, to_json, to_secs, to_str, CoreResult, Mode};
+use crate::conv::{self, err, now_or_clock, opt_secs, to_json_over, to_secs, to_str, CoreResult, Mode};
 use crate::failure::OwnedFailure;
+use crate::locks::with;
 use pyo3::exceptions::PyBaseException;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyRuntimeWarning};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString};
 use retrycore::breaker::{
     Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, SharedBreaker, State, Transition,
 };
 use retrycore::budget::{Budget, BudgetConfig, FailureFacts, Refusal, SharedBudget};
 use retrycore::classify::Category;
 use retrycore::ErrorCode;
-use std::sync::{Mutex, MutexGuard};
 
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+/// Describes an exception for a warning, even one whose `__str__` raises.
+fn describe(py: Python<'_>, e: &PyErr) -> String {
+    let v = e.value(py);
+    let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
+    match v.str() {
+        Ok(s) => match s.to_cow() {
+            Ok(t) if !t.is_empty() => format!("{name}: {t}"),
+            _ => name,
+        },
+        Err(_) => name,
+    }
+}
+
+/// Answers a hook's result: an `Exception` it raised becomes a
+/// `RuntimeWarning` (or, when warnings are errors, an unraisable
+/// exception) and the call goes on; a `BaseException` such as
+/// `KeyboardInterrupt` propagates.
+pub fn hook_done(py: Python<'_>, name: &str, r: PyResult<Py<PyAny>>) -> PyResult<()> {
+    let Err(e) = r else { return Ok(()) };
+    if !e.value(py).is_instance_of::<PyException>() {
+        return Err(e);
+    }
+    let msg = format!("retrycore: the {name} hook raised {}; the call went on", describe(py, &e));
+    let msg = std::ffi::CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    if let Err(w) = PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &msg, 1) {
+        w.write_unraisable(py, None);
+    }
+    Ok(())
 }
 
 /// A breaker state change.
@@ -48,14 +77,14 @@ pub fn transition(t: &Transition) -> PyTransition {
     PyTransition { from_state: t.from.code(), to_state: t.to.code(), reason: t.reason.code(), at: to_secs(t.at) }
 }
 
-/// Calls each hook with each transition.
+/// Calls each hook with each transition (after the state changed; see [`hook_done`]).
 pub fn fire(py: Python<'_>, hooks: &[Option<&Py<PyAny>>], ts: &[Transition]) -> PyResult<()> {
     if ts.is_empty() {
         return Ok(());
     }
     for h in hooks.iter().flatten() {
         for t in ts {
-            h.call1(py, (transition(t),))?;
+            hook_done(py, "on_state_change", h.call1(py, (transition(t),)))?;
         }
     }
     Ok(())
@@ -91,6 +120,10 @@ pub struct Acquired {
     /// Seconds until a trial call would be admitted (None: not by waiting).
     pub retry_after: Option<f64>,
     pub transition: Option<Py<PyTransition>>,
+}
+
+fn permit_of(o: &Bound<'_, PyAny>) -> PyResult<Permit> {
+    Ok(conv::class_arg::<PyPermit>(o, "permit", "a Permit")?.get().p)
 }
 
 fn state_of(py: Python<'_>, s: &Bound<'_, PyAny>) -> PyResult<State> {
@@ -129,9 +162,14 @@ pub struct Breaker {
 }
 
 impl Breaker {
-    pub fn wrap(shared: SharedBreaker) -> Breaker {
-        let config = lock(&shared).config().clone();
+    pub fn wrap(py: Python<'_>, shared: SharedBreaker) -> Breaker {
+        let config = with(py, &shared, |b| b.config().clone());
         Breaker { shared, config, on_state_change: None }
+    }
+
+    /// Runs `f` on the core breaker (see [`crate::locks::with`]).
+    fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut CircuitBreaker) -> R + Send) -> R {
+        with(py, &self.shared, f)
     }
 
     fn fire(&self, py: Python<'_>, t: Option<Transition>) -> PyResult<Option<Py<PyTransition>>> {
@@ -163,29 +201,26 @@ impl Breaker {
 #[pymethods]
 impl Breaker {
     #[new]
-    #[pyo3(signature = (config=None, *, kwargs=false, on_state_change=None, share=None))]
+    #[pyo3(signature = (config=None, *, kwargs=None, on_state_change=None, share=None, overrides=None))]
     fn new(
         py: Python<'_>,
         config: Option<&Bound<'_, PyAny>>,
-        kwargs: bool,
+        kwargs: Option<&Bound<'_, PyAny>>,
         on_state_change: Option<Py<PyAny>>,
-        share: Option<&Bound<'_, Breaker>>,
+        share: Option<&Bound<'_, PyAny>>,
+        overrides: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Breaker> {
-        if let Some(b) = share {
+        let on_state_change = crate::policy::hook(py, on_state_change, "on_state_change")?;
+        if let Some(b) = conv::opt_class_arg::<Breaker>(share, "share", "a CircuitBreaker")? {
             let b = b.get();
-            return Ok(Breaker {
-                shared: b.shared.clone(),
-                config: b.config.clone(),
-                on_state_change: on_state_change.filter(|h| !h.is_none(py)),
-            });
+            return Ok(Breaker { shared: b.shared.clone(), config: b.config.clone(), on_state_change });
         }
-        let doc = match config.filter(|c| !c.is_none()) {
-            None => serde_json::json!({}),
-            Some(c) => to_json(c, if kwargs { Mode::Kwargs } else { Mode::Document })?,
-        };
+        let mode = if conv::bool_or(kwargs, "kwargs", false)? { Mode::Kwargs } else { Mode::Document };
+        let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
+        let doc = to_json_over(config, overrides, mode)?;
         let cfg = BreakerConfig::from_json_value(&doc, "").py(py)?;
         let b = CircuitBreaker::new(cfg.clone()).py(py)?;
-        Ok(Breaker { shared: b.shared(), config: cfg, on_state_change: on_state_change.filter(|h| !h.is_none(py)) })
+        Ok(Breaker { shared: b.shared(), config: cfg, on_state_change })
     }
 
     /// The settings as a document.
@@ -205,19 +240,19 @@ impl Breaker {
 
     /// The current state (`closed`, `open`, `half_open`, `disabled`, `forced_open`, `metrics_only`).
     #[getter]
-    fn state(&self) -> &'static str {
-        lock(&self.shared).state().code()
+    fn state(&self, py: Python<'_>) -> &'static str {
+        self.with(py, |b| b.state().code())
     }
 
     /// Calls refused so far.
     #[getter]
-    fn rejections(&self) -> u64 {
-        lock(&self.shared).rejections()
+    fn rejections(&self, py: Python<'_>) -> u64 {
+        self.with(py, |b| b.rejections())
     }
 
     /// The window's totals: calls, failures, slow.
     fn totals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let t = lock(&self.shared).totals();
+        let t = self.with(py, |b| b.totals());
         let d = PyDict::new(py);
         d.set_item("calls", t.calls)?;
         d.set_item("failures", t.failures)?;
@@ -229,11 +264,10 @@ impl Breaker {
     #[pyo3(signature = (now=None))]
     fn try_acquire(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<Acquired> {
         let now = now_or_clock(now)?;
-        let (a, t, state) = {
-            let mut b = lock(&self.shared);
+        let (a, t, state) = self.with(py, |b| {
             let (a, t) = b.try_acquire(now);
             (a, t, b.state())
-        };
+        });
         let transition = self.fire(py, t)?;
         Ok(match a {
             Acquire::Permitted(p) => Acquired {
@@ -259,7 +293,7 @@ impl Breaker {
     #[pyo3(signature = (now=None))]
     fn acquire(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<PyPermit> {
         let now = now_or_clock(now)?;
-        let (a, t) = lock(&self.shared).try_acquire(now);
+        let (a, t) = self.with(py, |b| b.try_acquire(now));
         self.fire(py, t)?;
         match a {
             Acquire::Permitted(p) => Ok(PyPermit { p }),
@@ -273,12 +307,12 @@ impl Breaker {
     fn record(
         &self,
         py: Python<'_>,
-        permit: &Bound<'_, PyPermit>,
+        permit: &Bound<'_, PyAny>,
         outcome: Option<&Bound<'_, PyAny>>,
         now: Option<&Bound<'_, PyAny>>,
         duration: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Py<PyTransition>>> {
-        let p = permit.get().p;
+        let p = permit_of(permit)?;
         let counted = match outcome.filter(|o| !o.is_none()) {
             None => Counted::Success,
             Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(&self.config, o)?,
@@ -301,7 +335,7 @@ impl Breaker {
         };
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(p.started()));
-        let t = lock(&self.shared).on_result(p, now, counted, duration);
+        let t = self.with(py, |b| b.on_result(p, now, counted, duration));
         self.fire(py, t)
     }
 
@@ -310,11 +344,12 @@ impl Breaker {
     fn release(
         &self,
         py: Python<'_>,
-        permit: &Bound<'_, PyPermit>,
+        permit: &Bound<'_, PyAny>,
         now: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Py<PyTransition>>> {
+        let p = permit_of(permit)?;
         let now = now_or_clock(now)?;
-        let t = lock(&self.shared).release(permit.get().p, now);
+        let t = self.with(py, |b| b.release(p, now));
         self.fire(py, t)
     }
 
@@ -324,11 +359,12 @@ impl Breaker {
         &self,
         py: Python<'_>,
         func: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
+        args: &Bound<'_, PyAny>,
+        kwargs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
         let now = conv::mono_ns();
-        let (a, t) = lock(&self.shared).try_acquire(now);
+        let (a, t) = self.with(py, |b| b.try_acquire(now));
         self.fire(py, t)?;
         let p = match a {
             Acquire::Permitted(p) => p,
@@ -337,10 +373,19 @@ impl Breaker {
         let r = func.call(args, kwargs);
         let end = conv::mono_ns();
         let counted = match &r {
-            Ok(_) => Counted::Success,
-            Err(e) => counted_exc(&self.config, e.value(py).as_any())?,
+            Ok(_) => Ok(Counted::Success),
+            Err(e) => counted_exc(&self.config, e.value(py).as_any()),
         };
-        let t = lock(&self.shared).on_result(p, end, counted, end.saturating_sub(p.started()));
+        let counted = match counted {
+            Ok(c) => c,
+            Err(e) => {
+                // The exception could not be read: give the permit back, then raise.
+                let t = self.with(py, |b| b.release(p, end));
+                self.fire(py, t)?;
+                return Err(e);
+            }
+        };
+        let t = self.with(py, |b| b.on_result(p, end, counted, end.saturating_sub(p.started())));
         self.fire(py, t)?;
         r.map(Bound::unbind)
     }
@@ -355,23 +400,25 @@ impl Breaker {
     ) -> PyResult<Py<PyTransition>> {
         let to = state_of(py, state)?;
         let now = now_or_clock(now)?;
-        let t = lock(&self.shared).transition_to(to, now).py(py)?;
-        Ok(self.fire(py, Some(t))?.expect("a transition"))
+        // The refusal becomes an exception after the lock is released.
+        let t = self.with(py, |b| b.transition_to(to, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
     }
 
     /// Returns to closed with an empty window.
     #[pyo3(signature = (now=None))]
     fn reset(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyTransition>>> {
         let now = now_or_clock(now)?;
-        let t = lock(&self.shared).reset(now);
+        let t = self.with(py, |b| b.reset(now));
         self.fire(py, t)
     }
 
     /// Seconds until a call could be admitted (0.0 if now; inf when forced open).
     #[pyo3(signature = (now=None))]
-    fn remaining_open(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+    fn remaining_open(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
         let now = now_or_clock(now)?;
-        let r = lock(&self.shared).remaining_open(now);
+        let r = self.with(py, |b| b.remaining_open(now));
         Ok(if r == u64::MAX { f64::INFINITY } else { to_secs(r) })
     }
 
@@ -384,8 +431,8 @@ impl Breaker {
         wall_now_ms: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let now = now_or_clock(now)?;
-        let wall = conv::wall_or_clock(py, wall_now_ms)?;
-        let text = lock(&self.shared).snapshot(now, wall).to_json();
+        let wall = conv::wall_or_clock(wall_now_ms)?;
+        let text = self.with(py, |b| b.snapshot(now, wall).to_json());
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         conv::from_json(py, &v)
     }
@@ -402,19 +449,20 @@ impl Breaker {
         let text = if snapshot.is_instance_of::<PyString>() {
             to_str(snapshot, "snapshot")?
         } else {
-            to_json(snapshot, Mode::Document)?.to_string()
+            conv::to_json(snapshot, Mode::Document)?.to_string()
         };
         let now = now_or_clock(now)?;
-        let wall = conv::wall_or_clock(py, wall_now_ms)?;
+        let wall = conv::wall_or_clock(wall_now_ms)?;
         let snap = BreakerSnapshot::from_json(&text).py(py)?;
         let b = CircuitBreaker::restore(self.config.clone(), &snap, now, wall).py(py)?;
-        *lock(&self.shared) = b;
+        let old = self.with(py, |cur| std::mem::replace(cur, b));
+        drop(old);
         Ok(())
     }
 
-    fn __repr__(&self) -> String {
-        let b = lock(&self.shared);
-        format!("CircuitBreaker(name={:?}, state={:?})", self.config.name, b.state().code())
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let state = self.with(py, |b| b.state().code());
+        format!("CircuitBreaker(name={:?}, state={:?})", self.config.name, state)
     }
 }
 
@@ -448,16 +496,42 @@ pub struct PyBudget {
 }
 
 impl PyBudget {
-    pub fn wrap(shared: SharedBudget) -> PyBudget {
-        let config = lock(&shared).config().clone();
+    pub fn wrap(py: Python<'_>, shared: SharedBudget) -> PyBudget {
+        let config = with(py, &shared, |b| b.config().clone());
         PyBudget { shared, config }
+    }
+
+    /// A new budget from its configuration document.
+    pub fn from_doc(py: Python<'_>, doc: &serde_json::Value) -> PyResult<PyBudget> {
+        let cfg = BudgetConfig::from_json_value(doc, "").py(py)?;
+        let b = Budget::new(cfg.clone()).py(py)?;
+        Ok(PyBudget { shared: b.shared(), config: cfg })
+    }
+
+    /// Runs `f` on the core budget (see [`crate::locks::with`]).
+    fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Budget) -> R + Send) -> R {
+        with(py, &self.shared, f)
     }
 
     /// `now` given as float seconds, else the monotonic clock — read only
     /// when the kind's answers depend on time (the core ignores `now` otherwise).
+    /// The arguments shared by `check`, `withdraw` and `try_withdraw`.
+    fn flags(
+        &self,
+        category: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        refused: Option<&Bound<'_, PyAny>>,
+        holds_retry_slot: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(Category, u64, bool, bool)> {
+        let c = category_of(category)?;
+        let refused = conv::bool_or(refused, "refused", false)?;
+        let holds = conv::bool_or(holds_retry_slot, "holds_retry_slot", false)?;
+        Ok((c, self.now(now)?, refused, holds))
+    }
+
     fn now(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
         match now {
-            Some(x) if !x.is_none() => conv::secs(x, "now"),
+            Some(x) if !x.is_none() => conv::instant(x, "now"),
             _ if self.config.depends_on_time() => Ok(conv::mono_ns()),
             _ => Ok(0),
         }
@@ -467,23 +541,23 @@ impl PyBudget {
 #[pymethods]
 impl PyBudget {
     #[new]
-    #[pyo3(signature = (config=None, *, kwargs=false, share=None))]
+    #[pyo3(signature = (config=None, *, kwargs=None, share=None, overrides=None))]
     fn new(
         py: Python<'_>,
         config: Option<&Bound<'_, PyAny>>,
-        kwargs: bool,
-        share: Option<&Bound<'_, PyBudget>>,
+        kwargs: Option<&Bound<'_, PyAny>>,
+        share: Option<&Bound<'_, PyAny>>,
+        overrides: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyBudget> {
-        if let Some(b) = share {
+        if let Some(b) = conv::opt_class_arg::<PyBudget>(share, "share", "a Budget")? {
             return Ok(PyBudget { shared: b.get().shared.clone(), config: b.get().config.clone() });
         }
-        let Some(config) = config else {
+        let mode = if conv::bool_or(kwargs, "kwargs", false)? { Mode::Kwargs } else { Mode::Document };
+        let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
+        if config.is_none_or(|c| c.is_none()) && overrides.is_none_or(|o| o.is_empty()) {
             return Err(err(py, ErrorCode::MissingField, "kind", "a budget names its kind"));
-        };
-        let doc = to_json(config, if kwargs { Mode::Kwargs } else { Mode::Document })?;
-        let cfg = BudgetConfig::from_json_value(&doc, "").py(py)?;
-        let b = Budget::new(cfg.clone()).py(py)?;
-        Ok(PyBudget { shared: b.shared(), config: cfg })
+        }
+        PyBudget::from_doc(py, &to_json_over(config, overrides, mode)?)
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -501,113 +575,128 @@ impl PyBudget {
     }
 
     #[getter]
-    fn refusals(&self) -> u64 {
-        lock(&self.shared).refusals()
+    fn refusals(&self, py: Python<'_>) -> u64 {
+        self.with(py, |b| b.refusals())
     }
 
     #[getter]
-    fn withdrawals(&self) -> u64 {
-        lock(&self.shared).withdrawals()
+    fn withdrawals(&self, py: Python<'_>) -> u64 {
+        self.with(py, |b| b.withdrawals())
     }
 
     /// The level: tokens, or window counts, as a dict.
     #[pyo3(signature = (now=None))]
     fn level<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         let now = self.now(now)?;
-        let v = lock(&self.shared).level(now);
+        let v = self.with(py, |b| b.level(now));
         conv::from_json(py, &v)
     }
 
     /// A logical operation starts (ratio deposit, concurrency call).
     #[pyo3(signature = (now=None))]
-    fn on_operation_start(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn on_operation_start(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let now = self.now(now)?;
-        lock(&self.shared).on_operation_start(now);
+        self.with(py, |b| b.on_operation_start(now));
         Ok(())
     }
 
     /// A logical operation ends.
-    #[pyo3(signature = (held_retry_slot=false))]
-    fn on_operation_end(&self, held_retry_slot: bool) {
-        lock(&self.shared).on_operation_end(held_retry_slot);
+    #[pyo3(signature = (held_retry_slot=None))]
+    fn on_operation_end(&self, py: Python<'_>, held_retry_slot: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let held = conv::bool_or(held_retry_slot, "held_retry_slot", false)?;
+        self.with(py, |b| b.on_operation_end(held));
+        Ok(())
     }
 
     /// Checks whether a retry after `category` is affordable: a `Refusal` or None.
-    #[pyo3(signature = (category=None, now=None, refused=false, holds_retry_slot=false))]
+    #[pyo3(signature = (category=None, now=None, refused=None, holds_retry_slot=None))]
     fn check(
         &self,
+        py: Python<'_>,
         category: Option<&Bound<'_, PyAny>>,
         now: Option<&Bound<'_, PyAny>>,
-        refused: bool,
-        holds_retry_slot: bool,
+        refused: Option<&Bound<'_, PyAny>>,
+        holds_retry_slot: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<PyRefusal>> {
-        let c = category_of(category)?;
-        let now = self.now(now)?;
-        Ok(lock(&self.shared).check(now, c, refused, holds_retry_slot).err().map(refusal))
+        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
+        Ok(self.with(py, |b| b.check(now, c, refused, holds)).err().map(refusal))
     }
 
     /// Pays for a retry that `check` allowed: (token cost or None, took a concurrency slot).
-    #[pyo3(signature = (category=None, now=None, refused=false, holds_retry_slot=false))]
+    #[pyo3(signature = (category=None, now=None, refused=None, holds_retry_slot=None))]
     fn withdraw(
         &self,
+        py: Python<'_>,
         category: Option<&Bound<'_, PyAny>>,
         now: Option<&Bound<'_, PyAny>>,
-        refused: bool,
-        holds_retry_slot: bool,
+        refused: Option<&Bound<'_, PyAny>>,
+        holds_retry_slot: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(Option<u32>, bool)> {
-        let c = category_of(category)?;
-        let now = self.now(now)?;
-        Ok(lock(&self.shared).withdraw(now, c, refused, holds_retry_slot))
+        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
+        Ok(self.with(py, |b| b.withdraw(now, c, refused, holds)))
     }
 
     /// Checks and pays in one step under one lock: None when paid, else the `Refusal`.
-    #[pyo3(signature = (category=None, now=None, refused=false, holds_retry_slot=false))]
+    #[pyo3(signature = (category=None, now=None, refused=None, holds_retry_slot=None))]
     fn try_withdraw(
         &self,
+        py: Python<'_>,
         category: Option<&Bound<'_, PyAny>>,
         now: Option<&Bound<'_, PyAny>>,
-        refused: bool,
-        holds_retry_slot: bool,
+        refused: Option<&Bound<'_, PyAny>>,
+        holds_retry_slot: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<PyRefusal>> {
-        let c = category_of(category)?;
-        let now = self.now(now)?;
-        let mut b = lock(&self.shared);
-        match b.check(now, c, refused, holds_retry_slot) {
+        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
+        let r = self.with(py, |b| match b.check(now, c, refused, holds) {
             Ok(()) => {
-                b.withdraw(now, c, refused, holds_retry_slot);
-                Ok(None)
+                b.withdraw(now, c, refused, holds);
+                None
             }
             Err(r) => {
                 b.count_refusal();
-                Ok(Some(refusal(r)))
+                Some(r)
             }
-        }
+        });
+        Ok(r.map(refusal))
     }
 
     /// Records a failed attempt.
-    #[pyo3(signature = (category=None, now=None, counts=true, reached_backend=true, declined_pushback=false, refused=false))]
+    #[pyo3(signature = (category=None, now=None, counts=None, reached_backend=None, declined_pushback=None, refused=None))]
+    #[allow(clippy::too_many_arguments)]
     fn on_failure(
         &self,
+        py: Python<'_>,
         category: Option<&Bound<'_, PyAny>>,
         now: Option<&Bound<'_, PyAny>>,
-        counts: bool,
-        reached_backend: bool,
-        declined_pushback: bool,
-        refused: bool,
+        counts: Option<&Bound<'_, PyAny>>,
+        reached_backend: Option<&Bound<'_, PyAny>>,
+        declined_pushback: Option<&Bound<'_, PyAny>>,
+        refused: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let c = category_of(category)?;
+        let facts = FailureFacts {
+            category: c,
+            counts: conv::bool_or(counts, "counts", true)?,
+            reached_backend: conv::bool_or(reached_backend, "reached_backend", true)?,
+            declined_pushback: conv::bool_or(declined_pushback, "declined_pushback", false)?,
+            refused: conv::bool_or(refused, "refused", false)?,
+        };
         let now = self.now(now)?;
-        lock(&self.shared)
-            .on_failure(now, FailureFacts { category: c, counts, reached_backend, declined_pushback, refused });
+        self.with(py, |b| b.on_failure(now, facts));
         Ok(())
     }
 
     /// Records a success; `retry_cost` is what the token bucket took for the retry that led to it.
     #[pyo3(signature = (now=None, retry_cost=None))]
-    fn on_success(&self, now: Option<&Bound<'_, PyAny>>, retry_cost: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn on_success(
+        &self,
+        py: Python<'_>,
+        now: Option<&Bound<'_, PyAny>>,
+        retry_cost: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let now = self.now(now)?;
-        let cost = conv::opt_uint(retry_cost, "retry_cost", 0, u64::from(u32::MAX))?.map(|c| c as u32);
-        lock(&self.shared).on_success(now, cost);
+        let cost = conv::opt_count(retry_cost, "retry_cost", u64::from(u32::MAX))?.map(|c| c as u32);
+        self.with(py, |b| b.on_success(now, cost));
         Ok(())
     }
 
@@ -629,7 +718,7 @@ impl PyBudget {
             }
             None => crate::entropy::draw(),
         };
-        Ok(lock(&self.shared).before_attempt(now, r).map(refusal))
+        Ok(self.with(py, |b| b.before_attempt(now, r)).map(refusal))
     }
 
     fn __repr__(&self) -> String {

@@ -6,10 +6,12 @@
 //! recursive walk stops at a depth limit, so a cyclic or 100 000-deep
 //! container costs neither stack nor time.
 
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use retrycore::idempotency::{JsonValue, MAX_DEPTH};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use retrycore::idempotency::JsonValue;
+use retrycore::limits::{self, MAX_DEPTH};
 use retrycore::{Error, ErrorCode};
 use serde_json::{Map, Value};
 use std::time::Instant;
@@ -86,6 +88,83 @@ fn wrong_type(o: &Bound<'_, PyAny>, field: &str, want: &str) -> PyErr {
     err(o.py(), ErrorCode::InvalidType, field, format!("must be {want}, got {}", type_name(o)))
 }
 
+// ---------------------------------------------------------------- host code
+
+static RETRYCORE_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+
+/// Turns an exception raised by the caller's own object while it was being
+/// converted (a throwing `__iter__`, `__index__`, getter…) into a retrycore
+/// error naming `field`, with the original as `__cause__`. A retrycore error
+/// passes unchanged, and so does a `BaseException` that is not an
+/// `Exception` (`KeyboardInterrupt`, `SystemExit`).
+pub fn user_err(py: Python<'_>, e: PyErr, field: &str) -> PyErr {
+    let v = e.value(py);
+    if !v.is_instance_of::<PyException>() {
+        return e;
+    }
+    let ours = RETRYCORE_ERROR
+        .get_or_try_init(py, || -> PyResult<Py<PyType>> {
+            Ok(errors_module(py)?.getattr("RetrycoreError")?.downcast_into::<PyType>()?.unbind())
+        })
+        .map(|t| v.is_instance(t.bind(py)).unwrap_or(false))
+        .unwrap_or(false);
+    if ours {
+        return e;
+    }
+    let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
+    let ours = err(py, ErrorCode::InvalidType, field, format!("could not be read: it raised {name}"));
+    ours.set_cause(py, Some(e));
+    ours
+}
+
+/// Iterates a list or tuple (or a subclass, through its `__iter__`), keeping
+/// at most [`limits::MAX_ITEMS`] elements: a longer or endless one is
+/// `too_large` before anything is converted, so converting an element (which
+/// may run the caller's code) cannot change what is walked.
+pub fn items<'py>(o: &Bound<'py, PyAny>, field: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let py = o.py();
+    if o.is_exact_instance_of::<PyList>() || o.is_exact_instance_of::<PyTuple>() {
+        limits::check_items(o.len()? as u64, field).py(py)?;
+    }
+    let mut out = Vec::new();
+    for x in o.try_iter().map_err(|e| user_err(py, e, field))? {
+        if out.len() == limits::MAX_ITEMS {
+            limits::check_items(limits::MAX_ITEMS as u64 + 1, field).py(py)?;
+        }
+        out.push(x.map_err(|e| user_err(py, e, field))?);
+    }
+    Ok(out)
+}
+
+/// Reads a list or tuple of anything (see [`items`]); anything else is `invalid_type`.
+pub fn list_arg<'py>(o: &Bound<'py, PyAny>, field: &str, want: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if !(o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>()) {
+        return Err(wrong_type(o, field, want));
+    }
+    items(o, field)
+}
+
+/// Reads an argument of a native class; anything else is `invalid_type`.
+pub fn class_arg<'a, 'py, T: pyo3::type_object::PyTypeCheck>(
+    o: &'a Bound<'py, PyAny>,
+    field: &str,
+    want: &str,
+) -> PyResult<&'a Bound<'py, T>> {
+    o.downcast::<T>().map_err(|_| wrong_type(o, field, want))
+}
+
+pub fn opt_class_arg<'a, 'py, T: pyo3::type_object::PyTypeCheck>(
+    o: Option<&'a Bound<'py, PyAny>>,
+    field: &str,
+    want: &str,
+) -> PyResult<Option<&'a Bound<'py, T>>> {
+    match o {
+        None => Ok(None),
+        Some(x) if x.is_none() => Ok(None),
+        Some(x) => class_arg(x, field, want).map(Some),
+    }
+}
+
 // ---------------------------------------------------------------- scalars
 
 /// Reads a `str`; a lone surrogate is `invalid_string`.
@@ -116,22 +195,72 @@ pub fn opt_bool(o: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<bo
     }
 }
 
-/// Reads an `int` (not a bool) in `[lo, hi]`.
-pub fn to_uint(o: &Bound<'_, PyAny>, field: &str, lo: u64, hi: u64) -> PyResult<u64> {
-    if o.is_instance_of::<PyBool>() || !o.is_instance_of::<PyInt>() {
-        return Err(wrong_type(o, field, "an int"));
+/// A bool argument with a default (None is the default).
+pub fn bool_or(o: Option<&Bound<'_, PyAny>>, field: &str, default: bool) -> PyResult<bool> {
+    Ok(opt_bool(o, field)?.unwrap_or(default))
+}
+
+static INT_INDEX: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
+
+/// The exact `int` value of an `int` or a subclass, read without calling
+/// any method the subclass overrides (`int.__index__` copies the digits).
+fn exact_int<'py>(o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if o.is_exact_instance_of::<PyInt>() {
+        return Ok(o.clone());
     }
-    match o.extract::<u64>() {
-        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
-        _ => Err(err(o.py(), ErrorCode::OutOfRange, field, format!("must be an integer in [{lo}, {hi}]"))),
+    let py = o.py();
+    let index = INT_INDEX
+        .get_or_try_init(py, || -> PyResult<Py<PyAny>> { Ok(py.get_type::<PyInt>().getattr("__index__")?.unbind()) })?;
+    index.bind(py).call1((o,))
+}
+
+fn is_int(o: &Bound<'_, PyAny>) -> bool {
+    o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>()
+}
+
+/// An `int` as an i128, or its sign when it is wider.
+enum Int {
+    Fits(i128),
+    Huge { negative: bool },
+}
+
+fn int_value(o: &Bound<'_, PyAny>) -> PyResult<Int> {
+    let i = exact_int(o)?;
+    if let Ok(v) = i.extract::<i128>() {
+        return Ok(Int::Fits(v));
+    }
+    Ok(Int::Huge { negative: i.lt(0i64)? })
+}
+
+/// An `int` as the nearest double (±infinity past the double range).
+fn int_f64(o: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let i = exact_int(o)?;
+    match i.extract::<f64>() {
+        Ok(v) => Ok(v),
+        Err(_) => Ok(if i.lt(0i64)? { f64::NEG_INFINITY } else { f64::INFINITY }),
     }
 }
 
-pub fn opt_uint(o: Option<&Bound<'_, PyAny>>, field: &str, lo: u64, hi: u64) -> PyResult<Option<u64>> {
+/// Reads a count (an `int`, not a bool) in `0..=max` by the core's rule
+/// (`retrycore::limits::count_from_i128`): never a wrap, never a silent 0.
+pub fn to_count(o: &Bound<'_, PyAny>, field: &str, max: u64) -> PyResult<u64> {
+    if !is_int(o) {
+        return Err(wrong_type(o, field, "an int"));
+    }
+    let py = o.py();
+    match int_value(o)? {
+        Int::Fits(v) => limits::count_from_i128(v, max, field).py(py),
+        Int::Huge { negative } => {
+            limits::count_from_f64(if negative { f64::NEG_INFINITY } else { f64::INFINITY }, max, field).py(py)
+        }
+    }
+}
+
+pub fn opt_count(o: Option<&Bound<'_, PyAny>>, field: &str, max: u64) -> PyResult<Option<u64>> {
     match o {
         None => Ok(None),
         Some(x) if x.is_none() => Ok(None),
-        Some(x) => to_uint(x, field, lo, hi).map(Some),
+        Some(x) => to_count(x, field, max).map(Some),
     }
 }
 
@@ -140,33 +269,32 @@ pub fn to_f64(o: &Bound<'_, PyAny>, field: &str) -> PyResult<f64> {
     if let Ok(f) = o.downcast::<PyFloat>() {
         return Ok(f.value());
     }
-    if o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>() {
-        return o.extract::<f64>().map_err(|_| err(o.py(), ErrorCode::OutOfRange, field, "is too large for a float"));
+    if is_int(o) {
+        let v = int_f64(o)?;
+        if v.is_infinite() {
+            return Err(err(o.py(), ErrorCode::OutOfRange, field, "is too large for a float"));
+        }
+        return Ok(v);
     }
     Err(wrong_type(o, field, "a float"))
 }
 
-/// Reads float seconds (or an int) as nanoseconds, rounding half to even
-/// (`retrycore::duration::from_secs_f64`): NaN, infinities and negatives are
-/// `out_of_range`.
+/// Reads float seconds (or an int) as nanoseconds, rounding half to even.
+/// Whole seconds that fit are exact; everything else (NaN, infinities,
+/// negatives, amounts past the nanosecond range) follows the core's rule
+/// for a host float (`retrycore::duration::from_secs_f64`).
 pub fn secs(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
     let py = o.py();
     if let Ok(f) = o.downcast::<PyFloat>() {
         return retrycore::duration::from_secs_f64(f.value(), field).py(py);
     }
-    if o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>() {
-        if let Ok(v) = o.extract::<u64>() {
-            return Ok(v.saturating_mul(1_000_000_000));
+    if is_int(o) {
+        if let Int::Fits(v) = int_value(o)? {
+            if let Some(ns) = u64::try_from(v).ok().and_then(|v| v.checked_mul(1_000_000_000)) {
+                return Ok(ns);
+            }
         }
-        if o.extract::<i64>().is_ok() {
-            return Err(err(py, ErrorCode::OutOfRange, field, "must not be negative"));
-        }
-        // Beyond 64 bits: saturates like any huge duration, unless negative.
-        let negative = o.lt(0i64).unwrap_or(false);
-        if negative {
-            return Err(err(py, ErrorCode::OutOfRange, field, "must not be negative"));
-        }
-        return Ok(u64::MAX);
+        return retrycore::duration::from_secs_f64(int_f64(o)?, field).py(py);
     }
     Err(wrong_type(o, field, "float seconds"))
 }
@@ -177,6 +305,20 @@ pub fn opt_secs(o: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<u6
         Some(x) if x.is_none() => Ok(None),
         Some(x) => secs(x, field).map(Some),
     }
+}
+
+/// Reads an instant in float seconds on the monotonic clock (or an int) as
+/// nanoseconds by the core's rule (`retrycore::limits::time_from_host_f64`):
+/// one past the nanosecond range is `invalid_time`.
+pub fn instant(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    let v = if let Ok(f) = o.downcast::<PyFloat>() {
+        f.value()
+    } else if is_int(o) {
+        int_f64(o)?
+    } else {
+        return Err(wrong_type(o, field, "float seconds"));
+    };
+    limits::time_from_host_f64(v, 1e9, field).py(o.py())
 }
 
 /// Nanoseconds as float seconds (`ns / 1e9`, one IEEE division).
@@ -213,7 +355,7 @@ pub fn mono_ns() -> u64 {
 /// `now` given as float seconds, or the monotonic clock.
 pub fn now_or_clock(now: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
     match now {
-        Some(x) if !x.is_none() => secs(x, "now"),
+        Some(x) if !x.is_none() => instant(x, "now"),
         _ => Ok(mono_ns()),
     }
 }
@@ -226,12 +368,40 @@ pub fn wall_ms() -> u64 {
         .unwrap_or(0)
 }
 
-pub fn wall_or_clock(py: Python<'_>, w: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
-    let _ = py;
-    match w {
-        Some(x) if !x.is_none() => to_uint(x, "wall_now_ms", 0, u64::MAX),
-        _ => Ok(wall_ms()),
+/// Reads a wall-clock instant in Unix epoch milliseconds (an int, or a
+/// float rounded half to even), refused past the nanosecond range like any
+/// instant (`retrycore::limits::time_from_host_f64`: `invalid_time`).
+pub fn wall_arg(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    let py = o.py();
+    if is_int(o) {
+        if let Int::Fits(v) = int_value(o)? {
+            if let Ok(ms) = u64::try_from(v) {
+                limits::time_from_host_f64(ms as f64, 1e6, field).py(py)?;
+                return Ok(ms);
+            }
+        }
+        limits::time_from_host_f64(int_f64(o)?, 1e6, field).py(py)?;
+        // Negative or past 2^64 ns: refused above.
+        return Err(err(py, ErrorCode::InvalidTime, field, "is not a time"));
     }
+    if let Ok(f) = o.downcast::<PyFloat>() {
+        let v = f.value();
+        limits::time_from_host_f64(v, 1e6, field).py(py)?;
+        return Ok(v.round_ties_even() as u64);
+    }
+    Err(wrong_type(o, field, "Unix epoch milliseconds (an int)"))
+}
+
+pub fn opt_wall(o: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<u64>> {
+    match o {
+        None => Ok(None),
+        Some(x) if x.is_none() => Ok(None),
+        Some(x) => wall_arg(x, field).map(Some),
+    }
+}
+
+pub fn wall_or_clock(w: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    Ok(opt_wall(w, "wall_now_ms")?.unwrap_or_else(wall_ms))
 }
 
 // ---------------------------------------------------------------- JSON trees
@@ -275,8 +445,11 @@ pub enum Mode {
     Kwargs,
 }
 
-fn depth_err(py: Python<'_>, field: &str) -> PyErr {
-    err(py, ErrorCode::TooDeep, field, format!("nesting deeper than {MAX_DEPTH} levels (or a cycle)"))
+fn depth_err(py: Python<'_>, field: &str, depth: usize) -> PyErr {
+    match limits::check_depth(depth, field) {
+        Err(e) => core_err(py, &e, Family::Config),
+        Ok(()) => err(py, ErrorCode::TooDeep, field, "nesting too deep"),
+    }
 }
 
 fn number_value(o: &Bound<'_, PyAny>, field: &str) -> PyResult<Value> {
@@ -287,19 +460,88 @@ fn number_value(o: &Bound<'_, PyAny>, field: &str) -> PyResult<Value> {
             .map(Value::Number)
             .ok_or_else(|| err(py, ErrorCode::OutOfRange, field, format!("must be a finite number, got {v}")));
     }
-    if let Ok(v) = o.extract::<u64>() {
-        return Ok(Value::from(v));
+    match int_value(o)? {
+        Int::Fits(v) => {
+            if let Ok(u) = u64::try_from(v) {
+                return Ok(Value::from(u));
+            }
+            if let Ok(i) = i64::try_from(v) {
+                return Ok(Value::from(i));
+            }
+            Err(err(py, ErrorCode::OutOfRange, field, "integer beyond 64 bits"))
+        }
+        Int::Huge { .. } => Err(err(py, ErrorCode::OutOfRange, field, "integer beyond 64 bits")),
     }
-    if let Ok(v) = o.extract::<i64>() {
-        return Ok(Value::from(v));
+}
+
+/// The members of a dict (or a subclass) as a list taken in one step
+/// (`PyDict_Items` reads the table itself), so a value whose conversion
+/// mutates the dict changes nothing being walked.
+fn members<'py>(d: &Bound<'py, PyDict>, field: &str) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let py = d.py();
+    let list = d.items();
+    let mut out = Vec::with_capacity(list.len());
+    for pair in list.iter() {
+        let t = pair
+            .downcast_into::<PyTuple>()
+            .map_err(|_| err(py, ErrorCode::InvalidType, field, "dict items must be pairs"))?;
+        out.push((t.get_item(0)?, t.get_item(1)?));
     }
-    Err(err(py, ErrorCode::OutOfRange, field, "integer beyond 64 bits"))
+    Ok(out)
+}
+
+struct Timedelta {
+    ty: Py<PyType>,
+    floordiv: Py<PyAny>,
+    unit: Py<PyAny>,
+}
+
+static TIMEDELTA: GILOnceCell<Timedelta> = GILOnceCell::new();
+
+/// A `datetime.timedelta` (or subclass) as whole microseconds, read with the
+/// base class's own division (never a method the subclass overrides).
+fn timedelta_us<'py>(o: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = o.py();
+    let td = TIMEDELTA.get_or_try_init(py, || -> PyResult<Timedelta> {
+        let ty = py.import("datetime")?.getattr("timedelta")?.downcast_into::<PyType>()?;
+        let floordiv = ty.getattr("__floordiv__")?.unbind();
+        let kw = PyDict::new(py);
+        kw.set_item("microseconds", 1)?;
+        let unit = ty.call((), Some(&kw))?.unbind();
+        Ok(Timedelta { ty: ty.unbind(), floordiv, unit })
+    })?;
+    if !o.is_instance(td.ty.bind(py))? {
+        return Ok(None);
+    }
+    td.floordiv.bind(py).call1((o, td.unit.bind(py))).map(Some)
 }
 
 /// Converts a Python tree (dict with str keys, list/tuple, str, int, float,
-/// bool, None) to JSON, depth-limited.
+/// bool, None) to JSON: depth-limited, every list bounded by
+/// [`limits::MAX_ITEMS`], every dict read as a snapshot of its members.
 pub fn to_json(o: &Bound<'_, PyAny>, mode: Mode) -> PyResult<Value> {
     to_json_at(o, mode, "", 0)
+}
+
+/// Converts `base` (a dict, or None) with `overrides` (keyword arguments) laid over it.
+pub fn to_json_over(
+    base: Option<&Bound<'_, PyAny>>,
+    overrides: Option<&Bound<'_, PyDict>>,
+    mode: Mode,
+) -> PyResult<Value> {
+    let mut doc = match base.filter(|b| !b.is_none()) {
+        None => Map::new(),
+        Some(b) => match to_json(b, mode)? {
+            Value::Object(m) => m,
+            _ => return Err(wrong_type(b, "config", "a dict")),
+        },
+    };
+    if let Some(o) = overrides {
+        if let Value::Object(m) = to_json(o.as_any(), mode)? {
+            doc.extend(m);
+        }
+    }
+    Ok(Value::Object(doc))
 }
 
 fn join(field: &str, key: &str) -> String {
@@ -324,12 +566,20 @@ fn to_json_at(o: &Bound<'_, PyAny>, mode: Mode, field: &str, depth: usize) -> Py
     if o.is_instance_of::<PyString>() {
         return Ok(Value::String(to_str(o, field)?));
     }
+    if mode == Mode::Kwargs {
+        if let Some(us) = timedelta_us(o)? {
+            return Ok(Value::String(match int_value(&us)? {
+                Int::Fits(v) => format!("{v}us"),
+                Int::Huge { negative } => (if negative { "-inf" } else { "inf" }).to_owned(),
+            }));
+        }
+    }
     if depth >= MAX_DEPTH {
-        return Err(depth_err(py, field));
+        return Err(depth_err(py, field, depth));
     }
     if let Ok(d) = o.downcast::<PyDict>() {
         let mut m = Map::new();
-        for (k, v) in d.iter() {
+        for (k, v) in members(d, field)? {
             let key = match k.downcast::<PyString>() {
                 Ok(_) => to_str(&k, field)?,
                 Err(_) => {
@@ -344,12 +594,8 @@ fn to_json_at(o: &Bound<'_, PyAny>, mode: Mode, field: &str, depth: usize) -> Py
             let f = join(field, &key);
             let value = if mode == Mode::Kwargs && is_number(&v) && DURATION_KEYS.contains(&key.as_str()) {
                 Value::String(format!("{}ns", secs(&v, &f)?))
-            } else if mode == Mode::Kwargs
-                && key == "seed"
-                && v.is_instance_of::<PyInt>()
-                && !v.is_instance_of::<PyBool>()
-            {
-                Value::String(to_uint(&v, &f, 0, u64::MAX)?.to_string())
+            } else if mode == Mode::Kwargs && key == "seed" && is_int(&v) {
+                Value::String(to_count(&v, &f, u64::MAX)?.to_string())
             } else {
                 to_json_at(&v, mode, &f, depth + 1)?
             };
@@ -358,9 +604,10 @@ fn to_json_at(o: &Bound<'_, PyAny>, mode: Mode, field: &str, depth: usize) -> Py
         return Ok(Value::Object(m));
     }
     if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() {
-        let mut out = Vec::new();
-        for (i, x) in o.try_iter()?.enumerate() {
-            out.push(to_json_at(&x?, mode, &format!("{field}[{i}]"), depth + 1)?);
+        let xs = items(o, field)?;
+        let mut out = Vec::with_capacity(xs.len());
+        for (i, x) in xs.iter().enumerate() {
+            out.push(to_json_at(x, mode, &format!("{field}[{i}]"), depth + 1)?);
         }
         return Ok(Value::Array(out));
     }
@@ -427,15 +674,21 @@ fn host_at(o: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue> {
         return Ok(JsonValue::Number(f.value()));
     }
     if o.is_instance_of::<PyInt>() {
-        if let Ok(v) = o.extract::<i64>() {
-            if v.unsigned_abs() <= 1 << 53 {
-                return Ok(JsonValue::Number(v as f64));
+        // Exact iff the double holds the integer: |v| ≤ 2^53, or a wider
+        // value whose double converts back to the same integer.
+        if let Int::Fits(v) = int_value(o)? {
+            // `as` rounds to nearest, ties to even, like Python's float(int).
+            let f = v as f64;
+            if f as i128 == v && f.abs() < 1.7e38 {
+                return Ok(JsonValue::Number(f));
             }
+            return Err(ierr(py, ErrorCode::InvalidNumber, "integer that a double cannot hold exactly"));
         }
-        // Exact iff float(i) == i (Python compares int and float exactly).
-        let f =
-            o.extract::<f64>().map_err(|_| ierr(py, ErrorCode::InvalidNumber, "integer beyond the double range"))?;
-        if o.eq(f).unwrap_or(false) {
+        let f = int_f64(o)?;
+        if f.is_infinite() {
+            return Err(ierr(py, ErrorCode::InvalidNumber, "integer beyond the double range"));
+        }
+        if exact_int(o)?.eq(exact_float_int(py, f)?)? {
             return Ok(JsonValue::Number(f));
         }
         return Err(ierr(py, ErrorCode::InvalidNumber, "integer that a double cannot hold exactly"));
@@ -450,8 +703,9 @@ fn host_at(o: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue> {
         return Err(ierr(py, ErrorCode::TooDeep, format!("nesting deeper than {MAX_DEPTH} levels (or a cycle)")));
     }
     if let Ok(d) = o.downcast::<PyDict>() {
-        let mut members = Vec::with_capacity(d.len());
-        for (k, v) in d.iter() {
+        let ms = members(d, "value").map_err(|e| user_err(py, e, "value"))?;
+        let mut out = Vec::with_capacity(ms.len());
+        for (k, v) in ms {
             let key = match k.downcast::<PyString>() {
                 Ok(s) => s
                     .to_cow()
@@ -465,14 +719,15 @@ fn host_at(o: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue> {
                     ))
                 }
             };
-            members.push((key, host_at(&v, depth + 1)?));
+            out.push((key, host_at(&v, depth + 1)?));
         }
-        return Ok(JsonValue::Object(members));
+        return Ok(JsonValue::Object(out));
     }
     if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() {
-        let mut out = Vec::new();
-        for x in o.try_iter()? {
-            out.push(host_at(&x?, depth + 1)?);
+        let xs = items(o, "value").map_err(|e| as_idempotency(py, e))?;
+        let mut out = Vec::with_capacity(xs.len());
+        for x in &xs {
+            out.push(host_at(x, depth + 1)?);
         }
         return Ok(JsonValue::Array(out));
     }
@@ -481,4 +736,31 @@ fn host_at(o: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue> {
         ErrorCode::InvalidType,
         format!("{} is not JSON (dict, list, tuple, str, int, float, bool or None)", type_name(o)),
     ))
+}
+
+/// The exact `int` a finite integral double stands for (`int(f)` of a plain float).
+fn exact_float_int(py: Python<'_>, f: f64) -> PyResult<Bound<'_, PyAny>> {
+    py.get_type::<PyInt>().call1((f,))
+}
+
+/// Re-raises a config-family error of a shared helper in the idempotency family.
+pub fn as_idempotency(py: Python<'_>, e: PyErr) -> PyErr {
+    let v = e.value(py);
+    match (
+        v.getattr("code").and_then(|c| c.extract::<String>()),
+        v.getattr("field").and_then(|c| c.extract::<String>()),
+    ) {
+        (Ok(code), Ok(field)) => match ErrorCode::ALL.iter().find(|c| c.code() == code) {
+            Some(c) => {
+                let msg = v.str().map(|s| s.to_string()).unwrap_or_default();
+                let out = err_in(py, Family::Idempotency, *c, &field, msg);
+                if let Ok(Some(cause)) = v.getattr("__cause__").map(|c| (!c.is_none()).then_some(c)) {
+                    out.set_cause(py, Some(PyErr::from_value(cause)));
+                }
+                out
+            }
+            None => e,
+        },
+        _ => e,
+    }
 }

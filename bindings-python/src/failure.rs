@@ -7,6 +7,7 @@ use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use retrycore::classify::{Classifier, Failure, GrpcCode, Verdict};
+use retrycore::limits;
 use retrycore::ErrorCode;
 
 /// A failure owning its strings.
@@ -76,7 +77,7 @@ fn grpc_value(v: &Bound<'_, PyAny>) -> PyResult<GrpcCode> {
         return GrpcCode::parse(&s)
             .ok_or_else(|| err(py, ErrorCode::InvalidValue, "grpc_code", format!("is not a grpc status code: {s:?}")));
     }
-    let n = conv::to_uint(v, "grpc_code", 0, 16)?;
+    let n = conv::to_count(v, "grpc_code", 16)?;
     GrpcCode::new(n as u8).ok_or_else(|| err(py, ErrorCode::OutOfRange, "grpc_code", "must be in [0, 16]"))
 }
 
@@ -150,7 +151,7 @@ impl OwnedFailure {
 
     fn apply(&mut self, k: &Fields<'_, '_>) -> PyResult<()> {
         if let Some(s) = some(k.status) {
-            self.status = Some(conv::to_uint(s, "status", 0, 999)? as u16);
+            self.status = Some(conv::to_count(s, "status", 999)? as u16);
         }
         if let Some(g) = some(k.grpc_code) {
             self.grpc_code = Some(grpc_value(g)?);
@@ -159,12 +160,13 @@ impl OwnedFailure {
             if !(n.is_instance_of::<PyList>() || n.is_instance_of::<PyTuple>()) {
                 return Err(err(n.py(), ErrorCode::InvalidType, "error_names", "must be a list of str"));
             }
+            // At most MAX_ITEMS walked, the first MAX_ERROR_NAMES kept (like a cause chain's).
             let mut names: Vec<Name> = Vec::new();
-            for (i, x) in n.try_iter()?.enumerate() {
-                if i >= see::MAX_NAMES {
-                    break;
+            for x in conv::items(n, "error_names")?.iter().take(limits::MAX_ERROR_NAMES) {
+                let name = to_str(x, "error_names")?;
+                if name.len() <= limits::MAX_NAME_BYTES {
+                    names.push(name.into());
                 }
-                names.push(to_str(&x?, "error_names")?.into());
             }
             // Given names come first: they describe the outermost error.
             names.append(&mut self.names);
@@ -183,25 +185,29 @@ impl OwnedFailure {
             if h.is_instance_of::<PyString>() {
                 return Err(err(h.py(), ErrorCode::InvalidType, "headers", "must be a mapping or a list of pairs"));
             }
-            let mut out = Vec::new();
+            let py = h.py();
             let items = match h.downcast::<PyDict>() {
                 Ok(d) => d.items().into_any(),
-                Err(_) => match h.getattr("items").and_then(|f| f.call0()) {
-                    Ok(it) => it,
+                Err(_) => match h.getattr("items") {
+                    Ok(f) => f.call0().map_err(|e| conv::user_err(py, e, "headers"))?,
                     Err(_) => h.clone(),
                 },
             };
-            for pair in items
-                .try_iter()
-                .map_err(|_| err(h.py(), ErrorCode::InvalidType, "headers", "must be a mapping or a list of pairs"))?
-            {
-                let pair = pair?;
-                let (Ok(a), Ok(b)) = (pair.get_item(0), pair.get_item(1)) else {
-                    return Err(err(h.py(), ErrorCode::InvalidType, "headers", "must hold (name, value) pairs"));
+            // At most MAX_ITEMS walked, the first MAX_HEADERS kept (like a response's).
+            let mut out = Vec::new();
+            for pair in conv::items(&items, "headers")?.iter().take(limits::MAX_HEADERS) {
+                let t = if pair.is_instance_of::<PyTuple>() || pair.is_instance_of::<PyList>() {
+                    conv::items(pair, "headers")?
+                } else {
+                    Vec::new()
                 };
-                out.push((to_str(&a, "headers")?, to_str(&b, "headers")?));
-                if out.len() > see::MAX_HEADERS * 4 {
-                    return Err(err(h.py(), ErrorCode::TooLarge, "headers", "too many headers"));
+                if t.len() != 2 {
+                    return Err(err(py, ErrorCode::InvalidType, "headers", "must hold (name, value) pairs"));
+                }
+                let (k, v) = (to_str(&t[0], "headers")?, to_str(&t[1], "headers")?);
+                // A longer name or value is ignored like a malformed one (retrycore::limits).
+                if k.len() <= limits::MAX_NAME_BYTES && v.len() <= limits::MAX_HEADER_VALUE_BYTES {
+                    out.push((k, v));
                 }
             }
             self.headers = out;
@@ -209,7 +215,7 @@ impl OwnedFailure {
         if let Some(e) = conv::opt_secs(k.elapsed, "elapsed")? {
             self.elapsed = Some(e);
         }
-        if let Some(w) = conv::opt_uint(k.wall_now_ms, "wall_now_ms", 0, u64::MAX)? {
+        if let Some(w) = conv::opt_wall(k.wall_now_ms, "wall_now_ms")? {
             self.wall_now_ms = Some(w);
         }
         Ok(())

@@ -8,6 +8,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use retrycore::idempotency::{self as idem, JsonValue};
 use retrycore::ErrorCode;
 use serde_json::{json, Value};
+use std::sync::Mutex;
 use std::time::Duration;
 
 const I: Family = Family::Idempotency;
@@ -25,7 +26,7 @@ fn s(o: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
 }
 
 fn u(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
-    conv::to_uint(o, field, 0, u64::MAX)
+    conv::to_count(o, field, u64::MAX)
 }
 
 /// Joins key parts with `:` (business id, operation, version).
@@ -42,7 +43,7 @@ pub fn derive_key(py: Python<'_>, parts: &Bound<'_, PyTuple>) -> PyResult<String
 #[pyfunction]
 #[pyo3(signature = (key, max_len=None))]
 pub fn validate_key(py: Python<'_>, key: &Bound<'_, PyAny>, max_len: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-    let max = conv::opt_uint(max_len, "max_len", 0, u64::MAX)?
+    let max = conv::opt_count(max_len, "max_len", u64::MAX)?
         .map_or(idem::DEFAULT_MAX_KEY_LEN, |m| usize::try_from(m).unwrap_or(usize::MAX));
     idem::validate_key(&s(key, "key")?, max).py_in(py, I)
 }
@@ -87,9 +88,17 @@ pub fn format_header(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<String>
 
 /// Reads an `Idempotency-Key` header value; `allow_token=True` also takes Stripe's bare token.
 #[pyfunction]
-#[pyo3(signature = (value, allow_token=false))]
-pub fn parse_header(py: Python<'_>, value: &Bound<'_, PyAny>, allow_token: bool) -> PyResult<String> {
-    let form = if allow_token { idem::HeaderForm::SfStringOrToken } else { idem::HeaderForm::SfString };
+#[pyo3(signature = (value, allow_token=None))]
+pub fn parse_header(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    allow_token: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let form = if conv::bool_or(allow_token, "allow_token", false)? {
+        idem::HeaderForm::SfStringOrToken
+    } else {
+        idem::HeaderForm::SfString
+    };
     idem::parse_header(&s(value, "value")?, form).py_in(py, I)
 }
 
@@ -133,7 +142,8 @@ fn fp(
     let selected: Option<Vec<String>> = match selected.filter(|x| !x.is_none()) {
         None => None,
         Some(l) if l.is_instance_of::<PyList>() || l.is_instance_of::<PyTuple>() => {
-            Some(l.try_iter()?.map(|p| s(&p?, "selected")).collect::<PyResult<_>>()?)
+            let items = conv::items(l, "selected").map_err(|e| conv::as_idempotency(py, e))?;
+            Some(items.iter().map(|p| s(p, "selected")).collect::<PyResult<_>>()?)
         }
         Some(_) => return Err(err_in(py, I, ErrorCode::InvalidType, "selected", "must be a list of JSON pointers")),
     };
@@ -168,7 +178,7 @@ fn fp(
 /// The fingerprint of a request: lowercase hex SHA-256 of the canonical JSON
 /// of `{"method", "path", "body"}` or `{"operation", "body"}`.
 #[pyfunction]
-#[pyo3(signature = (body=None, *, method=None, path=None, operation=None, selected=None, canonical=false))]
+#[pyo3(signature = (body=None, *, method=None, path=None, operation=None, selected=None, canonical=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn fingerprint(
     py: Python<'_>,
@@ -177,8 +187,9 @@ pub fn fingerprint(
     path: Option<&Bound<'_, PyAny>>,
     operation: Option<&Bound<'_, PyAny>>,
     selected: Option<&Bound<'_, PyAny>>,
-    canonical: bool,
+    canonical: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
+    let canonical = conv::bool_or(canonical, "canonical", false)?;
     let v = match body {
         Some(b) => to_host_json(b)?,
         None => JsonValue::Null,
@@ -188,7 +199,7 @@ pub fn fingerprint(
 
 /// `fingerprint` of a body given as JSON text (duplicate keys and inexact numbers are errors).
 #[pyfunction]
-#[pyo3(signature = (text, *, method=None, path=None, operation=None, selected=None, canonical=false))]
+#[pyo3(signature = (text, *, method=None, path=None, operation=None, selected=None, canonical=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn fingerprint_json(
     py: Python<'_>,
@@ -197,8 +208,9 @@ pub fn fingerprint_json(
     path: Option<&Bound<'_, PyAny>>,
     operation: Option<&Bound<'_, PyAny>>,
     selected: Option<&Bound<'_, PyAny>>,
-    canonical: bool,
+    canonical: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
+    let canonical = conv::bool_or(canonical, "canonical", false)?;
     fp(py, Body::Text(s(text, "text")?), method, path, operation, selected, canonical)
 }
 
@@ -213,15 +225,25 @@ pub struct RecordConfig {
 #[pymethods]
 impl RecordConfig {
     #[new]
-    #[pyo3(signature = (*, lease=None, retention=None, stripe=false, failure_handling=None, release_categories=None))]
+    #[pyo3(signature = (*, lease=None, retention=None, stripe=None, failure_handling=None, release_categories=None))]
     fn new(
         py: Python<'_>,
         lease: Option<&Bound<'_, PyAny>>,
         retention: Option<&Bound<'_, PyAny>>,
-        stripe: bool,
+        stripe: Option<&Bound<'_, PyAny>>,
         failure_handling: Option<&Bound<'_, PyAny>>,
-        release_categories: Option<Vec<String>>,
+        release_categories: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<RecordConfig> {
+        let stripe = conv::bool_or(stripe, "stripe", false)?;
+        let release_categories = match release_categories.filter(|c| !c.is_none()) {
+            None => None,
+            Some(c) => Some(
+                conv::list_arg(c, "release_categories", "a list of str")?
+                    .iter()
+                    .map(|x| conv::to_str(x, "release_categories"))
+                    .collect::<PyResult<Vec<String>>>()?,
+            ),
+        };
         let d = idem::RecordConfig::default();
         let lease = conv::opt_secs(lease, "lease")?.map_or(Duration::from_millis(d.lease_ms()), Duration::from_nanos);
         let retention = conv::opt_secs(retention, "retention")?
@@ -278,8 +300,9 @@ fn http_json(a: Option<idem::HttpAnswer>) -> Value {
     }
 }
 
-fn config_or_default(c: Option<&Bound<'_, RecordConfig>>) -> idem::RecordConfig {
-    c.map_or_else(idem::RecordConfig::default, |c| c.get().c.clone())
+fn config_or_default(c: Option<&Bound<'_, PyAny>>) -> PyResult<idem::RecordConfig> {
+    Ok(conv::opt_class_arg::<RecordConfig>(c, "config", "a RecordConfig")?
+        .map_or_else(idem::RecordConfig::default, |c| c.get().c.clone()))
 }
 
 /// Decides what an incoming request gets from its stored record (a dict, or None).
@@ -292,9 +315,9 @@ pub fn decide<'py>(
     key: Option<&Bound<'py, PyAny>>,
     fingerprint: &Bound<'py, PyAny>,
     wall_now_ms: Option<&Bound<'py, PyAny>>,
-    config: Option<&Bound<'py, RecordConfig>>,
+    config: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = config_or_default(config);
+    let cfg = config_or_default(config)?;
     let Some(key) = key.filter(|k| !k.is_none()) else {
         return conv::from_json(
             py,
@@ -307,7 +330,7 @@ pub fn decide<'py>(
         None => None,
         Some(r) => Some(record_of(py, r)?),
     };
-    let now = conv::wall_or_clock(py, wall_now_ms)?;
+    let now = conv::wall_or_clock(wall_now_ms)?;
     let d = idem::decide(rec.as_ref(), &key, &fpr, now, &cfg).py_in(py, I)?;
     let mut v = serde_json::to_value(&d).unwrap_or(Value::Null);
     v["http"] = http_json(d.http(&cfg));
@@ -336,9 +359,9 @@ pub fn complete<'py>(
     fence: &Bound<'py, PyAny>,
     outcome: &Bound<'py, PyAny>,
     wall_now_ms: Option<&Bound<'py, PyAny>>,
-    config: Option<&Bound<'py, RecordConfig>>,
+    config: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = config_or_default(config);
+    let cfg = config_or_default(config)?;
     let rec = record_of(py, record)?;
     let o =
         outcome.downcast::<PyDict>().map_err(|_| err_in(py, I, ErrorCode::InvalidType, "outcome", "must be a dict"))?;
@@ -366,7 +389,7 @@ pub fn complete<'py>(
             ))
         }
     };
-    let now = conv::wall_or_clock(py, wall_now_ms)?;
+    let now = conv::wall_or_clock(wall_now_ms)?;
     let r = idem::complete(&rec, u(fence, "fence")?, out, now, &cfg).py_in(py, I)?;
     to_py(py, &r)
 }
@@ -379,11 +402,11 @@ pub fn renew_lease<'py>(
     record: &Bound<'py, PyAny>,
     fence: &Bound<'py, PyAny>,
     wall_now_ms: Option<&Bound<'py, PyAny>>,
-    config: Option<&Bound<'py, RecordConfig>>,
+    config: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = config_or_default(config);
+    let cfg = config_or_default(config)?;
     let rec = record_of(py, record)?;
-    let now = conv::wall_or_clock(py, wall_now_ms)?;
+    let now = conv::wall_or_clock(wall_now_ms)?;
     let r = idem::renew_lease(&rec, u(fence, "fence")?, now, &cfg).py_in(py, I)?;
     to_py(py, &r)
 }
@@ -391,9 +414,20 @@ pub fn renew_lease<'py>(
 // ---------------------------------------------------------------- dead letters
 
 /// The envelope of a message whose retries ran out.
-#[pyclass(name = "DeadLetter", module = "retrycore._native")]
+#[pyclass(frozen, name = "DeadLetter", module = "retrycore._native")]
 pub struct PyDeadLetter {
-    l: idem::DeadLetter,
+    l: Mutex<idem::DeadLetter>,
+}
+
+impl PyDeadLetter {
+    fn new_letter(l: idem::DeadLetter) -> PyDeadLetter {
+        PyDeadLetter { l: Mutex::new(l) }
+    }
+
+    /// Runs `f` on the letter (see [`crate::locks::with`]).
+    fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut idem::DeadLetter) -> R + Send) -> R {
+        crate::locks::with(py, &self.l, f)
+    }
 }
 
 fn class_name(e: &Bound<'_, PyAny>) -> String {
@@ -412,7 +446,7 @@ impl PyDeadLetter {
     #[new]
     #[pyo3(signature = (msg_id, message, *, reason, attempts, error=None, error_class=None, error_message=None,
         first_failure_ms=None, last_failure_ms=None, first_failure_at=None, last_failure_at=None, trace_id=None,
-        topic=None, partition=None, offset=None, target_idempotent=false))]
+        topic=None, partition=None, offset=None, target_idempotent=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -431,11 +465,12 @@ impl PyDeadLetter {
         topic: Option<&Bound<'_, PyAny>>,
         partition: Option<&Bound<'_, PyAny>>,
         offset: Option<&Bound<'_, PyAny>>,
-        target_idempotent: bool,
+        target_idempotent: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyDeadLetter> {
+        let target_idempotent = conv::bool_or(target_idempotent, "target_idempotent", false)?;
         let mut b = idem::DeadLetter::builder(s(msg_id, "msg_id")?, to_json(message, Mode::Document)?)
             .reason(s(reason, "reason")?)
-            .attempts(conv::to_uint(attempts, "attempts", 0, u64::from(u32::MAX))? as u32)
+            .attempts(conv::to_count(attempts, "attempts", u64::from(u32::MAX))? as u32)
             .target_idempotent(target_idempotent);
         let (mut class, mut text) =
             (conv::opt_str(error_class, "error_class")?, conv::opt_str(error_message, "error_message")?);
@@ -455,74 +490,76 @@ impl PyDeadLetter {
         if let Some(t) = conv::opt_str(last_failure_at, "last_failure_at")? {
             b = b.last_failure_at(t);
         }
-        if let Some(ms) = conv::opt_uint(first_failure_ms, "first_failure_ms", 0, u64::MAX)? {
+        if let Some(ms) = conv::opt_count(first_failure_ms, "first_failure_ms", u64::MAX)? {
             b = b.first_failure_ms(ms);
         }
-        if let Some(ms) = conv::opt_uint(last_failure_ms, "last_failure_ms", 0, u64::MAX)? {
+        if let Some(ms) = conv::opt_count(last_failure_ms, "last_failure_ms", u64::MAX)? {
             b = b.last_failure_ms(ms);
         }
         if let Some(t) = conv::opt_str(trace_id, "trace_id")? {
             b = b.trace_id(t);
         }
         if let Some(t) = conv::opt_str(topic, "topic")? {
-            let p = conv::opt_uint(partition, "partition", 0, u64::from(u32::MAX))?.map(|p| p as u32);
-            let o = conv::opt_uint(offset, "offset", 0, u64::MAX)?;
+            let p = conv::opt_count(partition, "partition", u64::from(u32::MAX))?.map(|p| p as u32);
+            let o = conv::opt_count(offset, "offset", u64::MAX)?;
             b = b.source(t, p, o);
         }
-        Ok(PyDeadLetter { l: b.build().py_in(py, I)? })
+        Ok(PyDeadLetter::new_letter(b.build().py_in(py, I)?))
     }
 
     /// Reads a letter from a dict (validated).
     #[staticmethod]
     fn from_dict(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<PyDeadLetter> {
         let v = to_json(d, Mode::Document)?;
-        Ok(PyDeadLetter { l: idem::DeadLetter::from_value(&v).py_in(py, I)? })
+        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_value(&v).py_in(py, I)?))
     }
 
     /// Reads a letter from JSON text (validated).
     #[staticmethod]
     fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<PyDeadLetter> {
-        Ok(PyDeadLetter { l: idem::DeadLetter::from_json(&s(text, "text")?).py_in(py, I)? })
+        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_json(&s(text, "text")?).py_in(py, I)?))
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        conv::from_json(py, &self.l.to_value())
+        let v = self.with(py, |l| l.to_value());
+        conv::from_json(py, &v)
     }
 
-    fn to_json(&self) -> String {
-        self.l.to_json()
+    fn to_json(&self, py: Python<'_>) -> String {
+        self.with(py, |l| l.to_json())
     }
 
     /// Marks the letter for replay (its target must be idempotent).
-    fn mark_replayable(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.l.mark_replayable().py_in(py, I)
+    fn mark_replayable(&self, py: Python<'_>) -> PyResult<()> {
+        // A refusal becomes an exception after the lock is released.
+        self.with(py, |l| l.mark_replayable()).py_in(py, I)
     }
 
-    fn mark_replayed(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.l.mark_replayed().py_in(py, I)
+    fn mark_replayed(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |l| l.mark_replayed()).py_in(py, I)
     }
 
-    fn discard(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.l.discard().py_in(py, I)
-    }
-
-    #[getter]
-    fn msg_id(&self) -> String {
-        self.l.msg_id.clone()
+    fn discard(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |l| l.discard()).py_in(py, I)
     }
 
     #[getter]
-    fn status(&self) -> &'static str {
-        self.l.status.as_str()
+    fn msg_id(&self, py: Python<'_>) -> String {
+        self.with(py, |l| l.msg_id.clone())
     }
 
     #[getter]
-    fn replayable(&self) -> bool {
-        self.l.replayable
+    fn status(&self, py: Python<'_>) -> &'static str {
+        self.with(py, |l| l.status.as_str())
     }
 
-    fn __repr__(&self) -> String {
-        format!("DeadLetter(msg_id={:?}, status={:?})", self.l.msg_id, self.l.status.as_str())
+    #[getter]
+    fn replayable(&self, py: Python<'_>) -> bool {
+        self.with(py, |l| l.replayable)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        self.with(py, |l| format!("DeadLetter(msg_id={:?}, status={:?})", l.msg_id, l.status.as_str()))
     }
 }
 

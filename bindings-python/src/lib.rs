@@ -13,6 +13,7 @@ mod conv;
 mod entropy;
 mod failure;
 mod idem;
+mod locks;
 mod misc;
 mod policy;
 mod see;
@@ -24,7 +25,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     conv::init_clock(m.py())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DURATION_KEYS", conv::DURATION_KEYS.to_vec())?;
-    m.add("MAX_DEPTH", retrycore::idempotency::MAX_DEPTH)?;
+    m.add("MAX_DEPTH", retrycore::limits::MAX_DEPTH)?;
+    // The core's input limits by name (`retrycore::limits::ALL`), never a copy.
+    let limits = pyo3::types::PyDict::new(m.py());
+    for (name, value) in retrycore::limits::ALL {
+        limits.set_item(name, value)?;
+    }
+    m.add("LIMITS", limits)?;
     m.add_class::<policy::Policy>()?;
     m.add_class::<policy::Session>()?;
     m.add_class::<policy::Runner>()?;

@@ -55,7 +55,7 @@ pub fn server_advice(headers: &Bound<'_, PyAny>, wall_now_ms: Option<&Bound<'_, 
 #[pyfunction]
 pub fn parse_http_date(value: &Bound<'_, PyAny>, wall_now_ms: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
     let v = to_str(value, "value")?;
-    let now = conv::to_uint(wall_now_ms, "wall_now_ms", 0, u64::MAX)?;
+    let now = conv::wall_arg(wall_now_ms, "wall_now_ms")?;
     Ok(retrycore::retry_after::parse_http_date(&v, now))
 }
 
@@ -91,26 +91,26 @@ pub fn lint(py: Python<'_>, policy: &Bound<'_, PyAny>, service: Option<&Bound<'_
 }
 
 /// The pinned generator (xoshiro256++ seeded by SplitMix64).
-#[pyclass(name = "Random", module = "retrycore._native")]
+#[pyclass(frozen, name = "Random", module = "retrycore._native")]
 pub struct Random {
-    g: Xoshiro256pp,
+    g: std::sync::Mutex<Xoshiro256pp>,
 }
 
 #[pymethods]
 impl Random {
     #[new]
     fn new(seed: &Bound<'_, PyAny>) -> PyResult<Random> {
-        Ok(Random { g: Xoshiro256pp::seed_from_u64(conv::to_uint(seed, "seed", 0, u64::MAX)?) })
+        Ok(Random { g: std::sync::Mutex::new(Xoshiro256pp::seed_from_u64(conv::to_count(seed, "seed", u64::MAX)?)) })
     }
 
     /// The next 64-bit output.
-    fn next_u64(&mut self) -> u64 {
-        self.g.next_u64()
+    fn next_u64(&self, py: Python<'_>) -> u64 {
+        crate::locks::with(py, &self.g, |g| g.next_u64())
     }
 
     /// The next draw in [0, 1): `(x >> 11) · 2⁻⁵³`.
-    fn random(&mut self) -> f64 {
-        self.g.next_f64()
+    fn random(&self, py: Python<'_>) -> f64 {
+        crate::locks::with(py, &self.g, |g| g.next_f64())
     }
 }
 

@@ -4,18 +4,18 @@
 //! sleep, calling the function, seeing its exception, hooks — and asks the
 //! session for every decision.
 
-use crate::breaker::{fire, lock, Breaker, PyBudget, PyTransition};
-use crate::conv::{self, err, now_or_clock, opt_bool, opt_str, opt_uint, to_json, to_secs, to_str, CoreResult, Mode};
+use crate::breaker::{fire, hook_done, Breaker, PyBudget, PyTransition};
+use crate::conv::{self, err, now_or_clock, opt_bool, opt_count, opt_str, to_json, to_secs, to_str, CoreResult, Mode};
 use crate::failure::{Fields, OwnedFailure};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use retrycore::breaker::Transition;
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use retrycore::ErrorCode;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// A live retry policy.
 #[pyclass(frozen, name = "Policy", module = "retrycore._native")]
@@ -39,14 +39,43 @@ pub fn native_policy<'py>(o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Policy>>
 }
 
 fn floats(o: &Bound<'_, PyAny>, field: &str) -> PyResult<Vec<f64>> {
-    if !(o.is_instance_of::<pyo3::types::PyList>() || o.is_instance_of::<PyTuple>()) {
-        return Err(err(o.py(), ErrorCode::InvalidType, field, "must be a list of floats"));
+    conv::list_arg(o, field, "a list of floats")?.iter().map(|x| conv::to_f64(x, field)).collect()
+}
+
+/// The positional and keyword arguments of a call: a tuple and a dict (or None).
+pub fn call_args<'a, 'py>(
+    func: &Bound<'py, PyAny>,
+    args: &'a Bound<'py, PyAny>,
+    kwargs: Option<&'a Bound<'py, PyAny>>,
+) -> PyResult<(&'a Bound<'py, PyTuple>, Option<&'a Bound<'py, PyDict>>)> {
+    if !func.is_callable() {
+        return Err(err(
+            func.py(),
+            ErrorCode::InvalidType,
+            "func",
+            format!("must be callable, got {}", conv::type_name(func)),
+        ));
     }
-    o.try_iter()?.map(|x| conv::to_f64(&x?, field)).collect()
+    args_of(args, kwargs)
+}
+
+fn args_of<'a, 'py>(
+    args: &'a Bound<'py, PyAny>,
+    kwargs: Option<&'a Bound<'py, PyAny>>,
+) -> PyResult<(&'a Bound<'py, PyTuple>, Option<&'a Bound<'py, PyDict>>)> {
+    if let Some(d) = kwargs.and_then(|k| k.downcast::<PyDict>().ok()) {
+        if !d.is_empty() && d.keys().iter().any(|k| !k.is_instance_of::<PyString>()) {
+            return Err(err(d.py(), ErrorCode::InvalidType, "kwargs", "keyword names must be str"));
+        }
+    }
+    Ok((
+        conv::class_arg::<PyTuple>(args, "args", "a tuple")?,
+        conv::opt_class_arg::<PyDict>(kwargs, "kwargs", "a dict")?,
+    ))
 }
 
 fn entropy_arg(e: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
-    opt_uint(e, "entropy", 0, u64::MAX)
+    opt_count(e, "entropy", u64::MAX)
 }
 
 impl Policy {
@@ -57,11 +86,11 @@ impl Policy {
 
     fn around(py: Python<'_>, inner: RetryPolicy) -> PyResult<Policy> {
         let breaker = match inner.breaker() {
-            Some(b) => Some(Py::new(py, Breaker::wrap(b.clone()))?),
+            Some(b) => Some(Py::new(py, Breaker::wrap(py, b.clone()))?),
             None => None,
         };
         let budgets =
-            inner.budgets().iter().map(|b| Py::new(py, PyBudget::wrap(b.clone()))).collect::<PyResult<_>>()?;
+            inner.budgets().iter().map(|b| Py::new(py, PyBudget::wrap(py, b.clone()))).collect::<PyResult<_>>()?;
         Ok(Policy { inner, breaker, budgets })
     }
 }
@@ -90,24 +119,34 @@ impl ScheduleRow {
 
 #[pymethods]
 impl Policy {
-    /// Parses a policy document (JSON text).
+    /// Parses a policy document (JSON text, as a str or UTF-8 bytes); never reads a file.
     #[staticmethod]
     #[pyo3(signature = (text, entropy=None))]
     fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>, entropy: Option<&Bound<'_, PyAny>>) -> PyResult<Policy> {
-        let text = to_str(text, "text")?;
+        let text = match text.downcast::<PyBytes>() {
+            Ok(b) => {
+                let b = b.as_bytes();
+                retrycore::limits::check_bytes(b.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "text").py(py)?;
+                std::str::from_utf8(b)
+                    .map_err(|e| err(py, ErrorCode::InvalidJson, "text", format!("is not UTF-8: {e}")))?
+                    .to_owned()
+            }
+            Err(_) => to_str(text, "text")?,
+        };
         Policy::build(py, PolicyConfig::from_json(&text).py(py)?, entropy_arg(entropy)?)
     }
 
     /// Reads a policy document given as a dict (`kwargs=True`: float seconds in duration keys).
     #[staticmethod]
-    #[pyo3(signature = (doc, kwargs=false, entropy=None))]
+    #[pyo3(signature = (doc, kwargs=None, entropy=None))]
     fn from_dict(
         py: Python<'_>,
         doc: &Bound<'_, PyAny>,
-        kwargs: bool,
+        kwargs: Option<&Bound<'_, PyAny>>,
         entropy: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Policy> {
-        let v = to_json(doc, if kwargs { Mode::Kwargs } else { Mode::Document })?;
+        let mode = if conv::bool_or(kwargs, "kwargs", false)? { Mode::Kwargs } else { Mode::Document };
+        let v = to_json(doc, mode)?;
         Policy::build(py, PolicyConfig::from_json_value(&v).py(py)?, entropy_arg(entropy)?)
     }
 
@@ -142,15 +181,32 @@ impl Policy {
 
     /// A policy with the same settings whose sessions share `breaker`.
     #[pyo3(signature = (breaker))]
-    fn with_breaker(&self, py: Python<'_>, breaker: Option<Py<Breaker>>) -> Policy {
+    fn with_breaker(&self, py: Python<'_>, breaker: Option<&Bound<'_, PyAny>>) -> PyResult<Policy> {
+        let breaker =
+            conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
         let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
-        Policy { inner, breaker, budgets: self.budgets.iter().map(|b| b.clone_ref(py)).collect() }
+        Ok(Policy { inner, breaker, budgets: self.budgets.iter().map(|b| b.clone_ref(py)).collect() })
     }
 
     /// A policy with the same settings whose sessions share `budgets`.
-    fn with_budgets(&self, py: Python<'_>, budgets: Vec<Py<PyBudget>>) -> Policy {
+    fn with_budgets(&self, py: Python<'_>, budgets: &Bound<'_, PyAny>) -> PyResult<Policy> {
+        let budgets = conv::list_arg(budgets, "budgets", "a list of Budget objects")?
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                if let Ok(b) = b.downcast::<PyBudget>() {
+                    return Ok(b.clone().unbind());
+                }
+                if b.is_instance_of::<PyDict>() {
+                    // A configuration (keyword-argument form): a budget of its own.
+                    let doc = to_json(b, Mode::Kwargs)?;
+                    return Py::new(py, PyBudget::from_doc(py, &doc)?);
+                }
+                Err(conv::class_arg::<PyBudget>(b, &format!("budgets[{i}]"), "a Budget or a dict").unwrap_err())
+            })
+            .collect::<PyResult<Vec<_>>>()?;
         let inner = self.inner.with_budgets(budgets.iter().map(|b| b.get().shared.clone()).collect());
-        Policy { inner, breaker: self.breaker.as_ref().map(|b| b.clone_ref(py)), budgets }
+        Ok(Policy { inner, breaker: self.breaker.as_ref().map(|b| b.clone_ref(py)), budgets })
     }
 
     /// Low / mid / high delay per retry, in seconds.
@@ -186,7 +242,7 @@ impl Policy {
         r: &Bound<'_, PyAny>,
         prev: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<f64> {
-        let retry = conv::to_uint(retry, "retry", 0, u64::from(u32::MAX))? as u32;
+        let retry = conv::to_count(retry, "retry", u64::from(u32::MAX))? as u32;
         let r = conv::to_f64(r, "r")?;
         let prev = conv::opt_secs(prev, "prev")?;
         self.inner.config().backoff.delay_ns(retry, r, prev).map(to_secs).py(py)
@@ -194,8 +250,8 @@ impl Policy {
 
     /// The delays of retries 1..=count drawn from a generator seeded with `seed`.
     fn sample_delays(&self, seed: &Bound<'_, PyAny>, count: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
-        let seed = conv::to_uint(seed, "seed", 0, u64::MAX)?;
-        let count = conv::to_uint(count, "count", 0, 1_000_000)? as u32;
+        let seed = conv::to_count(seed, "seed", u64::MAX)?;
+        let count = conv::to_count(count, "count", retrycore::limits::MAX_ITEMS as u64)? as u32;
         Ok(self.inner.config().backoff.sample_sequence_ns(seed, count).into_iter().map(to_secs).collect())
     }
 
@@ -225,7 +281,7 @@ impl Policy {
         let opts = SessionOptions {
             key: opt_str(key, "key")?,
             key_entropy: crate::entropy::bytes::<16>(),
-            seed: opt_uint(seed, "seed", 0, u64::MAX)?,
+            seed: opt_count(seed, "seed", u64::MAX)?,
             idempotent: opt_bool(idempotent, "idempotent")?,
             idempotency_key_sent: opt_bool(idempotency_key_sent, "idempotency_key_sent")?,
             method: opt_str(method, "method")?,
@@ -242,7 +298,7 @@ impl Policy {
         attempts: &Bound<'_, PyAny>,
         max_delay: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Policy> {
-        let attempts = conv::to_uint(attempts, "attempts", 0, u64::from(u32::MAX))? as u32;
+        let attempts = conv::to_count(attempts, "attempts", u64::from(u32::MAX))? as u32;
         let max = conv::opt_secs(max_delay, "max_delay")?.unwrap_or(0);
         let inner = self.inner.testing(attempts, max).py(py)?;
         Ok(Policy {
@@ -392,7 +448,7 @@ pub struct Session {
     st: Mutex<State>,
     /// The key as a Python string, made on first read (the core formats a
     /// minted key only then too): a call whose key nobody reads mints nothing.
-    key: OnceLock<Py<PyString>>,
+    key: GILOnceCell<Py<PyString>>,
     max_attempts: u32,
 }
 
@@ -401,18 +457,25 @@ impl Session {
         let s = policy.session(opts).py(py)?;
         Ok(Session {
             max_attempts: policy.config().max_attempts,
-            key: OnceLock::new(),
+            key: GILOnceCell::new(),
             st: Mutex::new(State { s, timeout: None, last_exc: None }),
         })
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        lock(&self.st)
+    /// Runs `f` on the session's state (see [`crate::locks::with`]): plain
+    /// Rust only; what it returns becomes Python objects after the lock is released.
+    fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut State) -> R + Send) -> R {
+        crate::locks::with(py, &self.st, f)
     }
 
-    /// The key (never call it with the state locked).
+    /// The key as a Python string.
     fn key_str(&self, py: Python<'_>) -> Py<PyString> {
-        self.key.get_or_init(|| PyString::new(py, self.state().s.key()).unbind()).clone_ref(py)
+        self.key
+            .get_or_init(py, || {
+                let k = self.with(py, |st| st.s.key().to_owned());
+                PyString::new(py, &k).unbind()
+            })
+            .clone_ref(py)
     }
 }
 
@@ -426,14 +489,14 @@ impl Session {
 
     /// True when the session minted the key itself (it then does not make a request safe to repeat).
     #[getter]
-    fn key_minted(&self) -> bool {
-        self.state().s.key_minted()
+    fn key_minted(&self, py: Python<'_>) -> bool {
+        self.with(py, |st| st.s.key_minted())
     }
 
     /// The number of the current (or last) attempt; 0 before the first.
     #[getter]
-    fn attempt(&self) -> u32 {
-        self.state().s.attempts()
+    fn attempt(&self, py: Python<'_>) -> u32 {
+        self.with(py, |st| st.s.attempts())
     }
 
     #[getter]
@@ -443,33 +506,32 @@ impl Session {
 
     /// Seconds the current attempt may take (min of `attempt_timeout` and the time left), or None.
     #[getter]
-    fn timeout(&self) -> Option<f64> {
-        self.state().timeout.map(to_secs)
+    fn timeout(&self, py: Python<'_>) -> Option<f64> {
+        self.with(py, |st| st.timeout).map(to_secs)
     }
 
     #[getter]
-    fn done(&self) -> bool {
-        self.state().s.is_done()
+    fn done(&self, py: Python<'_>) -> bool {
+        self.with(py, |st| st.s.is_done())
     }
 
     #[getter]
-    fn give_up_reason(&self) -> Option<&'static str> {
-        self.state().s.give_up_reason().map(|r| r.code())
+    fn give_up_reason(&self, py: Python<'_>) -> Option<&'static str> {
+        self.with(py, |st| st.s.give_up_reason()).map(|r| r.code())
     }
 
     /// Gates the next attempt: a `Proceed` or a `Reject`.
     #[pyo3(signature = (now=None))]
     fn before_attempt(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let now = now_or_clock(now)?;
-        let g = {
-            let mut st = self.state();
-            let g = st.s.before_attempt_ns(now).py(py)?;
-            if let Gate::Proceed { timeout, .. } = &g {
+        let g = self.with(py, |st| {
+            let g = st.s.before_attempt_ns(now);
+            if let Ok(Gate::Proceed { timeout, .. }) = &g {
                 st.timeout = timeout.map(retrycore::duration::from_std);
             }
             g
-        };
-        gate_obj(py, &g)
+        });
+        gate_obj(py, &g.py(py)?)
     }
 
     /// Answers a failed attempt — an exception, a dict of failure fields, or
@@ -505,8 +567,8 @@ impl Session {
         };
         let f = OwnedFailure::read(failure, &fields)?;
         let now = now_or_clock(now)?;
-        let d = f.with(|x| self.state().s.on_failure_ns(now, x)).py(py)?;
-        decision_obj(py, &d)
+        let d = self.with(py, |st| f.with(|x| st.s.on_failure_ns(now, x)));
+        decision_obj(py, &d.py(py)?)
     }
 
     /// Records a successful attempt and finishes the session.
@@ -519,35 +581,41 @@ impl Session {
     ) -> PyResult<()> {
         let now = now_or_clock(now)?;
         let elapsed = conv::opt_secs(elapsed, "elapsed")?;
-        self.state().s.on_success_ns(now, elapsed).py(py)
+        // The refusal (a session not in flight) becomes an exception after the lock is released.
+        self.with(py, |st| st.s.on_success_ns(now, elapsed)).py(py)
     }
 
     /// Ends the session as cancelled (does nothing once done).
     #[pyo3(signature = (now=None))]
-    fn cancel(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn cancel(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let now = now_or_clock(now)?;
-        self.state().s.cancel_ns(now);
+        self.with(py, |st| st.s.cancel_ns(now));
         Ok(())
     }
 
     /// Gives back a permit and slots without counting anything.
-    fn release(&self) {
-        self.state().s.release();
+    fn release(&self, py: Python<'_>) {
+        self.with(py, |st| st.s.release());
     }
 
     /// The breaker transitions this session's calls caused since the last call.
     fn take_transitions(&self, py: Python<'_>) -> PyResult<Vec<Py<PyTransition>>> {
-        let ts = self.state().s.take_transitions();
+        let ts = self.with(py, |st| st.s.take_transitions());
         ts.iter().map(|t| Py::new(py, crate::breaker::transition(t))).collect()
     }
 
-    fn __repr__(&self) -> String {
-        let st = self.state();
-        format!("RetrySession(key={:?}, attempt={}, done={})", st.s.key(), st.s.attempts(), st.s.is_done())
+    fn __repr__(&self, py: Python<'_>) -> String {
+        self.with(py, |st| {
+            format!("RetrySession(key={:?}, attempt={}, done={})", st.s.key(), st.s.attempts(), st.s.is_done())
+        })
     }
 }
 
 // ---------------------------------------------------------------- the loop
+
+fn session_of<'a, 'py>(o: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Session>> {
+    conv::class_arg::<Session>(o, "session", "a RetrySession")
+}
 
 /// What a hook receives.
 #[pyclass(frozen, get_all, name = "RetryEvent", module = "retrycore._native")]
@@ -613,19 +681,25 @@ pub struct Runner {
     method: Option<String>,
 }
 
-fn hook(py: Python<'_>, h: Option<Py<PyAny>>) -> PyResult<Option<Py<PyAny>>> {
+/// Reads a callable argument (None: not given).
+pub fn hook(py: Python<'_>, h: Option<Py<PyAny>>, field: &str) -> PyResult<Option<Py<PyAny>>> {
     match h {
         Some(h) if h.is_none(py) => Ok(None),
-        Some(h) if !h.bind(py).is_callable() => Err(err(py, ErrorCode::InvalidType, "hook", "must be callable")),
+        Some(h) if !h.bind(py).is_callable() => Err(err(py, ErrorCode::InvalidType, field, "must be callable")),
         other => Ok(other),
     }
 }
+
+/// The longest single call of the default sleep, in nanoseconds (a day):
+/// a longer delay is slept in parts, since `time.sleep` refuses values past
+/// its platform's range with `OverflowError` (docs/python.md, "Sleeping").
+const SLEEP_CHUNK_NS: u64 = 86_400 * 1_000_000_000;
 
 impl Runner {
     fn now(&self, py: Python<'_>) -> PyResult<u64> {
         match &self.clock {
             None => Ok(conv::mono_ns()),
-            Some(c) => conv::secs(c.bind(py).call0()?.as_any(), "clock()"),
+            Some(c) => conv::instant(c.bind(py).call0()?.as_any(), "clock()"),
         }
     }
 
@@ -688,18 +762,17 @@ impl Runner {
     /// Gates an attempt: Ok(timeout ns) to proceed, or the error to raise.
     fn gate(&self, py: Python<'_>, s: &Session) -> PyResult<Option<u64>> {
         let now = self.now(py)?;
-        let (g, ts, attempts, last) = {
-            let mut st = s.state();
-            let g = st.s.before_attempt_ns(now).py(py)?;
+        let (g, ts, attempts, last, give_up) = s.with(py, |st| {
+            let g = st.s.before_attempt_ns(now);
             let ts = st.s.take_transitions();
-            if let Gate::Proceed { timeout, .. } = &g {
+            if let Ok(Gate::Proceed { timeout, .. }) = &g {
                 st.timeout = timeout.map(retrycore::duration::from_std);
             }
-            let last = if matches!(g, Gate::Reject { .. }) { st.last_exc.take() } else { None };
-            (g, ts, st.s.attempts(), last)
-        };
+            let last = if matches!(g, Ok(Gate::Reject { .. })) { st.last_exc.take() } else { None };
+            (g, ts, st.s.attempts(), last, st.s.give_up_reason())
+        });
         self.transitions(py, ts)?;
-        match g {
+        match g.py(py)? {
             Gate::Proceed { timeout, .. } => Ok(timeout.map(retrycore::duration::from_std)),
             Gate::Reject { reason, retry_after, budget } => {
                 let errors = conv::errors_module(py)?;
@@ -707,12 +780,17 @@ impl Runner {
                 if attempts == 0 {
                     // The first attempt was refused: the local rejection error.
                     let name = self.policy.get().inner.config().breaker.as_ref().and_then(|b| b.name.clone());
-                    let state = self.policy.get().breaker.as_ref().map(|b| lock(&b.get().shared).state().code());
+                    let state = self
+                        .policy
+                        .get()
+                        .breaker
+                        .as_ref()
+                        .map(|b| crate::locks::with(py, &b.get().shared, |b| b.state().code()));
                     let exc = errors.getattr("_rejected")?.call1((reason.code(), ra, state, name, budget))?;
                     return Err(PyErr::from_value(exc));
                 }
                 // A later attempt was refused: the session gave up.
-                let give_up = s.state().s.give_up_reason().map_or(reason.code(), |r| r.code());
+                let give_up = give_up.map_or(reason.code(), |r| r.code());
                 if let Some(h) = &self.on_give_up {
                     let ev = self.event(
                         py,
@@ -725,7 +803,7 @@ impl Runner {
                         budget.clone(),
                         last.as_ref().map(|e| e.bind(py)),
                     );
-                    h.call1(py, (ev,))?;
+                    hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
                 }
                 let exc = errors.getattr("_give_up")?.call1((
                     give_up,
@@ -746,15 +824,16 @@ impl Runner {
     fn failed(&self, py: Python<'_>, s: &Session, exc: &Bound<'_, PyAny>) -> PyResult<u64> {
         let f = OwnedFailure::from_exception(exc)?;
         let now = self.now(py)?;
-        let (d, ts) = {
-            let mut st = s.state();
+        let exc_ref = exc.clone().unbind();
+        let (d, ts, old) = s.with(py, |st| {
             let d = f.with(|x| st.s.on_failure_ns(now, x));
-            st.last_exc = Some(exc.clone().unbind());
-            (d, st.s.take_transitions())
-        };
-        let d = d.py(py)?;
+            let old = st.last_exc.replace(exc_ref);
+            (d, st.s.take_transitions(), old)
+        });
+        // Dropped with the lock released: freeing an exception can run finalizers.
+        drop(old);
         self.transitions(py, ts)?;
-        match d {
+        match d.py(py)? {
             Decision::Retry { retry, delay, category, .. } => {
                 let delay = retrycore::duration::from_std(delay);
                 if let Some(h) = &self.on_retry {
@@ -769,7 +848,7 @@ impl Runner {
                         None,
                         Some(exc),
                     );
-                    h.call1(py, (ev,))?;
+                    hook_done(py, "on_retry", h.call1(py, (ev,)))?;
                 }
                 Ok(delay)
             }
@@ -787,7 +866,7 @@ impl Runner {
                         budget,
                         Some(exc),
                     );
-                    h.call1(py, (ev,))?;
+                    hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
                 }
                 if !exhausted {
                     // Not retryable, declined or cancelled: the error itself.
@@ -810,27 +889,61 @@ impl Runner {
 
     fn succeeded(&self, py: Python<'_>, s: &Session) -> PyResult<()> {
         let now = self.now(py)?;
-        let ts = {
-            let mut st = s.state();
-            st.s.on_success_ns(now, None).py(py)?;
-            st.last_exc = None;
-            st.s.take_transitions()
-        };
-        self.transitions(py, ts)
+        let (r, old, ts) =
+            s.with(py, |st| (st.s.on_success_ns(now, None), st.last_exc.take(), st.s.take_transitions()));
+        drop(old);
+        self.transitions(py, ts)?;
+        r.py(py)
     }
 
     fn cancelled(&self, py: Python<'_>, s: &Session) -> PyResult<()> {
-        let now = self.now(py)?;
-        let ts = {
-            let mut st = s.state();
+        if s.with(py, |st| st.s.is_done()) {
+            return Ok(());
+        }
+        let now = self.now(py).unwrap_or_else(|_| conv::mono_ns());
+        let (old, ts) = s.with(py, |st| {
             st.s.cancel_ns(now);
-            st.last_exc = None;
-            st.s.take_transitions()
-        };
+            (st.last_exc.take(), st.s.take_transitions())
+        });
+        drop(old);
         self.transitions(py, ts)
     }
 
+    /// Sleeps `delay` ns: the caller's `sleep` gets the whole delay, the
+    /// default `time.sleep` gets it in parts of at most [`SLEEP_CHUNK_NS`].
+    fn wait(&self, py: Python<'_>, delay: u64) -> PyResult<()> {
+        if let Some(f) = &self.sleep {
+            return f.bind(py).call1((to_secs(delay),)).map(drop);
+        }
+        let sleep = time_sleep(py)?;
+        let mut left = delay;
+        while left > 0 {
+            let part = left.min(SLEEP_CHUNK_NS);
+            sleep.call1((to_secs(part),))?;
+            left -= part;
+        }
+        Ok(())
+    }
+
+    /// Runs the attempts; whatever ends the loop with an error leaves the
+    /// session done (cancelled if the error came from the host side: a
+    /// clock, a sleep, an exception that could not be read).
     fn run(
+        &self,
+        py: Python<'_>,
+        s: &Session,
+        func: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let r = self.attempts(py, s, func, args, kwargs);
+        if r.is_err() {
+            self.cancelled(py, s)?;
+        }
+        r
+    }
+
+    fn attempts(
         &self,
         py: Python<'_>,
         s: &Session,
@@ -849,19 +962,11 @@ impl Runner {
                     let exc = e.value(py).clone().into_any();
                     if !exc.is_instance_of::<PyException>() {
                         // KeyboardInterrupt, SystemExit, GeneratorExit: cancel, re-raise.
-                        self.cancelled(py, s)?;
                         return Err(e);
                     }
                     let delay = self.failed(py, s, &exc)?;
                     if delay > 0 {
-                        let sleep = match &self.sleep {
-                            Some(f) => f.bind(py).clone(),
-                            None => time_sleep(py)?.clone(),
-                        };
-                        if let Err(e) = sleep.call1((to_secs(delay),)) {
-                            self.cancelled(py, s)?;
-                            return Err(e);
-                        }
+                        self.wait(py, delay)?;
                     }
                 }
             }
@@ -890,12 +995,12 @@ impl Runner {
     ) -> PyResult<Runner> {
         Ok(Runner {
             policy: native_policy(policy)?.unbind(),
-            sleep: hook(py, sleep)?,
-            clock: hook(py, clock)?,
-            on_retry: hook(py, on_retry)?,
-            on_give_up: hook(py, on_give_up)?,
-            on_state_change: hook(py, on_state_change)?,
-            key_fn: hook(py, key)?,
+            sleep: hook(py, sleep, "sleep")?,
+            clock: hook(py, clock, "clock")?,
+            on_retry: hook(py, on_retry, "on_retry")?,
+            on_give_up: hook(py, on_give_up, "on_give_up")?,
+            on_state_change: hook(py, on_state_change, "on_state_change")?,
+            key_fn: hook(py, key, "key")?,
             idempotent: opt_bool(idempotent, "idempotent")?,
             key_sent: opt_bool(idempotency_key_sent, "idempotency_key_sent")?,
             method: opt_str(method, "method")?,
@@ -908,9 +1013,10 @@ impl Runner {
         &self,
         py: Python<'_>,
         func: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
+        args: &Bound<'_, PyAny>,
+        kwargs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let (args, kwargs) = call_args(func, args, kwargs)?;
         let s = self.new_session(py, args, kwargs)?;
         let var = current_var(py)?;
         let token = var.set.call1(py, (s.clone_ref(py),))?;
@@ -924,30 +1030,41 @@ impl Runner {
     fn start(
         &self,
         py: Python<'_>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
+        args: &Bound<'_, PyAny>,
+        kwargs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<Session>> {
+        let (args, kwargs) = args_of(args, kwargs)?;
         self.new_session(py, args, kwargs)
     }
 
     /// Gates an attempt: the timeout in seconds (or None), or raises the local rejection / `RetryError`.
-    fn before(&self, py: Python<'_>, session: &Bound<'_, Session>) -> PyResult<Option<f64>> {
-        Ok(self.gate(py, session.get())?.map(to_secs))
+    fn before(&self, py: Python<'_>, session: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+        Ok(self.gate(py, session_of(session)?.get())?.map(to_secs))
     }
 
     /// Answers a failed attempt: the delay in seconds, or raises (`RetryError`, or the error itself).
-    fn failed_attempt(&self, py: Python<'_>, session: &Bound<'_, Session>, exc: &Bound<'_, PyAny>) -> PyResult<f64> {
-        Ok(to_secs(self.failed(py, session.get(), exc)?))
+    fn failed_attempt(&self, py: Python<'_>, session: &Bound<'_, PyAny>, exc: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let s = session_of(session)?.get();
+        if !exc.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+            return Err(err(py, ErrorCode::InvalidType, "exc", "must be an exception"));
+        }
+        match self.failed(py, s, exc) {
+            Ok(d) => Ok(to_secs(d)),
+            Err(e) => {
+                self.cancelled(py, s)?;
+                Err(e)
+            }
+        }
     }
 
     /// Records the successful attempt.
-    fn succeeded_attempt(&self, py: Python<'_>, session: &Bound<'_, Session>) -> PyResult<()> {
-        self.succeeded(py, session.get())
+    fn succeeded_attempt(&self, py: Python<'_>, session: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.succeeded(py, session_of(session)?.get())
     }
 
     /// Cancels the session (no-op once done).
-    fn cancel(&self, py: Python<'_>, session: &Bound<'_, Session>) -> PyResult<()> {
-        self.cancelled(py, session.get())
+    fn cancel(&self, py: Python<'_>, session: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.cancelled(py, session_of(session)?.get())
     }
 
     #[getter]

@@ -21,12 +21,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
-/// Exceptions walked along a chain at most.
-pub const MAX_CHAIN: usize = 16;
-/// Names kept at most.
-pub const MAX_NAMES: usize = 256;
-/// Headers read from one response at most.
-pub const MAX_HEADERS: usize = 256;
+use retrycore::limits::{MAX_CHAIN, MAX_ERROR_NAMES as MAX_NAMES, MAX_HEADERS, MAX_HEADER_VALUE_BYTES, MAX_NAME_BYTES};
 /// Types (and errno values) remembered at most (a cache is cleared when full).
 const MAX_TYPES: usize = 4096;
 
@@ -162,11 +157,16 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
         }
     }
     let info = Arc::new(TypeInfo { names, oserror, class_attrs });
-    let mut c = caches(py);
-    if c.types.len() >= MAX_TYPES {
-        c.types.clear();
-    }
-    c.types.insert(id, (t.clone().unbind(), info.clone()));
+    let entry = (t.clone().unbind(), info.clone());
+    // The types a full cache held, and an entry replaced, are dropped after
+    // the lock is released: dropping a type can run Python code.
+    let (old, replaced) = {
+        let mut c = caches(py);
+        let old = if c.types.len() >= MAX_TYPES { std::mem::take(&mut c.types) } else { Map::default() };
+        let replaced = c.types.insert(id, entry);
+        (old, replaced)
+    };
+    drop((old, replaced));
     Ok(info)
 }
 
@@ -214,6 +214,12 @@ fn status_of(v: &Bound<'_, PyAny>) -> Option<u16> {
 }
 
 fn header_text(v: &Bound<'_, PyAny>) -> Option<String> {
+    // Longer than any header kept: not copied at all.
+    if v.len().is_ok_and(|n| n > MAX_HEADER_VALUE_BYTES)
+        && (v.is_instance_of::<PyString>() || v.is_instance_of::<pyo3::types::PyBytes>())
+    {
+        return None;
+    }
     if let Ok(s) = v.downcast::<PyString>() {
         return s.to_cow().ok().map(|c| c.into_owned());
     }
@@ -234,7 +240,9 @@ pub fn read_headers(h: &Bound<'_, PyAny>, out: &mut Vec<(String, String)>) {
         let Ok(pair) = pair else { break };
         let (Ok(k), Ok(v)) = (pair.get_item(0), pair.get_item(1)) else { continue };
         if let (Some(k), Some(v)) = (header_text(&k), header_text(&v)) {
-            out.push((k, v));
+            if k.len() <= MAX_NAME_BYTES && v.len() <= MAX_HEADER_VALUE_BYTES {
+                out.push((k, v));
+            }
         }
     }
 }
@@ -269,7 +277,9 @@ pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
         }
         seen[n_seen] = id;
         n_seen += 1;
-        let info = type_info(py, &ex.get_type())?;
+        // A class whose attributes cannot be read contributes no names.
+        let info = type_info(py, &ex.get_type())
+            .unwrap_or_else(|_| Arc::new(TypeInfo { names: Vec::new(), oserror: false, class_attrs: 0 }));
         // The instance's own attributes (an empty dict has none to offer).
         let dict = ex
             .getattr(intern!(py, "__dict__"))

@@ -163,7 +163,7 @@ def test_policy_call_and_from_json(tmp_path: Path) -> None:
     doc = '{"version": 1, "max_attempts": 2, "initial": "10ms", "jitter": "none"}'
     path = tmp_path / "p.json"
     path.write_text(doc)
-    for p in (RetryPolicy.from_json(doc), RetryPolicy.from_json(path), RetryPolicy.from_dict({"max_attempts": 2})):
+    for p in (RetryPolicy.from_json(doc), RetryPolicy.from_file(path), RetryPolicy.from_dict({"max_attempts": 2})):
         assert p.max_attempts == 2
     p = RetryPolicy.from_json(doc)
     assert p.call(lambda a, b=0: a + b, 1, b=2) == 3

@@ -126,7 +126,7 @@ def k_duration(case: Dict[str, Any]) -> None:
 def k_policy(case: Dict[str, Any]) -> None:
     def build() -> retrycore.RetryPolicy:
         if isinstance(case.get("text"), str):
-            return retrycore.RetryPolicy.from_json(case["text"]) if case["text"].lstrip().startswith(("{", "[")) else retrycore.RetryPolicy._wrap(_native.Policy.from_json(case["text"]))
+            return retrycore.RetryPolicy.from_json(case["text"])
         return retrycore.RetryPolicy.from_dict(case.get("document") or {})
 
     def check(p: retrycore.RetryPolicy, want: Any) -> None:

@@ -21,6 +21,7 @@ import datetime as _dt
 import functools
 import inspect
 import os
+import types as _types
 from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, TypeVar, Union, cast, overload
 
 from . import _native
@@ -145,6 +146,7 @@ __all__ = [
     "format_number",
     "format_rfc3339_ms",
     "give_up_reasons",
+    "LIMITS",
     "lint",
     "mint_key",
     "parse_duration",
@@ -177,19 +179,28 @@ def current_attempt() -> Optional[RetrySession]:
     return _CURRENT.get()
 
 
-def _timedeltas(value: Any, depth: int = 0) -> Any:
-    """Writes ``datetime.timedelta`` values as exact duration strings (documents are shallow:
-    deeper values are left for the native module, which refuses nesting past its limit)."""
-    if isinstance(value, _dt.timedelta):
-        us = value // _dt.timedelta(microseconds=1)
-        return f"{us}us" if us >= 0 else f"-{-us}us"
-    if depth >= 8:
-        return value
-    if isinstance(value, dict):
-        return {k: _timedeltas(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_timedeltas(v, depth + 1) for v in value]
-    return value
+#: The input limits every entry point applies (``retrycore::limits`` of the core, by name):
+#: ``max_items`` elements per list, ``max_depth`` levels of nesting, ``max_document_bytes``
+#: per document, ``max_headers`` per failure, ``max_chain`` exceptions per cause chain, …
+LIMITS: Mapping[str, int] = _types.MappingProxyType(dict(_native.LIMITS))
+
+#: The longest single ``time.sleep`` / ``asyncio.sleep`` call of the default sleep, in
+#: seconds: a longer delay is slept in parts (``time.sleep`` raises ``OverflowError``
+#: past its platform's range).
+_SLEEP_CHUNK = 86_400.0
+
+
+async def _default_async_sleep(delay: float) -> None:
+    """``asyncio.sleep`` in parts of at most a day (any valid delay, however long)."""
+    while delay > _SLEEP_CHUNK:
+        await asyncio.sleep(_SLEEP_CHUNK)
+        delay -= _SLEEP_CHUNK
+    await asyncio.sleep(delay)
+
+
+def _callable(fn: Any, field: str) -> None:
+    if not callable(fn):
+        raise ConfigTypeError(f"must be callable, got {type(fn).__name__}", "invalid_type", field)
 
 
 class CircuitBreaker(_native.CircuitBreaker):
@@ -211,9 +222,8 @@ class CircuitBreaker(_native.CircuitBreaker):
         on_state_change: StateHook = None,
         **kwargs: Any,
     ) -> "CircuitBreaker":
-        doc: Dict[str, Any] = dict(config or {})
-        doc.update(kwargs)
-        return super().__new__(cls, _timedeltas(doc), kwargs=True, on_state_change=on_state_change)
+        # The native module reads `config` and the keywords (bounded, `timedelta`s included).
+        return super().__new__(cls, config, kwargs=True, on_state_change=on_state_change, overrides=kwargs)
 
     @classmethod
     def _share(cls, native: _native.CircuitBreaker, on_state_change: StateHook = None) -> "CircuitBreaker":
@@ -221,6 +231,7 @@ class CircuitBreaker(_native.CircuitBreaker):
 
     def __call__(self, fn: F) -> F:
         """Guards a function (sync or ``async def``) with the breaker."""
+        _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
             acquire, record = self.acquire, self.record
 
@@ -281,9 +292,7 @@ class Budget(_native.Budget):
     """
 
     def __new__(cls, config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> "Budget":
-        doc: Dict[str, Any] = dict(config or {})
-        doc.update(kwargs)
-        return super().__new__(cls, _timedeltas(doc), kwargs=True)
+        return super().__new__(cls, config, kwargs=True, overrides=kwargs)
 
     @classmethod
     def _share(cls, native: _native.Budget) -> "Budget":
@@ -343,39 +352,24 @@ class RetryPolicy:
         on_state_change: StateHook = None,
         **kwargs: Any,
     ) -> None:
-        breaker = kwargs.pop("breaker", None)
-        budgets: List[Any] = []
+        # Only exact types are looked at here (no caller code runs); the native module
+        # converts everything else, bounded, and refuses what is not a document.
         if "budget" in kwargs and "budgets" in kwargs:
             raise ConfigError("give budget or budgets, not both", "invalid_combination", "budgets")
-        one = kwargs.pop("budget", None)
-        if one is not None:
-            budgets = [one]
-        many = kwargs.pop("budgets", None)
-        if many is not None:
-            if not isinstance(many, (list, tuple)):
-                raise ConfigTypeError("must be a list of budgets", "invalid_type", "budgets")
-            budgets = list(many)
-        doc = _timedeltas(kwargs)
-        if isinstance(breaker, Mapping):
-            doc["breaker"] = _timedeltas(dict(breaker))
-            breaker = None
-        if budgets and all(isinstance(b, Mapping) for b in budgets):
-            doc["budgets"] = [_timedeltas(dict(b)) for b in budgets]
-            budgets = []
-        p = _native.Policy.from_dict(doc, kwargs=True)
+        if "budget" in kwargs:
+            one = kwargs.pop("budget")
+            kwargs["budgets"] = None if one is None else [one]
+        breaker = kwargs.pop("breaker", None)
+        if breaker is not None and type(breaker) is dict:
+            kwargs["breaker"], breaker = breaker, None
+        budgets = kwargs.pop("budgets", None)
+        if type(budgets) in (list, tuple) and all(type(b) is dict for b in budgets):
+            kwargs["budgets"], budgets = budgets, None
+        p = _native.Policy.from_dict(kwargs, kwargs=True)
         if breaker is not None:
-            if not isinstance(breaker, _native.CircuitBreaker):
-                raise ConfigTypeError("must be a CircuitBreaker or a dict", "invalid_type", "breaker")
             p = p.with_breaker(breaker)
-        if budgets:
-            shared = []
-            for i, b in enumerate(budgets):
-                if isinstance(b, Mapping):
-                    b = Budget(b)
-                if not isinstance(b, _native.Budget):
-                    raise ConfigTypeError("must be a Budget or a dict", "invalid_type", f"budgets[{i}]")
-                shared.append(b)
-            p = p.with_budgets(shared)
+        if budgets is not None:
+            p = p.with_budgets(budgets)
         self._init(p, on_retry, on_give_up, on_state_change)
 
     def _init(self, p: _native.Policy, on_retry: Hook, on_give_up: Hook, on_state_change: StateHook) -> None:
@@ -404,19 +398,32 @@ class RetryPolicy:
         return cls._wrap(_native.Policy.from_dict(document), **hooks)
 
     @classmethod
-    def from_json(cls, source: Union[str, bytes, "os.PathLike[str]"], **hooks: Any) -> "RetryPolicy":
-        """Reads a policy document from JSON text or from a file path."""
+    def from_json(cls, text: Union[str, bytes], **hooks: Any) -> "RetryPolicy":
+        """Reads a policy document from JSON text (a ``str``, or UTF-8 ``bytes``).
+
+        The text is never taken for a file name, whatever its shape: use
+        :meth:`from_file` to read a file.
+        """
         _check_hooks(hooks)
-        if isinstance(source, bytes):
-            text = source.decode("utf-8")
-        elif isinstance(source, str) and source.lstrip().startswith(("{", "[")):
-            text = source
-        elif isinstance(source, (str, os.PathLike)):
-            with open(source, encoding="utf-8") as f:
-                text = f.read()
-        else:
-            raise ConfigTypeError(f"must be JSON text or a path, got {type(source).__name__}", "invalid_type", "source")
         return cls._wrap(_native.Policy.from_json(text), **hooks)
+
+    @classmethod
+    def from_file(cls, path: Union[str, "os.PathLike[str]"], **hooks: Any) -> "RetryPolicy":
+        """Reads a policy document from the JSON file at ``path``.
+
+        Reads at most ``LIMITS["max_document_bytes"]`` + 1 bytes (a longer file is
+        ``too_large``); an unreadable file raises the ``OSError`` of ``open()``.
+        """
+        _check_hooks(hooks)
+        if not isinstance(path, (str, os.PathLike)):
+            raise ConfigTypeError(f"must be a path, got {type(path).__name__}", "invalid_type", "path")
+        try:
+            f = open(path, "rb")
+        except UnicodeError as e:  # a name with a lone surrogate has no bytes
+            raise ConfigError(f"has no file-system form: {e}", "invalid_string", "path") from e
+        with f:
+            data = f.read(LIMITS["max_document_bytes"] + 1)
+        return cls._wrap(_native.Policy.from_json(data), **hooks)
 
     def to_dict(self) -> Dict[str, Any]:
         """The normalized document, every setting spelled out."""
@@ -482,6 +489,7 @@ class RetryPolicy:
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Calls ``fn(*args, **kwargs)`` with retries; ``async`` functions return an awaitable."""
+        _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
             return cast(T, retry(self)(fn)(*args, **kwargs))
         runner = self._runner
@@ -571,6 +579,7 @@ def retry(
         )
 
     def decorate(fn: F) -> F:
+        _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
             return cast(F, _async_wrapper(fn, options(None), sleep))
         runner = options(sleep)
@@ -611,7 +620,7 @@ def _async_wrapper(
                 except Exception as e:
                     delay = failed(session, e)
                     if delay > 0:
-                        await (sleep or asyncio.sleep)(delay)
+                        await (sleep or _default_async_sleep)(delay)
                     continue
                 succeeded(session)
                 return result
@@ -637,12 +646,16 @@ def raise_for_decision(decision: Mapping[str, Any]) -> Mapping[str, Any]:
     ``in_progress`` → :class:`IdempotencyInProgressError` (``.retry_after``
     seconds); ``missing_key`` → :class:`InvalidKeyError`.
     """
+    if not isinstance(decision, dict):
+        raise IdempotencyTypeError(f"must be a decision dict, got {type(decision).__name__}", "invalid_type", "decision")
     kind = decision.get("decision")
     http = decision.get("http") or {}
     if kind == "mismatch":
-        raise IdempotencyMismatchError(status=int(http.get("status", 422)))
+        status = http.get("status", 422) if isinstance(http, dict) else 422
+        raise IdempotencyMismatchError(status=status if type(status) is int else 422)
     if kind == "in_progress":
-        raise IdempotencyInProgressError(retry_after=float(decision.get("retry_after_ms", 0)) / 1000.0)
+        ms = decision.get("retry_after_ms", 0)
+        raise IdempotencyInProgressError(retry_after=ms / 1000.0 if type(ms) in (int, float) else 0.0)
     if kind == "missing_key":
         raise InvalidKeyError("the request has no Idempotency-Key", "missing_field", "key")
     return decision

@@ -223,7 +223,11 @@ def _give_up(
     if budget is not None:
         message += f" (budget {budget!r}: {budget_reason or reason})"
     if cause is not None:
-        message += f"; last error: {type(cause).__name__}: {cause}"
+        try:
+            text = str(cause)
+        except Exception:  # a __str__ that raises must not replace the RetryError
+            text = "<unprintable>"
+        message += f"; last error: {type(cause).__name__}: {text}"
     exc: RetryError
     if reason in ("budget_exhausted", "throttled"):
         exc = BudgetExhaustedError(
