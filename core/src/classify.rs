@@ -68,6 +68,28 @@ pub enum Category {
     Unknown,
 }
 
+/// The messages of the engines' fetch network failures: a JS `TypeError`
+/// with one of these messages (or whose cause chain holds a network code,
+/// [`is_network_code`]) is a fetch network error, named
+/// `FetchNetworkError` after its cause chain (`docs/classification-rules.md`).
+/// Node's undici, Chromium, Firefox and Safari, in that order.
+pub const FETCH_FAILURE_MESSAGES: &[&str] =
+    &["fetch failed", "Failed to fetch", "NetworkError when attempting to fetch resource.", "Load failed"];
+
+/// Returns true for a system or undici network code (`ECONNRESET`,
+/// `EAI_AGAIN`, `UND_ERR_SOCKET`): `E` and upper-case letters or digits,
+/// or `UND_ERR_` and upper-case letters or underscores.
+pub fn is_network_code(code: &str) -> bool {
+    let b = code.as_bytes();
+    if let Some(rest) = code.strip_prefix("UND_ERR_") {
+        return !rest.is_empty() && rest.bytes().all(|c| c.is_ascii_uppercase() || c == b'_');
+    }
+    if let Some(rest) = code.strip_prefix("EAI_") {
+        return !rest.is_empty() && rest.bytes().all(|c| c.is_ascii_uppercase());
+    }
+    b.len() > 1 && b[0] == b'E' && b[1..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
 /// How many bits a category's index ([`Category::index`]) needs when a host
 /// packs a verdict into one number: the packing width comes from here, and
 /// the build fails if the categories outgrow it.
@@ -1019,6 +1041,16 @@ mod tests {
 
     fn names<'a>(n: &'a [&'a str]) -> Failure<'a> {
         Failure { error_names: n, ..Default::default() }
+    }
+
+    #[test]
+    fn network_codes() {
+        for ok in ["ECONNRESET", "EAI_AGAIN", "UND_ERR_SOCKET", "EPIPE", "E2BIG"] {
+            assert!(is_network_code(ok), "{ok}");
+        }
+        for bad in ["E", "econnreset", "UND_ERR_", "EAI_", "ERR_SSL_WRONG_VERSION_NUMBER", "ABORT_ERR", "EAI_again"] {
+            assert!(!is_network_code(bad), "{bad}");
+        }
     }
 
     #[test]
