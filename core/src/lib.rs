@@ -42,6 +42,7 @@ pub mod retry_after;
 pub mod rng;
 pub mod session;
 pub mod surface;
+pub mod tables;
 
 pub use error::{Error, ErrorCode, ErrorFamily, Result};
 
