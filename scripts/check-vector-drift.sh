@@ -5,6 +5,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python3 "$ROOT/tests/vectors/gen/backoff_reference.py" --check
 python3 "$ROOT/tests/vectors/gen/profiles.py" --check
+python3 "$ROOT/tests/vectors/gen/execute.py" --check
 T="$(mktemp -d)"
 trap 'rm -rf "$T"' EXIT
 VECTORS_OUT="$T" python3 "$ROOT/tests/vectors/gen/idempotency/make_vectors.py" >/dev/null
