@@ -4,6 +4,7 @@
 //! files run in Python, Node and wasm through their bindings.
 
 mod common;
+mod execute;
 mod idempotency;
 mod retry;
 
@@ -25,7 +26,7 @@ fn vector_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn dispatch(kind: &str, case: &Case) -> Option<Result<(), String>> {
-    retry::run(kind, case).or_else(|| idempotency::run(kind, case))
+    retry::run(kind, case).or_else(|| idempotency::run(kind, case)).or_else(|| execute::run(kind, case))
 }
 
 #[test]
