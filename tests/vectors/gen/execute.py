@@ -1012,6 +1012,12 @@ def deadlines():
     cs.append(one("deadline 250ms without attempt_timeout: 100 ms fits, the 200 ms wait from 130 ms reaches it (now + delay ≥ deadline)",
                   P(deadline="250ms"), [E503(), E503(), OK()], GET))
     cs.append(one("deadline 1s: three attempts fit", P(deadline="1s"), [E503(), E503(), OK()], GET))
+    cs.append(one("deadline 110ms without attempt_timeout: failure at 10 ms + 100 ms wait = 110 ms reaches the deadline (≥): deadline_exceeded",
+                  P(deadline="110ms"), [E503(), OK()], GET))
+    cs.append(one("deadline 210ms, attempt_timeout 100ms: 10 + 100 + 100 = 210 fits exactly (only > is refused)",
+                  P(deadline="210ms", attempt_timeout="100ms"), [E503(), OK()], GET))
+    cs.append(one("deadline 209ms, attempt_timeout 100ms: 10 + 100 + 100 > 209: deadline_exceeded",
+                  P(deadline="209ms", attempt_timeout="100ms"), [E503(), OK()], GET))
     cs.append(one("deadline 250ms, attempt_timeout 100ms: 10 + 100 + 100 ≤ 250 retried; then 130 + 200 + 100 > 250",
                   P(deadline="250ms", attempt_timeout="100ms"), [E503(), E503(), OK()], GET))
     cs.append(one("attempt_timeout 50ms: the host timed the attempt out (timeout, if_idempotent): GET retried",
@@ -1057,6 +1063,12 @@ def breakers():
     cs.append(case("open breaker: exactly at the end of the wait the call is still refused (strictly after: resilience4j)",
                    P(breaker=br, max_attempts=2),
                    [C([E503(), E503()], options=GET), C([OK()], options=GET, advance_ms=9_990)]))
+    cs.append(case("consecutive breaker (1), open wait 100ms = the 100 ms backoff: the retry would arrive exactly at the end of the wait, still refused: breaker_open",
+                   P(breaker={"kind": "consecutive", "failure_threshold": 1, "wait_duration_in_open_state": "100ms"}),
+                   [C([E503(), OK()], options=GET)]))
+    cs.append(case("consecutive breaker (1), open wait 99ms: the retry arrives after the wait and is the half-open probe; its success closes the breaker",
+                   P(breaker={"kind": "consecutive", "failure_threshold": 1, "wait_duration_in_open_state": "99ms"}),
+                   [C([E503(), OK()], options=GET)]))
     cs.append(case("a 404 counts as a breaker success (client error): it resets the consecutive failures",
                    P(breaker=br, max_attempts=1),
                    [C([E503()], options=GET), C([T(status=404)], options=GET), C([E503()], options=GET),
@@ -1114,9 +1126,14 @@ def budgets():
                    P(budget=tb),
                    [C([E503()] * 3, options=GET), C([E503(), OK()], options=GET)]
                    + [C([OK()], options=GET) for _ in range(5)] + [C([E503(), OK()], options=GET)]))
-    cs.append(case("token bucket: a success refills at most to capacity",
-                   P(budget={"kind": "token_bucket", "capacity": 6}, max_attempts=2),
-                   [C([OK()], options=GET), C([E503(), E503()], options=GET), C([E503(), OK()], options=GET)]))
+    cs.append(case("token bucket of 10: a first-try success on a full bucket adds nothing (never above capacity): 10 → 5 → 0, four successes → 4, too few for a retry costing 5",
+                   P(budget=tb),
+                   [C([OK()], options=GET), C([E503()] * 3, options=GET)]
+                   + [C([OK()], options=GET) for _ in range(4)] + [C([E503(), OK()], options=GET)]))
+    cs.append(case("token bucket of 20: a timeout retry (10) then a 503 retry (5) and a success: only the last retry's 5 is refunded (10 left), so call 2 can pay one timeout retry, not two",
+                   P(budget={"kind": "token_bucket", "capacity": 20}),
+                   [C([T(code="ETIMEDOUT"), E503(), OK()], options=GET),
+                    C([T(code="ETIMEDOUT"), T(code="ETIMEDOUT"), OK()], options=GET)]))
     g = {"kind": "grpc", "max_tokens": 3, "token_ratio": 0.5}
     cs.append(one("grpc throttling, 3 tokens: a failure takes 1 (2 > 1.5 retry), the second leaves 1 ≤ 1.5: budget_exhausted",
                   P(budget=g, max_attempts=5), [T(grpc_code=14)] * 2, GET))
@@ -1143,6 +1160,10 @@ def budgets():
                    P(budget={"kind": "concurrency", "ratio": 0, "min_concurrency": 1}),
                    [C([E503(), OK()], options=GET, suspend_at_sleep=1),
                     C([E503(), OK()], options=GET, advance_ms=31_000, suspend_at_sleep=1)]))
+    cs.append(case("concurrency slot leased to the deadline: with deadline 90s call 1's lease outlasts the 31 s gap, so call 2's retry is refused and call 1 keeps its slot",
+                   P(budget={"kind": "concurrency", "ratio": 0, "min_concurrency": 1}, deadline="90s"),
+                   [C([E503(), OK()], options=GET, suspend_at_sleep=1),
+                    C([E503(), OK()], options=GET, advance_ms=31_000)]))
     seed = {"kind": "adaptive"}
     cs.append(case("adaptive throttle: 429s are never accepts, so p = (requests − 2·accepts)/(requests + 1) grows; seeded draws below p throttle first attempts (code throttled)",
                    P(budget=seed, max_attempts=1, seed="7"),
