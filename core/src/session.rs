@@ -258,6 +258,7 @@ pub struct RetrySession {
     retry_cost: Option<u32>,
     /// The retry slots held in concurrency budgets: (budget index, lease).
     slot_leases: Vec<(usize, SlotLease)>,
+    last_category: Option<Category>,
     registered: bool,
     last_retry_delay: Option<u64>,
     idempotent: Option<bool>,
@@ -319,6 +320,7 @@ impl RetrySession {
             permit: None,
             retry_cost: None,
             slot_leases: Vec::new(),
+            last_category: None,
             registered: false,
             last_retry_delay: None,
             idempotent,
@@ -373,6 +375,13 @@ impl RetrySession {
     /// Returns the give-up reason once the session gave up.
     pub fn give_up_reason(&self) -> Option<GiveUpReason> {
         self.final_reason
+    }
+
+    /// Returns the category of the last failed attempt, if any: what a
+    /// `RetryError` carries when the session gave up at a refused later
+    /// attempt (a `Reject` carries no category of its own).
+    pub fn last_category(&self) -> Option<Category> {
+        self.last_category
     }
 
     /// Takes the breaker transitions this session's calls caused since the last call.
@@ -611,6 +620,7 @@ impl RetrySession {
         let advice = read_headers(f.headers.iter().copied(), f.wall_now_ms);
         let verdict = c.classifier.classify_with(&f, advice);
         let category = verdict.category;
+        self.last_category = Some(category);
         let refused = category == Category::Connect && crate::classify::is_refused(f.error_names);
         let elapsed = f.elapsed.map_or_else(|| now.saturating_sub(self.attempt_start), from_std);
 

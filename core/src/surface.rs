@@ -24,7 +24,10 @@
 //! - the first attempt refused: `CircuitOpenError` (code `breaker_open`)
 //!   or `BudgetExhaustedError` (code `throttled` or `concurrency_limited`);
 //! - every `RetryError` carries the retry-exhausted marker, so an outer
-//!   layer never retries it again.
+//!   layer never retries it again;
+//! - a returned response whose ending is [`Ending::Propagate`] (nothing
+//!   retries it) is returned as the value, not raised;
+//! - `on_give_up` fires as [`fires_on_give_up`] says.
 //!
 //! [`Gate`]: crate::session::Gate
 //! [`Decision`]: crate::session::Decision
@@ -130,6 +133,16 @@ impl Ending {
     }
 }
 
+/// Returns true when an `on_give_up` hook fires at the end of a call:
+/// after every give-up that followed at least one attempt — a failure
+/// nothing retries, a server's decline, a thrown cancellation error, a
+/// response returned as is, a later attempt refused — and never for a
+/// success, a refused first attempt or the caller's own cancellation (the
+/// caller knows).
+pub const fn fires_on_give_up(attempts_made: u32, cancelled_by_caller: bool, succeeded: bool) -> bool {
+    attempts_made > 0 && !cancelled_by_caller && !succeeded
+}
+
 /// The numbers an `on_retry` hook carries, from a `Retry` decision's
 /// `retry` n: the call that failed is call n, and call n + 1 comes next.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -210,6 +223,14 @@ mod tests {
             Ending::of_reject(RejectReason::ConcurrencyLimited, 1, Some(GiveUpReason::BudgetExhausted)),
             Ending::Raise { class: Raise::BudgetExhausted, code: "budget_exhausted", reason: "budget_exhausted", .. }
         ));
+    }
+
+    #[test]
+    fn give_up_hook() {
+        assert!(fires_on_give_up(1, false, false));
+        assert!(!fires_on_give_up(0, false, false), "a refused first attempt");
+        assert!(!fires_on_give_up(2, true, false), "the caller cancelled");
+        assert!(!fires_on_give_up(3, false, true), "a success");
     }
 
     #[test]
