@@ -477,7 +477,10 @@ fn number_value(o: &Bound<'_, PyAny>, field: &str) -> PyResult<Value> {
 /// The members of a dict (or a subclass) as a list taken in one step
 /// (`PyDict_Items` reads the table itself), so a value whose conversion
 /// mutates the dict changes nothing being walked.
-fn members<'py>(d: &Bound<'py, PyDict>, field: &str) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+/// The `(key, value)` members of a mapping.
+type Members<'py> = Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>;
+
+fn members<'py>(d: &Bound<'py, PyDict>, field: &str) -> PyResult<Members<'py>> {
     let py = d.py();
     let list = d.items();
     let mut out = Vec::with_capacity(list.len());
@@ -488,6 +491,27 @@ fn members<'py>(d: &Bound<'py, PyDict>, field: &str) -> PyResult<Vec<(Bound<'py,
         out.push((t.get_item(0)?, t.get_item(1)?));
     }
     Ok(out)
+}
+
+/// The members of a mapping that is not a dict (`collections.abc.Mapping`):
+/// its `items()`, walked like a list (at most [`limits::MAX_ITEMS`], a
+/// raising `items()` or iterator `invalid_type`), each a `(key, value)` tuple.
+fn mapping_members<'py>(o: &Bound<'py, PyAny>, field: &str) -> PyResult<Option<Members<'py>>> {
+    if o.downcast::<pyo3::types::PyMapping>().is_err() {
+        return Ok(None);
+    }
+    let py = o.py();
+    let list = o.call_method0("items").map_err(|e| user_err(py, e, field))?;
+    let mut out = Vec::new();
+    for pair in items(&list, field)? {
+        let t = pair
+            .downcast_into::<PyTuple>()
+            .ok()
+            .filter(|t| t.len() == 2)
+            .ok_or_else(|| err(py, ErrorCode::InvalidType, field, "mapping items must be (key, value) pairs"))?;
+        out.push((t.get_item(0)?, t.get_item(1)?));
+    }
+    Ok(Some(out))
 }
 
 struct Timedelta {
@@ -510,7 +534,7 @@ fn timedelta_us<'py>(o: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>
         let unit = ty.call((), Some(&kw))?.unbind();
         Ok(Timedelta { ty: ty.unbind(), floordiv, unit })
     })?;
-    if !o.is_instance(td.ty.bind(py))? {
+    if !o.is_instance(td.ty.bind(py)).unwrap_or(false) {
         return Ok(None);
     }
     td.floordiv.bind(py).call1((o, td.unit.bind(py))).map(Some)
@@ -577,9 +601,14 @@ fn to_json_at(o: &Bound<'_, PyAny>, mode: Mode, field: &str, depth: usize) -> Py
     if depth >= MAX_DEPTH {
         return Err(depth_err(py, field, depth));
     }
-    if let Ok(d) = o.downcast::<PyDict>() {
+    let ms = match o.downcast::<PyDict>() {
+        Ok(d) => Some(members(d, field)?),
+        Err(_) if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() => None,
+        Err(_) => mapping_members(o, field)?,
+    };
+    if let Some(ms) = ms {
         let mut m = Map::new();
-        for (k, v) in members(d, field)? {
+        for (k, v) in ms {
             let key = match k.downcast::<PyString>() {
                 Ok(_) => to_str(&k, field)?,
                 Err(_) => {
