@@ -676,6 +676,7 @@ pub struct Runner {
     on_give_up: Option<Py<PyAny>>,
     on_state_change: Option<Py<PyAny>>,
     key_fn: Option<Py<PyAny>>,
+    wall_clock: Option<Py<PyAny>>,
     idempotent: Option<bool>,
     key_sent: Option<bool>,
     method: Option<String>,
@@ -823,11 +824,45 @@ impl Runner {
     /// Answers a failed attempt: Ok(delay ns) to retry, or the error to raise.
     fn failed(&self, py: Python<'_>, s: &Session, exc: &Bound<'_, PyAny>) -> PyResult<u64> {
         let f = OwnedFailure::from_exception(exc)?;
+        match self.answer(py, s, f, exc, false)? {
+            Some(delay) => Ok(delay),
+            None => Err(PyErr::from_value(exc.clone())),
+        }
+    }
+
+    /// Answers a returned value: Ok(None) to return it (a success, or a
+    /// non-ok response that nothing retries), Ok(Some(delay ns)) to retry
+    /// (a non-ok response that is retried like a failure, docs/sessions.md),
+    /// or the `RetryError` to raise.
+    fn returned(&self, py: Python<'_>, s: &Session, value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        match crate::see::response_failure(value) {
+            None => {
+                self.succeeded(py, s)?;
+                Ok(None)
+            }
+            Some(f) => self.answer(py, s, f, value, true),
+        }
+    }
+
+    /// Decides a failure (an exception, or a non-ok `response`): Some(delay ns)
+    /// to retry, None when it goes back to the caller as is, or the error to raise.
+    fn answer(
+        &self,
+        py: Python<'_>,
+        s: &Session,
+        mut f: OwnedFailure,
+        last: &Bound<'_, PyAny>,
+        response: bool,
+    ) -> PyResult<Option<u64>> {
+        if let (Some(w), false) = (&self.wall_clock, f.headers.is_empty()) {
+            f.wall_now_ms = Some(conv::wall_arg(w.bind(py).call0()?.as_any(), "wall_clock()")?);
+        }
+        let exc = (!response).then_some(last);
         let now = self.now(py)?;
-        let exc_ref = exc.clone().unbind();
+        let last_ref = last.clone().unbind();
         let (d, ts, old) = s.with(py, |st| {
             let d = f.with(|x| st.s.on_failure_ns(now, x));
-            let old = st.last_exc.replace(exc_ref);
+            let old = st.last_exc.replace(last_ref);
             (d, st.s.take_transitions(), old)
         });
         // Dropped with the lock released: freeing an exception can run finalizers.
@@ -846,11 +881,11 @@ impl Runner {
                         Some(to_secs(delay)),
                         None,
                         None,
-                        Some(exc),
+                        exc,
                     );
                     hook_done(py, "on_retry", h.call1(py, (ev,)))?;
                 }
-                Ok(delay)
+                Ok(Some(delay))
             }
             Decision::GiveUp { reason, category, exhausted, refusal, attempts } => {
                 if let Some(h) = &self.on_give_up {
@@ -864,13 +899,13 @@ impl Runner {
                         None,
                         Some(reason.code()),
                         budget,
-                        Some(exc),
+                        exc,
                     );
                     hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
                 }
                 if !exhausted {
-                    // Not retryable, declined or cancelled: the error itself.
-                    return Err(PyErr::from_value(exc.clone()));
+                    // Not retryable, declined or cancelled: the error (or response) itself.
+                    return Ok(None);
                 }
                 let e = conv::errors_module(py)?.getattr("_give_up")?.call1((
                     reason.code(),
@@ -879,7 +914,7 @@ impl Runner {
                     refusal.as_ref().map(|r| r.budget.clone()),
                     refusal.as_ref().map(|r| r.reason),
                     py.None(),
-                    exc,
+                    last,
                     s.key_str(py),
                 ))?;
                 Err(PyErr::from_value(e))
@@ -954,10 +989,14 @@ impl Runner {
         loop {
             self.gate(py, s)?;
             match func.call(args, kwargs) {
-                Ok(v) => {
-                    self.succeeded(py, s)?;
-                    return Ok(v.unbind());
-                }
+                Ok(v) => match self.returned(py, s, &v)? {
+                    None => return Ok(v.unbind()),
+                    Some(delay) => {
+                        if delay > 0 {
+                            self.wait(py, delay)?;
+                        }
+                    }
+                },
                 Err(e) => {
                     let exc = e.value(py).clone().into_any();
                     if !exc.is_instance_of::<PyException>() {
@@ -978,7 +1017,7 @@ impl Runner {
 impl Runner {
     #[new]
     #[pyo3(signature = (policy, *, sleep=None, clock=None, on_retry=None, on_give_up=None, on_state_change=None,
-        key=None, idempotent=None, idempotency_key_sent=None, method=None))]
+        key=None, idempotent=None, idempotency_key_sent=None, method=None, wall_clock=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -992,6 +1031,7 @@ impl Runner {
         idempotent: Option<&Bound<'_, PyAny>>,
         idempotency_key_sent: Option<&Bound<'_, PyAny>>,
         method: Option<&Bound<'_, PyAny>>,
+        wall_clock: Option<Py<PyAny>>,
     ) -> PyResult<Runner> {
         Ok(Runner {
             policy: native_policy(policy)?.unbind(),
@@ -1001,6 +1041,7 @@ impl Runner {
             on_give_up: hook(py, on_give_up, "on_give_up")?,
             on_state_change: hook(py, on_state_change, "on_state_change")?,
             key_fn: hook(py, key, "key")?,
+            wall_clock: hook(py, wall_clock, "wall_clock")?,
             idempotent: opt_bool(idempotent, "idempotent")?,
             key_sent: opt_bool(idempotency_key_sent, "idempotency_key_sent")?,
             method: opt_str(method, "method")?,
@@ -1060,6 +1101,25 @@ impl Runner {
     /// Records the successful attempt.
     fn succeeded_attempt(&self, py: Python<'_>, session: &Bound<'_, PyAny>) -> PyResult<()> {
         self.succeeded(py, session_of(session)?.get())
+    }
+
+    /// Answers a returned value: None to return it (recorded as a success, or
+    /// a non-ok response nothing retries), the delay in seconds to retry a
+    /// non-ok response, or raises `RetryError`.
+    fn returned_attempt(
+        &self,
+        py: Python<'_>,
+        session: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<f64>> {
+        let s = session_of(session)?.get();
+        match self.returned(py, s, value) {
+            Ok(d) => Ok(d.map(to_secs)),
+            Err(e) => {
+                self.cancelled(py, s)?;
+                Err(e)
+            }
+        }
     }
 
     /// Cancels the session (no-op once done).

@@ -262,6 +262,38 @@ fn grpc_of(v: &Bound<'_, PyAny>) -> Option<GrpcCode> {
     v.getattr("name").ok().and_then(|n| n.extract::<String>().ok()).and_then(|n| GrpcCode::parse(&n))
 }
 
+/// The failure a returned value stands for: a response (an object with an
+/// int `status_code`, as requests and httpx return) whose status is not
+/// 2xx, with its headers; None for anything else.
+pub fn response_failure(v: &Bound<'_, PyAny>) -> Option<OwnedFailure> {
+    use pyo3::types::{PyBytes, PyFloat, PyList};
+    // Plain values are not responses: no attribute lookup for them.
+    if v.is_none()
+        || v.is_exact_instance_of::<PyString>()
+        || v.is_exact_instance_of::<PyInt>()
+        || v.is_exact_instance_of::<PyFloat>()
+        || v.is_exact_instance_of::<PyBool>()
+        || v.is_exact_instance_of::<PyDict>()
+        || v.is_exact_instance_of::<PyList>()
+        || v.is_exact_instance_of::<PyTuple>()
+        || v.is_exact_instance_of::<PyBytes>()
+    {
+        return None;
+    }
+    let py = v.py();
+    let status = v.getattr(intern!(py, "status_code")).ok().and_then(|s| status_of(&s))?;
+    if (200..300).contains(&status) {
+        return None;
+    }
+    let mut f = OwnedFailure { status: Some(status), ..Default::default() };
+    if let Ok(h) = v.getattr(intern!(py, "headers")) {
+        if !h.is_none() {
+            read_headers(&h, &mut f.headers);
+        }
+    }
+    Some(f)
+}
+
 /// Fills `f` from an exception and its causes.
 pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
     let py = e.py();

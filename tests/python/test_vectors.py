@@ -583,6 +583,15 @@ def k_rfc3339(case: Dict[str, Any]) -> None:
         outcome(case, lambda: retrycore.parse_rfc3339_ms(case["text"]), expect_str)
 
 
+def k_execute(case: Dict[str, Any]) -> None:
+    import _execute
+
+    for mode in ("sync", "async", "call"):
+        for n, (got, want) in enumerate(_execute.run(case, mode)):
+            if got != want:
+                raise Mismatch(f"{mode} call {n + 1}: got {got}, want {want}")
+
+
 KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "rng": k_rng,
     "duration": k_duration,
@@ -613,6 +622,7 @@ KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "record_renew": k_record_renew,
     "dead_letter": k_dead_letter,
     "rfc3339": k_rfc3339,
+    "execute": k_execute,
 }
 
 

@@ -526,6 +526,7 @@ def retry(
     idempotent: Optional[bool] = None,
     idempotency_key_sent: Optional[bool] = None,
     method: Optional[str] = None,
+    wall_clock: Optional[Callable[[], float]] = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -541,12 +542,15 @@ def retry(
     idempotent: Optional[bool] = None,
     idempotency_key_sent: Optional[bool] = None,
     method: Optional[str] = None,
+    wall_clock: Optional[Callable[[], float]] = None,
 ) -> Any:
     """Retries a function (plain or ``async def``) under a policy.
 
     - ``sleep``: how to wait (default ``time.sleep``; ``asyncio.sleep`` for
       coroutines); never called when the delay is 0.
-    - ``clock``: monotonic float seconds (default: the ``time.monotonic`` clock).
+    - ``clock``: monotonic float seconds (default: the ``time.monotonic`` clock);
+      ``wall_clock``: Unix epoch milliseconds, for HTTP-date ``Retry-After``
+      values (default: the system clock).
     - ``idempotent`` / ``idempotency_key_sent``: the caller's declarations
       (SPEC §4.2); ``method``: the HTTP method when exceptions do not carry it.
     - ``key``: ``key(*args, **kwargs) -> str`` gives the idempotency key
@@ -557,6 +561,10 @@ def retry(
 
     Giving up raises :class:`RetryError` (``__cause__`` = the last error)
     when retrying ran out; an error that is not retryable propagates as is.
+    A returned response (an object with an int ``status_code``, as requests
+    and httpx return) that is not 2xx is answered like a failure: retried when
+    its status is, else returned as is (``RetryError.response`` when retrying
+    ran out).
     """
     if callable(policy) and not isinstance(policy, RetryPolicy):
         return retry()(policy)
@@ -576,6 +584,7 @@ def retry(
             idempotent=idempotent,
             idempotency_key_sent=idempotency_key_sent,
             method=method,
+            wall_clock=wall_clock,
         )
 
     def decorate(fn: F) -> F:
@@ -597,11 +606,11 @@ def retry(
 def _async_wrapper(
     fn: Callable[..., Awaitable[Any]], runner: _native.Runner, sleep: Optional[Callable[[float], Awaitable[Any]]]
 ) -> Callable[..., Awaitable[Any]]:
-    start, before, failed, succeeded, cancel = (
+    start, before, failed, returned, cancel = (
         runner.start,
         runner.before,
         runner.failed_attempt,
-        runner.succeeded_attempt,
+        runner.returned_attempt,
         runner.cancel,
     )
 
@@ -622,8 +631,11 @@ def _async_wrapper(
                     if delay > 0:
                         await (sleep or _default_async_sleep)(delay)
                     continue
-                succeeded(session)
-                return result
+                again = returned(session, result)
+                if again is None:
+                    return result
+                if again > 0:
+                    await (sleep or _default_async_sleep)(again)
         except BaseException:
             # CancelledError, KeyboardInterrupt: the session ends as cancelled (no-op once done).
             cancel(session)

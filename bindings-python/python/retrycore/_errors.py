@@ -46,7 +46,8 @@ class RetryError(RetrycoreError):
     ``reason`` is the give-up reason (``attempts_exhausted``,
     ``deadline_exceeded``, ``breaker_open``, ``budget_exhausted``,
     ``retry_after_too_long``, ``throttled``); ``attempts`` the calls made;
-    ``__cause__`` the last exception. Classified again by an outer layer, it
+    ``__cause__`` the last exception, or ``response`` the last non-ok response
+    when the function returned one (``status_code`` not 2xx). Classified again by an outer layer, it
     is ``retry_exhausted``: never retried twice.
     """
 
@@ -55,6 +56,7 @@ class RetryError(RetrycoreError):
     category: Optional[str]
     key: Optional[str]
     retry_after: Optional[float]
+    response: Optional[object]
 
     def __init__(
         self,
@@ -72,6 +74,7 @@ class RetryError(RetrycoreError):
         self.category = category
         self.key = key
         self.retry_after = retry_after
+        self.response = None
 
 
 class BudgetExhaustedError(RetryError):
@@ -215,19 +218,21 @@ def _give_up(
     budget: Optional[str],
     budget_reason: Optional[str],
     retry_after: Optional[float],
-    cause: Optional[BaseException],
+    cause: Optional[object],
     key: Optional[str],
 ) -> RetryError:
     """Builds the error of a session that gave up (called by the native module)."""
     message = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}: {reason}"
     if budget is not None:
         message += f" (budget {budget!r}: {budget_reason or reason})"
-    if cause is not None:
+    if isinstance(cause, BaseException):
         try:
             text = str(cause)
         except Exception:  # a __str__ that raises must not replace the RetryError
             text = "<unprintable>"
         message += f"; last error: {type(cause).__name__}: {text}"
+    elif cause is not None:
+        message += f"; last response: status {getattr(cause, 'status_code', '?')!r}"
     exc: RetryError
     if reason in ("budget_exhausted", "throttled"):
         exc = BudgetExhaustedError(
@@ -242,8 +247,10 @@ def _give_up(
         )
     else:
         exc = RetryError(message, reason=reason, attempts=attempts, category=category, key=key, retry_after=retry_after)
-    if cause is not None:
+    if isinstance(cause, BaseException):
         exc.__cause__ = cause
+    elif cause is not None:
+        exc.response = cause
     return exc
 
 
@@ -255,15 +262,18 @@ def _rejected(
     budget: Optional[str],
 ) -> RetrycoreError:
     """Builds the local rejection of a first attempt (called by the native module)."""
-    if reason == "throttled":
-        return BudgetExhaustedError(
-            f"throttled locally by budget {budget!r}",
+    if reason in ("throttled", "concurrency_limited"):
+        # A refused first attempt: the code is the reason (docs/sessions.md).
+        exc = BudgetExhaustedError(
+            f"{reason.replace('_', ' ')} locally by budget {budget!r}",
             budget=budget,
-            budget_reason="throttled",
-            reason="throttled",
+            budget_reason=reason,
+            reason=reason,
             attempts=0,
             retry_after=retry_after,
         )
+        exc.code = reason
+        return exc
     wait = "" if retry_after is None else f"; retry after {retry_after:.3f}s"
     name = f" {breaker!r}" if breaker else ""
     return CircuitOpenError(f"circuit breaker{name} is {state or 'open'}{wait}", retry_after=retry_after, state=state, breaker=breaker)
