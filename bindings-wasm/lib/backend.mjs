@@ -152,9 +152,14 @@ export function notLoaded() {
   const fail = () => {
     const e = new Error('retrycore-wasm: the WebAssembly module is not loaded yet: `await init()` (or `initSync({ module })`) first');
     e.code = 'not_initialized';
+    e.field = '';
+    // retrycore's brand (lib/retrycore.ts, `kBrand`): the layer passes it through as its own error.
+    Object.defineProperty(e, Symbol.for('retrycore.error'), { value: true });
     throw e;
   };
-  const info = { version: '', maxJsonDepth: 128, categories: [], retryRules: [], giveUpReasons: [], errorCodes: [], lintCodes: [], states: [] };
+  // The limits are the core's: none is known before the module is loaded, so reading one fails like any call.
+  const limits = new Proxy({}, { get: (_, k) => (typeof k === 'string' ? fail() : undefined) });
+  const info = { version: '', maxJsonDepth: 128, limits, categories: [], retryRules: [], giveUpReasons: [], errorCodes: [], lintCodes: [], states: [] };
   return new Proxy(
     {},
     {

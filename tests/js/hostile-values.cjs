@@ -32,4 +32,12 @@ const getterArray = ['a', 'b'];
 Object.defineProperty(getterArray, 1, { get() { throw new Error('getter'); } });
 const arrayProxy = new Proxy(['a'], { get(t, k) { if (k === 'length') return 3; return Reflect.get(t, k); } });
 
-module.exports = { HUGE, cyclic, deep, deepObj, throwing, revoked, getterArray, arrayProxy };
+// A sparse array of length 2^32 - 1 with one element: walking it index by index hangs.
+const sparse = () => {
+  const a = [];
+  a.length = 2 ** 32 - 1;
+  a[7] = 'x';
+  return a;
+};
+
+module.exports = { HUGE, cyclic, deep, deepObj, throwing, revoked, getterArray, arrayProxy, sparse };

@@ -9,18 +9,11 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const rc = require('./impl.cjs');
-const { HUGE, cyclic, deep, deepObj, throwing, revoked, getterArray, arrayProxy } = require('./hostile-values.cjs');
+const { HUGE, cyclic, deep, deepObj, throwing, revoked, getterArray, arrayProxy, sparse } = require('./hostile-values.cjs');
 
 const trap = () => {
   throw new Error('trap');
 };
-
-function sparse() {
-  const a = [];
-  a.length = 2 ** 32 - 1;
-  a[3] = 'x';
-  return a;
-}
 
 const nullProto = Object.create(null);
 const nullProtoKeys = Object.assign(Object.create(null), { status: 503, method: 'GET', kind: 'token_bucket' });

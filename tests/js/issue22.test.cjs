@@ -6,17 +6,10 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const rc = require('./impl.cjs');
-const { revoked, throwing, deep } = require('./hostile-values.cjs');
+const { revoked, throwing, deep, sparse } = require('./hostile-values.cjs');
 
 const MAX_TIMER = 2 ** 31 - 1;
 const HOUR = 3600e3;
-
-function sparse() {
-  const a = [];
-  a.length = 2 ** 32 - 1;
-  a[7] = 'x';
-  return a;
-}
 
 function rejects(what, f, cls, code, field) {
   let err;

@@ -20,7 +20,7 @@ const require = createRequire(import.meta.url);
 const glue = require(path.join(DIST, 'node', 'retrycore_wasm.js'));
 const { adapt } = require(path.join(DIST, 'cjs', 'backend.js'));
 
-const { HUGE, cyclic, deep, throwing, revoked, getterArray, arrayProxy } = require('../js/hostile-values.cjs');
+const { HUGE, cyclic, deep, throwing, revoked, getterArray, arrayProxy, sparse } = require('../js/hostile-values.cjs');
 
 const HOSTILE = [
   NaN, Infinity, -Infinity, -0, -1, 0.5, 2 ** 32, 2 ** 53 + 1, 1e308, 10n, 2n ** 70n, undefined, null, true, false,
@@ -190,4 +190,39 @@ test('every export survives every hostile value, and the instance still answers'
     assert.equal(new rc.RetryPolicy({ jitter: 'none' }).delay(1, 0), 100);
     assert.equal(rc.classify(503).category, 'server_error');
   });
+});
+
+// Issue 22 item 2, below the TS layer: every array parameter the crate reads
+// itself checks `length` against the core's MAX_ITEMS before reading an
+// element. (A sparse array given where a number is expected is not here: the
+// wasm ABI's ToNumber joins it, which is the engine's coercion, and the TS
+// layer never passes one.)
+test('item 2: array parameters refuse a sparse array of length 2**32-1 before reading it', () => {
+  const w = glue;
+  const p = w.NativePolicy.fromJson('{}', '1');
+  const b = new w.NativeBreaker('{}', false);
+  const too = (what, f) => {
+    const t0 = Date.now();
+    assert.throws(f, (e) => e instanceof Error && e.code === 'too_large', what);
+    assert.ok(Date.now() - t0 < 1000, `${what}: refused without a walk`);
+  };
+  const id = p.begin('k', '1', true, undefined, 'GET', undefined);
+  p.before(id, 0);
+  too('replayDelays', () => p.replayDelays(sparse()));
+  too('begin draws', () => {
+    if (Number.isNaN(p.begin('k', '1', true, undefined, 'GET', sparse()))) throw w.takeError();
+  });
+  too('deriveKey parts', () => w.deriveKey(sparse()));
+  too('serverAdvice headers', () => w.serverAdvice(sparse(), undefined));
+  too('classify names', () => w.classify(undefined, undefined, sparse(), undefined, undefined, undefined, undefined, undefined));
+  too('classify headers', () => w.classify(503, undefined, undefined, undefined, undefined, undefined, sparse(), undefined));
+  too('fingerprint selected', () => w.fingerprint('POST', '/x', '{}', sparse(), false));
+  too('deadLetter ops', () => w.deadLetter('{}', sparse()));
+  too('recordFailure headers', () => {
+    if (Number.isNaN(b.recordFailure(0, 0, 0, 503, undefined, undefined, sparse()))) throw w.takeError();
+  });
+  too('fail headers', () => {
+    if (Number.isNaN(p.fail(id, 1, 503, undefined, undefined, undefined, undefined, undefined, sparse(), undefined, undefined))) throw w.takeError();
+  });
+  p.free(id);
 });
