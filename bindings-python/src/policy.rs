@@ -202,7 +202,8 @@ impl Policy {
                     let doc = to_json(b, Mode::Kwargs)?;
                     return Py::new(py, PyBudget::from_doc(py, &doc)?);
                 }
-                Err(conv::class_arg::<PyBudget>(b, &format!("budgets[{i}]"), "a Budget or a dict").unwrap_err())
+                let why = format!("must be a Budget or a dict, got {}", conv::type_name(b));
+                Err(err(py, ErrorCode::InvalidType, &format!("budgets[{i}]"), why))
             })
             .collect::<PyResult<Vec<_>>>()?;
         let inner = self.inner.with_budgets(budgets.iter().map(|b| b.get().shared.clone()).collect());
