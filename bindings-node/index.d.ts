@@ -61,15 +61,21 @@ export declare class CircuitOpenError extends RetrycoreError {
     state: string;
     constructor(message: string, retryAfter: number, state: string);
 }
-/** A retry budget (the adaptive throttle) refused the call. Its `code` is `budget_exhausted`. */
-export declare class BudgetExhaustedError extends RetrycoreError {
-    /** The budget's name. */
-    budget: string | null;
-    /** Why (`throttled`, `insufficient_tokens`, …). */
-    reason: string;
+/**
+ * A retry budget refused: a first attempt (code `throttled` or
+ * `concurrency_limited`) or a retry (code `budget_exhausted`). It is a
+ * `RetryError` (`.reason`, `.attempts`, `.cause`).
+ */
+export declare class BudgetExhaustedError extends RetryError {
     /** Milliseconds until the call could be admitted, if known. */
     retryAfter: number | null;
-    constructor(message: string, budget: string | null, reason: string, retryAfter?: number | null);
+    constructor(message: string, budget: string | null, reason: string, retryAfter?: number | null, init?: {
+        code?: string;
+        attempts?: number;
+        category?: string;
+        key?: string;
+        cause?: unknown;
+    });
 }
 /** An idempotency key, header, record or dead letter was refused (`invalid_key`, `stale_fence`, …). */
 export declare class IdempotencyError extends RetrycoreError {
@@ -454,7 +460,7 @@ export declare class Session {
 }
 /** Information a hook receives. */
 export interface HookInfo {
-    /** The coming attempt (onRetry) or the attempts made (onGiveUp). */
+    /** The call that failed (onRetry: retry n follows call n) or the calls made (onGiveUp). */
     attempt: number;
     /** The retry number (onRetry), or null. */
     retry: number | null;
@@ -596,10 +602,13 @@ export declare class RetryPolicy {
      * whether and when to retry, sleeps with a timer (none at all when the
      * delay is 0) and calls again with the same idempotency key. `fn` gets
      * `{ attempt, key, signal }`; it may throw, or return a fetch `Response`
-     * (a non-ok one is classified by its status and `Retry-After`). Rejects
-     * with `RetryError` on give-up (`.reason`, `.attempts`, `.cause`), with
-     * `CircuitOpenError` / `BudgetExhaustedError` when the first attempt is
-     * refused, and with the abort reason when `signal` aborts.
+     * (a non-ok one is classified by its status and `Retry-After`). Ends as
+     * the core says (docs/sessions.md, "What the caller observes"): a failure
+     * nothing would retry rejects with the error itself (a response is
+     * returned); retrying that stopped rejects with `RetryError` (`.reason`,
+     * `.attempts`, `.cause`) or `BudgetExhaustedError` (a `RetryError`); a
+     * refused first attempt with `CircuitOpenError` / `BudgetExhaustedError`;
+     * an abort with the signal's reason.
      */
     execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T>;
 }

@@ -18,7 +18,8 @@ use crate::verdict::{classify_json, StatusCache};
 use retrycore::breaker::SharedBreaker;
 use retrycore::budget::SharedBudget;
 use retrycore::policy::{PolicyConfig, RetryPolicy};
-use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
+use retrycore::session::{Decision, Gate, GiveUpReason, RetrySession, SessionOptions};
+use retrycore::surface::Ending;
 use serde_json::{json, Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -62,7 +63,20 @@ fn id_parts(id: f64) -> Option<(usize, u32)> {
     Some(((n & (INDEX_LEN - 1)) as usize, (n >> 21) as u32))
 }
 
-fn gate_json(g: &Gate) -> Value {
+/// Writes how a call ends as the caller sees it (the core's `surface::Ending`).
+fn ending_json(e: Ending) -> Value {
+    match e {
+        Ending::Return => json!({"kind": "return"}),
+        Ending::Propagate => json!({"kind": "propagate"}),
+        Ending::Cancelled => json!({"kind": "cancelled"}),
+        Ending::Raise { class, code, reason, marked, has_cause } => json!({
+            "kind": "raise", "class": class.code(), "code": code, "reason": reason, "marked": marked, "cause": has_cause,
+        }),
+    }
+}
+
+/// Writes a gate; a rejection carries its ending after `made` attempts.
+fn gate_json(g: &Gate, made: u32, give_up: Option<GiveUpReason>) -> Value {
     match g {
         Gate::Proceed { attempt, max_attempts, timeout } => json!({
             "action": "proceed", "attempt": attempt, "maxAttempts": max_attempts,
@@ -72,6 +86,8 @@ fn gate_json(g: &Gate) -> Value {
             "action": "reject", "reason": reason.code(),
             "retryAfter": retry_after.map(ms_of),
             "budget": budget,
+            "attempts": made,
+            "ending": ending_json(Ending::of_reject(*reason, made, give_up)),
         }),
     }
 }
@@ -86,6 +102,7 @@ fn decision_json(d: &Decision) -> Value {
             "action": "give_up", "reason": reason.code(), "category": category.code(), "exhausted": exhausted,
             "attempts": attempts, "budget": refusal.as_ref().map(|r| r.budget.clone()),
             "budgetReason": refusal.as_ref().map(|r| r.reason),
+            "ending": ending_json(Ending::of_give_up(*reason)),
         }),
     }
 }
@@ -355,7 +372,9 @@ impl<H: Host> Policy<H> {
 
     /// Returns the last gate of a session (null before the first).
     pub fn gate(&mut self, id: f64) -> Result<Value> {
-        Ok(self.slot(id)?.gate.as_ref().map_or(Value::Null, gate_json))
+        let slot = self.slot(id)?;
+        let (made, give_up) = (slot.session.attempts(), slot.session.give_up_reason());
+        Ok(slot.gate.as_ref().map_or(Value::Null, |g| gate_json(g, made, give_up)))
     }
 
     /// Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`).

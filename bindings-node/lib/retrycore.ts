@@ -123,18 +123,23 @@ export class CircuitOpenError extends RetrycoreError {
 }
 Object.defineProperty(CircuitOpenError.prototype, 'name', { value: 'CircuitOpenError', writable: true, configurable: true });
 
-/** A retry budget (the adaptive throttle) refused the call. Its `code` is `budget_exhausted`. */
-export class BudgetExhaustedError extends RetrycoreError {
-  /** The budget's name. */
-  budget: string | null;
-  /** Why (`throttled`, `insufficient_tokens`, …). */
-  reason: string;
+/**
+ * A retry budget refused: a first attempt (code `throttled` or
+ * `concurrency_limited`) or a retry (code `budget_exhausted`). It is a
+ * `RetryError` (`.reason`, `.attempts`, `.cause`).
+ */
+export class BudgetExhaustedError extends RetryError {
   /** Milliseconds until the call could be admitted, if known. */
   retryAfter: number | null;
-  constructor(message: string, budget: string | null, reason: string, retryAfter: number | null = null) {
-    super(message, 'budget_exhausted');
-    this.budget = budget;
-    this.reason = reason;
+  constructor(
+    message: string,
+    budget: string | null,
+    reason: string,
+    retryAfter: number | null = null,
+    init: { code?: string; attempts?: number; category?: string; key?: string; cause?: unknown } = {},
+  ) {
+    super(message, { reason, attempts: init.attempts ?? 0, category: init.category ?? 'unknown', exhausted: true, budget, key: init.key ?? '', cause: init.cause });
+    this.code = init.code ?? 'budget_exhausted';
     this.retryAfter = retryAfter;
   }
 }
@@ -1482,7 +1487,7 @@ export class Session {
 
 /** Information a hook receives. */
 export interface HookInfo {
-  /** The coming attempt (onRetry) or the attempts made (onGiveUp). */
+  /** The call that failed (onRetry: retry n follows call n) or the calls made (onGiveUp). */
   attempt: number;
   /** The retry number (onRetry), or null. */
   retry: number | null;
@@ -1853,10 +1858,13 @@ export class RetryPolicy {
    * whether and when to retry, sleeps with a timer (none at all when the
    * delay is 0) and calls again with the same idempotency key. `fn` gets
    * `{ attempt, key, signal }`; it may throw, or return a fetch `Response`
-   * (a non-ok one is classified by its status and `Retry-After`). Rejects
-   * with `RetryError` on give-up (`.reason`, `.attempts`, `.cause`), with
-   * `CircuitOpenError` / `BudgetExhaustedError` when the first attempt is
-   * refused, and with the abort reason when `signal` aborts.
+   * (a non-ok one is classified by its status and `Retry-After`). Ends as
+   * the core says (docs/sessions.md, "What the caller observes"): a failure
+   * nothing would retry rejects with the error itself (a response is
+   * returned); retrying that stopped rejects with `RetryError` (`.reason`,
+   * `.attempts`, `.cause`) or `BudgetExhaustedError` (a `RetryError`); a
+   * refused first attempt with `CircuitOpenError` / `BudgetExhaustedError`;
+   * an abort with the signal's reason.
    */
   async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
     if (typeof fn !== 'function') throw typeError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
@@ -1876,22 +1884,26 @@ export class RetryPolicy {
       method = optStr(o.method, 'method');
       if (signal?.aborted) throw abortReason(signal);
     }
+    // An injected clock and sleep (tests, the execute vectors); -1: the backend reads performance.now().
+    const clock = this._clock;
+    const now = clock === null ? () => -1 : clock.now;
+    const wall = clock === null ? undefined : clock.wallNow;
+    const pause = clock === null ? sleep : clock.sleep;
     const hooked = this.onStateChange !== null;
-    let id = n.start(-1, key, idempotent, keySent, method);
+    let id = n.start(now(), key, idempotent, keySent, method);
     if (id < 0) {
       id = -id - 1;
       try {
         const g = n.gate(id);
         if (hooked) this._afterStep(n, id);
-        if (g.reason === 'breaker_open') {
-          throw new CircuitOpenError('the circuit breaker refused the call', g.retryAfter ?? Infinity, this.#n.breaker()?.state ?? 'open');
-        }
-        throw new BudgetExhaustedError(`the retry budget ${g.budget ?? ''} refused the call`.replace('  ', ' '), g.budget, g.reason, g.retryAfter);
+        g.state = n.breaker()?.state;
+        throw endingError(g.ending, g, undefined, 0, 'unknown', '');
       } finally {
         n.free(id);
       }
     }
     const ctx = new Context(n, id, key, signal);
+    let lastCategory = 'unknown';
     try {
       for (;;) {
         let result: any;
@@ -1899,7 +1911,7 @@ export class RetryPolicy {
         let failure: unknown;
         let attempt: { signal: AbortSignal; done: () => void } | null = null;
         try {
-          if (this.#hasTimeouts) {
+          if (this.#hasTimeouts && clock === null) {
             const g = n.gate(id);
             if (g.timeout !== null) {
               attempt = attemptSignal(signal, g.timeout);
@@ -1927,83 +1939,73 @@ export class RetryPolicy {
           }
         }
         if (signal?.aborted) {
-          n.cancel(id, -1);
+          // The caller's own cancellation: no on_give_up (the caller knows).
+          n.cancel(id, now());
           if (hooked) this._afterStep(n, id);
           throw abortReason(signal);
         }
         if (!failed) {
           if (fn.length > 0) ctx._settle();
           if (hooked) {
-            n.succeed(id, -1, undefined);
+            n.succeed(id, now(), undefined);
             this._afterStep(n, id);
           } else {
-            n.finish(id, -1);
+            n.finish(id, now());
           }
           id = -1;
           return result as T;
         }
-        const ctxOpts = { method, idempotent, idempotencyKeySent: keySent };
+        const ctxOpts: FailureContext = { method, idempotent, idempotencyKeySent: keySent };
+        if (wall !== undefined) ctxOpts.wallNowMs = wall();
         let delay: number;
+        const t = now();
         try {
           const a = thrownArgs(failure, ctxOpts);
-          delay = n.fail(id, -1, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
         } catch {
           // What was thrown could not be read as a failure: its names decide.
           const a = namesOnlyArgs(failure, ctxOpts);
-          delay = n.fail(id, -1, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
         }
         if (hooked) this._afterStep(n, id);
+        const d = n.decision(id);
+        lastCategory = d.category;
         if (delay < 0) {
-          const d = n.decision(id);
-          if (isResponse(failure) && (d.reason === 'not_retryable' || d.reason === 'server_declined')) {
-            // A response nothing would retry (404, 400, …) is the caller's answer.
-            return failure as T;
+          // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
+          this.#giveUp(d.attempts, d.reason, d.category, failure, ctx.key);
+          const kind = d.ending.kind;
+          if (kind === 'propagate' || kind === 'cancelled') {
+            // A response nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
+            if (kind === 'propagate' && isResponse(failure)) return failure as T;
+            throw failure;
           }
-          if (d.reason === 'cancelled') throw failure;
-          const info: HookInfo = { attempt: d.attempts, retry: null, delay: null, category: d.category, reason: d.reason, error: failure, key: ctx.key };
-          if (this.onGiveUp !== null) callHook(this.onGiveUp, this, info);
-          throw new RetryError(`gave up after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}: ${d.reason} (${d.category})`, {
-            reason: d.reason,
-            attempts: d.attempts,
-            category: d.category,
-            exhausted: d.exhausted,
-            budget: d.budget,
-            key: ctx.key,
-            cause: failure,
-          });
+          throw endingError(d.ending, d, failure, d.attempts, d.category, ctx.key);
         }
         if (this.onRetry !== null) {
-          const d = n.decision(id);
-          callHook(this.onRetry, this, { attempt: d.attempt, retry: d.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
+          callHook(this.onRetry, this, { attempt: d.retry, retry: d.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
         }
         if (delay > 0) {
           try {
-            await sleep(delay, signal);
+            await pause(delay, signal);
           } catch (e) {
-            n.cancel(id, -1);
+            n.cancel(id, now());
             if (hooked) this._afterStep(n, id);
             throw e;
           }
         }
         if (signal?.aborted) {
-          n.cancel(id, -1);
+          n.cancel(id, now());
+          if (hooked) this._afterStep(n, id);
           throw abortReason(signal);
         }
-        const attemptNo = n.before(id, -1);
+        const attemptNo = n.before(id, now());
         if (hooked) this._afterStep(n, id);
         if (attemptNo === 0) {
           const g = n.gate(id);
-          const info: HookInfo = { attempt: ctx.attempt, retry: null, delay: null, category: 'unknown', reason: g.reason, error: failure, key: ctx.key };
-          if (this.onGiveUp !== null) callHook(this.onGiveUp, this, info);
-          throw new RetryError(`gave up after ${ctx.attempt} attempt${ctx.attempt === 1 ? '' : 's'}: ${g.reason}`, {
-            reason: g.reason,
-            attempts: ctx.attempt,
-            category: g.reason === 'breaker_open' ? 'open_breaker' : 'unknown',
-            exhausted: true,
-            budget: g.budget,
-            key: ctx.key,
-            cause: failure,
-          });
+          const st = n.status(id);
+          this.#giveUp(g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key);
+          if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;
+          throw endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
         }
         ctx.attempt = attemptNo;
       }
@@ -2012,6 +2014,52 @@ export class RetryPolicy {
       if (fn.length > 0) ctx._settle();
       if (id >= 0) n.free(id);
     }
+  }
+
+  /** Fires on_give_up (after the step's transitions). */
+  #giveUp(attempts: number, reason: string, category: string, error: unknown, key: string): void {
+    if (this.onGiveUp !== null && attempts > 0) {
+      callHook(this.onGiveUp, this, { attempt: attempts, retry: null, delay: null, category, reason, error, key });
+    }
+  }
+
+  /**
+   * @internal An injected clock and sleep for `execute` (tests and the
+   * execute vectors): `now()` in monotonic ms, `wallNow()` in Unix ms,
+   * `sleep(ms, signal)`. Null: the host's clock and timers.
+   */
+  _clock: { now: () => number; wallNow: () => number; sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void> } | null = null;
+}
+
+/**
+ * Builds the error a call ends with from the core's ending (`surface::Ending`,
+ * docs/sessions.md "What the caller observes"): `RetryError`,
+ * `BudgetExhaustedError` (a `RetryError`) or `CircuitOpenError`.
+ */
+function endingError(e: any, step: any, cause: unknown, attempts: number, category: string, key: string): Error {
+  const reason: string = e.reason;
+  const hasCause = e.cause === true;
+  switch (e.class) {
+    case 'circuit_open':
+      return new CircuitOpenError('the circuit breaker refused the call', step.retryAfter ?? Infinity, step.state ?? 'open');
+    case 'budget_exhausted':
+      return new BudgetExhaustedError(
+        attempts === 0 ? `the retry budget ${step.budget ?? ''} refused the call`.replace('  ', ' ') : `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason} (${category})`,
+        step.budget ?? null,
+        reason,
+        step.retryAfter ?? null,
+        { code: e.code, attempts, category, key, cause: hasCause ? cause : undefined },
+      );
+    default:
+      return new RetryError(attempts === 0 ? `gave up before the first attempt: ${reason}` : `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason} (${category})`, {
+        reason,
+        attempts,
+        category,
+        exhausted: e.marked === true,
+        budget: step.budget ?? null,
+        key,
+        cause: hasCause ? cause : undefined,
+      });
   }
 }
 

@@ -176,10 +176,11 @@ test('RetryError: reason, attempts, cause, exhausted, key', async () => {
 
 test('a POST that timed out is not retried without a declared key', async () => {
   let n = 0;
-  const e = await fast().execute(() => { n++; throw err('ETIMEDOUT'); }, { method: 'POST' }).catch((x) => x);
+  const thrown = err('ETIMEDOUT');
+  const e = await fast().execute(() => { n++; throw thrown; }, { method: 'POST' }).catch((x) => x);
   assert.equal(n, 1);
-  assert.equal(e.reason, 'not_retryable');
-  assert.equal(e.exhausted, false);
+  // Nothing retries it: the error itself propagates, unwrapped and unmarked (docs/sessions.md).
+  assert.equal(e, thrown);
   n = 0;
   await assert.rejects(fast().execute(() => { n++; throw err('ETIMEDOUT'); }, { method: 'POST', idempotencyKeySent: true }));
   assert.equal(n, 3);
@@ -189,9 +190,8 @@ test('a programming error is never retried', async () => {
   let n = 0;
   const e = await fast().execute(() => { n++; null.x; }).catch((x) => x);
   assert.equal(n, 1);
-  assert.equal(e.reason, 'not_retryable');
-  assert.equal(e.category, 'programming_error');
-  assert.ok(e.cause instanceof TypeError);
+  assert.ok(e instanceof TypeError && !rc.isRetrycoreError(e), 'the programming error itself');
+  assert.equal(rc.classify(e).category, 'programming_error');
 });
 
 test('a Response with a retryable status is retried, honouring Retry-After', async () => {
@@ -278,7 +278,8 @@ test('hooks: onRetry before each sleep, onGiveUp once', async () => {
   const events = [];
   const p = fast({ onRetry: (i) => events.push(['retry', i.attempt, i.retry, i.delay]), onGiveUp: (i) => events.push(['give_up', i.attempt, i.reason]) });
   await assert.rejects(p.execute(() => { throw err('ECONNREFUSED'); }));
-  assert.deepEqual(events, [['retry', 2, 1, 1], ['retry', 3, 2, 2], ['give_up', 3, 'attempts_exhausted']]);
+  // onRetry's attempt is the call that failed (retry n follows call n; docs/sessions.md).
+  assert.deepEqual(events, [['retry', 1, 1, 1], ['retry', 2, 2, 2], ['give_up', 3, 'attempts_exhausted']]);
 });
 
 test('onStateChange reports the policy breaker transitions; an open breaker rejects with CircuitOpenError', async () => {
@@ -360,11 +361,14 @@ test('classify: status fast path, errors, Responses, failures', () => {
 
 test('only an exhausted RetryError is marked retry_exhausted (SPEC §5)', async () => {
   const policy = fast({ maxAttempts: 2 });
-  // A POST reset nothing would retry: the RetryError is transparent, its cause decides.
+  // A POST reset nothing would retry: the reset itself propagates, unmarked, and decides an outer layer.
   const gaveUp = await policy.execute(() => { throw err('ECONNRESET'); }, { method: 'POST' }).catch((e) => e);
-  assert.ok(gaveUp instanceof RetryError && gaveUp.reason === 'not_retryable' && gaveUp.exhausted === false);
+  assert.ok(!(gaveUp instanceof RetryError) && gaveUp.code === 'ECONNRESET');
   assert.ok(!rc.errorNames(gaveUp).includes('retrycore:retry_exhausted'));
   assert.equal(rc.classify(gaveUp, { method: 'GET' }).category, 'connection_lost');
+  // A RetryError not marked exhausted (built by hand) is transparent: its cause decides.
+  const transparent = new RetryError('x', { reason: 'not_retryable', attempts: 1, category: 'connection_lost', exhausted: false, key: '', cause: err('ECONNRESET') });
+  assert.ok(!rc.errorNames(transparent).includes('retrycore:retry_exhausted'));
   // Attempts ran out: marked, so an outer layer does not retry it again.
   const exhausted = await policy.execute(() => { throw err('ECONNRESET'); }, { method: 'GET' }).catch((e) => e);
   assert.ok(exhausted instanceof RetryError && exhausted.reason === 'attempts_exhausted' && exhausted.exhausted === true);

@@ -505,6 +505,164 @@ function camelDecision(d) {
   return out;
 }
 
+
+// ------------------------------------------------------------ execute (whole calls)
+
+/** A thrown error as the vector describes it: classes of exactly these names, code, status, response headers, cause. */
+function errorOfSpec(t) {
+  if (t.retrycore === 'retry_exhausted') {
+    return new rc.RetryError('an inner layer gave up', { reason: 'attempts_exhausted', attempts: 1, category: 'server_error', exhausted: true, key: '' });
+  }
+  if (t.retrycore === 'breaker_open') return new rc.CircuitOpenError('an inner breaker is open', 0, 'open');
+  let C = Error;
+  for (const name of [...(t.names || [])].reverse()) {
+    const Base = C;
+    C = { [name]: class extends Base {} }[name];
+    Object.defineProperty(C.prototype, 'name', { value: name, writable: true, configurable: true });
+  }
+  const e = new C('scripted failure');
+  if (t.code !== undefined) e.code = t.code;
+  if (t.grpc_code !== undefined) {
+    e.code = t.grpc_code;
+    e.details = '';
+  }
+  if (t.status !== undefined) e.status = t.status;
+  if (t.headers !== undefined) e.response = { status: t.status, headers: t.headers };
+  if (t.cause !== undefined) e.cause = errorOfSpec(t.cause);
+  return e;
+}
+
+/** A fetch `Response` stand-in: status, ok, headers with get and forEach. */
+function responseOf(r) {
+  const pairs = r.headers || [];
+  return {
+    status: r.status,
+    ok: r.status >= 200 && r.status <= 299,
+    headers: {
+      get: (n) => (pairs.find(([k]) => k.toLowerCase() === String(n).toLowerCase()) || [])[1] ?? null,
+      forEach: (cb) => pairs.forEach(([k, v]) => cb(v, k)),
+    },
+  };
+}
+
+const RAISE_CLASSES = { retry_error: rc.RetryError, budget_exhausted: rc.BudgetExhaustedError, circuit_open: rc.CircuitOpenError };
+
+async function executeCase(c) {
+  const policy = policyOf(c.policy);
+  const start = c.clock.start_ms;
+  const clock = { now: start };
+  let active = null;
+  policy._clock = {
+    now: () => clock.now,
+    wallNow: () => (c.clock.wall_start_ms === undefined ? null : c.clock.wall_start_ms + Math.floor(clock.now - start)),
+    sleep: (ms) => {
+      const st = active;
+      st.sleeps.push(ms);
+      if (st.spec.suspend_at_sleep === st.sleeps.length) {
+        st.wake = clock.now + ms;
+        return new Promise((resume) => {
+          st.resume = resume;
+          st.pause();
+        });
+      }
+      clock.now += ms;
+      return Promise.resolve();
+    },
+  };
+  policy.onRetry = (i) => active.events.push({ hook: 'on_retry', attempt: i.attempt, retry: i.retry, delay: i.delay, category: i.category });
+  policy.onGiveUp = (i) => active.events.push({ hook: 'on_give_up', attempts: i.attempt, reason: i.reason });
+  policy.onStateChange = (t) => active.events.push({ hook: 'on_state_change', from: t.from, to: t.to, reason: t.reason });
+
+  /** Runs (or resumes) `st` until its call settles or suspends. */
+  const drive = (st, go) =>
+    new Promise((done) => {
+      active = st;
+      st.pause = done;
+      if (st.settled) return done();
+      st.onSettle = done;
+      go();
+    });
+  const states = [];
+  for (const spec of c.calls) {
+    clock.now += spec.advance_ms ?? 0;
+    const st = { spec, events: [], sleeps: [], calls: 0, controller: new AbortController(), last: undefined, settled: false };
+    states.push(st);
+    const o = spec.options || {};
+    const options = { signal: st.controller.signal };
+    if (o.method !== undefined) options.method = o.method;
+    if (o.idempotent !== undefined) options.idempotent = o.idempotent;
+    if (o.idempotency_key_sent !== undefined) options.idempotencyKeySent = o.idempotency_key_sent;
+    if (o.key !== undefined) options.key = o.key;
+    const fn = () => {
+      const out = spec.script[st.calls];
+      st.calls++;
+      if (out === undefined) throw new Error(`attempt ${st.calls} made, the script has ${spec.script.length}`);
+      clock.now += out.ms;
+      if ('return' in out) return out.return;
+      if (out.respond !== undefined) return (st.last = responseOf(out.respond));
+      if (out.timeout !== undefined) throw (st.last = new DOMException('the attempt timed out', 'TimeoutError'));
+      if (out.cancel !== undefined) {
+        st.controller.abort();
+        throw st.controller.signal.reason;
+      }
+      throw (st.last = errorOfSpec(out.throw));
+    };
+    await drive(st, () => {
+      policy.execute(fn, options).then(
+        (v) => Object.assign(st, { settled: true, value: v }).onSettle(),
+        (e) => Object.assign(st, { settled: true, error: e, failed: true }).onSettle(),
+      );
+    });
+  }
+  for (const st of states.filter((x) => x.resume !== undefined)) {
+    if (st.settled) continue;
+    clock.now = Math.max(clock.now, st.wake);
+    await drive(st, () => st.resume());
+  }
+  states.forEach((st, i) => {
+    const want = st.spec.expect;
+    const what = `call ${i}`;
+    assert.ok(st.settled, `${what}: still suspended`);
+    assert.equal(st.calls, want.calls, `${what}: calls`);
+    assert.deepEqual(st.sleeps, want.sleeps, `${what}: sleeps`);
+    assert.deepEqual(st.events, want.events, `${what}: events`);
+    switch (want.ending) {
+      case 'return':
+        assert.ok(!st.failed, `${what}: rejected with ${st.error && (st.error.code || st.error.message)}, want a return`);
+        if (st.last !== undefined && st.value === st.last) break;
+        assert.deepEqual(st.value, st.spec.script[st.calls - 1].return, `${what}: value`);
+        break;
+      case 'propagate':
+        assert.ok(st.failed && st.error === st.last, `${what}: want the last error itself, got ${st.failed ? st.error && (st.error.code || st.error.name) : 'a return'}`);
+        break;
+      case 'cancelled':
+        assert.ok(st.failed && (st.error === st.controller.signal.reason || st.error === st.last), `${what}: want the cancellation, got ${st.error && st.error.name}`);
+        break;
+      case 'raise': {
+        const e = st.error;
+        assert.ok(st.failed, `${what}: returned, want ${want.class}`);
+        assert.ok(e instanceof RAISE_CLASSES[want.class], `${what}: ${e && e.constructor && e.constructor.name} (${e && e.code}), want ${want.class}`);
+        if (want.class === 'retry_error') assert.ok(!(e instanceof rc.BudgetExhaustedError), `${what}: a BudgetExhaustedError`);
+        assert.equal(e.code, want.code, `${what}: code`);
+        if (want.class !== 'circuit_open') {
+          assert.equal(e.reason, want.reason, `${what}: reason`);
+          assert.equal(e.attempts, want.attempts, `${what}: attempts`);
+        }
+        assert.equal(rc.errorNames(e).includes('retrycore:retry_exhausted'), want.marked, `${what}: marked`);
+        assert.equal(e.cause !== undefined && e.cause === st.last, want.cause, `${what}: cause`);
+        if (want.category !== undefined) assert.equal(e.category, want.category, `${what}: category`);
+        if (want.budget !== undefined) assert.equal(e.budget, want.budget, `${what}: budget`);
+        if (want.retry_after !== undefined) assert.equal(e.retryAfter, want.retry_after, `${what}: retry_after`);
+        break;
+      }
+      default:
+        assert.fail(`${what}: unknown ending ${want.ending}`);
+    }
+  });
+}
+
+kinds.execute = executeCase;
+
 // ------------------------------------------------------------ the files
 
 const files = vectorFiles(ROOT);
@@ -518,15 +676,17 @@ for (const file of files) {
     const run = kinds[doc.kind];
     assert.ok(run, `kind ${JSON.stringify(doc.kind)} has no runner`);
     const failures = [];
-    doc.cases.forEach((raw, i) => {
+    for (const [i, raw] of doc.cases.entries()) {
       const c = { ...(doc.defaults || {}), ...raw };
       for (const k of Object.keys(doc.defaults || {})) if (raw[k] === undefined) c[k] = doc.defaults[k];
       try {
-        run(c);
+        // The execute kind is asynchronous (a whole call); the others answer at once.
+        const r = run(c);
+        if (r && typeof r.then === 'function') await r;
       } catch (e) {
         failures.push(`${raw.name ?? `#${i}`}: ${e.message}`);
       }
-    });
+    }
     t.diagnostic(`${doc.cases.length} cases`);
     assert.deepEqual(failures, [], `${failures.length} of ${doc.cases.length} cases failed:\n${failures.join('\n')}`);
   });
