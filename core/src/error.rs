@@ -96,19 +96,9 @@ impl ErrorCode {
     /// Bindings raise these as their configuration error (`ConfigError`, a
     /// `ValueError` in Python; `RangeError`/`TypeError` in JavaScript).
     pub const fn is_config(self) -> bool {
-        matches!(
-            self,
-            ErrorCode::InvalidJson
-                | ErrorCode::InvalidType
-                | ErrorCode::UnknownKey
-                | ErrorCode::UnknownVersion
-                | ErrorCode::MissingField
-                | ErrorCode::InvalidDuration
-                | ErrorCode::OutOfRange
-                | ErrorCode::InvalidValue
-                | ErrorCode::InvalidCombination
-                | ErrorCode::InvalidTime
-        )
+        // The configuration family, less `too_large` (an input over a limit,
+        // which a host raises as its range error).
+        matches!(self.family(), ErrorFamily::Config) && !matches!(self, ErrorCode::TooLarge)
     }
 
     /// Returns true when a JavaScript host should throw a `TypeError` (a wrong

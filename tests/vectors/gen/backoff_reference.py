@@ -276,10 +276,15 @@ def generate():
     return files
 
 
-def main():
+def emit(files, what, command):
+    """Writes `files` (path under tests/vectors -> document), or with --check
+    fails when a checked-in file differs from what the generator writes.
+    Returns the number of cases."""
     check = "--check" in sys.argv
     stale = []
-    for rel, doc in generate().items():
+    total = 0
+    for rel, doc in files.items():
+        total += len(doc["cases"])
         path = ROOT / rel
         text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
         if check:
@@ -289,10 +294,15 @@ def main():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
     if stale:
-        print("vectors drifted from their generator: " + ", ".join(stale), file=sys.stderr)
-        print("run: python3 tests/vectors/gen/backoff_reference.py", file=sys.stderr)
+        print(f"{what} drifted from their generator: " + ", ".join(stale), file=sys.stderr)
+        print(f"run: {command}", file=sys.stderr)
         sys.exit(1)
-    if check:
+    return total
+
+
+def main():
+    emit(generate(), "vectors", "python3 tests/vectors/gen/backoff_reference.py")
+    if "--check" in sys.argv:
         print("generated vectors match their generator")
 
 

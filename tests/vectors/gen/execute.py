@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from backoff_reference import Backoff, Xoshiro256pp, ns  # noqa: E402
+from backoff_reference import Backoff, Xoshiro256pp, emit, ns  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MS = 1_000_000
@@ -1253,24 +1253,8 @@ def generate():
 
 
 def main():
-    check = "--check" in sys.argv
-    stale = []
-    total = 0
-    for rel, doc in generate().items():
-        total += len(doc["cases"])
-        path = ROOT / rel
-        text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
-        if check:
-            if not path.exists() or path.read_text() != text:
-                stale.append(rel)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-    if stale:
-        print("execute vectors drifted from their generator: " + ", ".join(stale), file=sys.stderr)
-        print("run: python3 tests/vectors/gen/execute.py", file=sys.stderr)
-        sys.exit(1)
-    print(f"{'checked' if check else 'wrote'} {total} execute cases")
+    total = emit(generate(), "execute vectors", "python3 tests/vectors/gen/execute.py")
+    print(f"{'checked' if '--check' in sys.argv else 'wrote'} {total} execute cases")
 
 
 if __name__ == "__main__":
