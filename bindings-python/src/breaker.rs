@@ -21,6 +21,8 @@ use retrycore::breaker::{
 };
 use retrycore::budget::{Budget, BudgetConfig, FailureFacts, Refusal, SharedBudget};
 use retrycore::classify::Category;
+use retrycore::session::RejectReason;
+use retrycore::surface::Ending;
 use retrycore::ErrorCode;
 
 /// Describes an exception for a warning, even one whose `__str__` raises.
@@ -185,13 +187,15 @@ impl Breaker {
     fn open_error(&self, py: Python<'_>, state: State, retry_after: u64) -> PyErr {
         let ra = (retry_after != u64::MAX).then(|| to_secs(retry_after));
         let make = || -> PyResult<PyErr> {
-            let exc = conv::errors_module(py)?.getattr("_rejected")?.call1((
-                "breaker_open",
-                ra,
-                state.code(),
-                self.config.name.as_deref(),
-                py.None(),
-            ))?;
+            // A refused call of the breaker's own: the first attempt refused.
+            let Ending::Raise { class, code, reason, .. } = Ending::of_reject(RejectReason::BreakerOpen, 0, None)
+            else {
+                return Err(PyException::new_err("breaker_open"));
+            };
+            let (state, name) = (state.code(), self.config.name.as_deref());
+            let none = None::<&str>;
+            let args = (class.code(), code, reason, 0, none, none, none, ra, none, none, state, name);
+            let exc = conv::errors_module(py)?.getattr("_ending")?.call1(args)?;
             Ok(PyErr::from_value(exc))
         };
         make().unwrap_or_else(|e| e)
@@ -215,10 +219,14 @@ impl Breaker {
             let b = b.get();
             return Ok(Breaker { shared: b.shared.clone(), config: b.config.clone(), on_state_change });
         }
-        let mode = if conv::bool_or(kwargs, "kwargs", false)? { Mode::Kwargs } else { Mode::Document };
+        let mode = Mode::of(kwargs)?;
         let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
         let doc = to_json_over(config, overrides, mode)?;
-        let cfg = BreakerConfig::from_json_value(&doc, "").py(py)?;
+        let cfg = match mode {
+            Mode::Kwargs => BreakerConfig::from_typed_value(&doc, conv::UNIT_NS),
+            Mode::Document => BreakerConfig::from_json_value(&doc, ""),
+        }
+        .py(py)?;
         let b = CircuitBreaker::new(cfg.clone()).py(py)?;
         Ok(Breaker { shared: b.shared(), config: cfg, on_state_change })
     }
@@ -502,8 +510,12 @@ impl PyBudget {
     }
 
     /// A new budget from its configuration document.
-    pub fn from_doc(py: Python<'_>, doc: &serde_json::Value) -> PyResult<PyBudget> {
-        let cfg = BudgetConfig::from_json_value(doc, "").py(py)?;
+    pub fn from_doc(py: Python<'_>, doc: &serde_json::Value, mode: Mode) -> PyResult<PyBudget> {
+        let cfg = match mode {
+            Mode::Kwargs => BudgetConfig::from_typed_value(doc, conv::UNIT_NS),
+            Mode::Document => BudgetConfig::from_json_value(doc, ""),
+        }
+        .py(py)?;
         let b = Budget::new(cfg.clone()).py(py)?;
         Ok(PyBudget { shared: b.shared(), config: cfg })
     }
@@ -552,12 +564,12 @@ impl PyBudget {
         if let Some(b) = conv::opt_class_arg::<PyBudget>(share, "share", "a Budget")? {
             return Ok(PyBudget { shared: b.get().shared.clone(), config: b.get().config.clone() });
         }
-        let mode = if conv::bool_or(kwargs, "kwargs", false)? { Mode::Kwargs } else { Mode::Document };
+        let mode = Mode::of(kwargs)?;
         let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
         if config.is_none_or(|c| c.is_none()) && overrides.is_none_or(|o| o.is_empty()) {
             return Err(err(py, ErrorCode::MissingField, "kind", "a budget names its kind"));
         }
-        PyBudget::from_doc(py, &to_json_over(config, overrides, mode)?)
+        PyBudget::from_doc(py, &to_json_over(config, overrides, mode)?, mode)
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -16,20 +16,13 @@ use retrycore::{Error, ErrorCode};
 use serde_json::{Map, Value};
 use std::time::Instant;
 
-/// The exception family a core error is raised in (the class within it follows the code).
+/// Where a core error is raised: the config family's codes become
+/// `ConfigError`s, or `IdempotencyError`s in the idempotency functions
+/// (every other family has its own class, by the core's `ErrorCode::family`).
 #[derive(Copy, Clone)]
 pub enum Family {
     Config,
     Idempotency,
-}
-
-impl Family {
-    fn name(self) -> &'static str {
-        match self {
-            Family::Config => "config",
-            Family::Idempotency => "idempotency",
-        }
-    }
 }
 
 static ERRORS: GILOnceCell<Py<PyModule>> = GILOnceCell::new();
@@ -47,9 +40,9 @@ pub fn core_err(py: Python<'_>, e: &Error, family: Family) -> PyErr {
             e.code(),
             e.field(),
             e.to_string(),
-            family.name(),
+            e.kind().family().code(),
             e.kind().is_type_error(),
-            e.kind().is_config(),
+            matches!(family, Family::Idempotency),
         ))?;
         Ok(PyErr::from_value(exc))
     };
@@ -406,43 +399,25 @@ pub fn wall_or_clock(w: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
 
 // ---------------------------------------------------------------- JSON trees
 
-/// Document keys whose values are durations: as float seconds in keyword
-/// arguments, they become `"<n>ns"` strings (generated from
-/// `schema/policy.schema.json`; a test keeps them in step).
-pub const DURATION_KEYS: &[&str] = &[
-    "amount",
-    "attempt_timeout",
-    "base_delay",
-    "break_duration",
-    "deadline",
-    "increment",
-    "initial",
-    "initial_delay",
-    "initial_interval",
-    "max_backoff",
-    "max_delay",
-    "max_interval",
-    "max_retry_after",
-    "max_wait",
-    "max_wait_duration_in_half_open_state",
-    "max_wait_duration_in_open_state",
-    "min_delay",
-    "per_attempt_timeout",
-    "slow_call_duration_threshold",
-    "total_timeout",
-    "ttl",
-    "wait_duration",
-    "wait_duration_in_open_state",
-    "window",
-];
-
 /// How a Python tree becomes a document.
 #[derive(Copy, Clone, PartialEq, Eq)]
 pub enum Mode {
     /// As-is: the same JSON as every runtime.
     Document,
-    /// Keyword arguments: float seconds in duration keys, an int `seed`.
+    /// Keyword arguments: numbers stay numbers (the core's typed reader
+    /// takes them as float seconds wherever it reads a duration), an int
+    /// `seed`, a `timedelta`; `None` is refused (leave the key out instead).
     Kwargs,
+}
+
+/// Nanoseconds per host unit of a bare-number duration: Python seconds.
+pub const UNIT_NS: f64 = 1e9;
+
+impl Mode {
+    /// Reads `kwargs` as a mode flag (true: keyword arguments).
+    pub fn of(kwargs: Option<&Bound<'_, PyAny>>) -> PyResult<Mode> {
+        Ok(if bool_or(kwargs, "kwargs", false)? { Mode::Kwargs } else { Mode::Document })
+    }
 }
 
 fn depth_err(py: Python<'_>, field: &str, depth: usize) -> PyErr {
@@ -452,26 +427,29 @@ fn depth_err(py: Python<'_>, field: &str, depth: usize) -> PyErr {
     }
 }
 
-fn number_value(o: &Bound<'_, PyAny>, field: &str) -> PyResult<Value> {
+fn number_value(o: &Bound<'_, PyAny>, field: &str, mode: Mode) -> PyResult<Value> {
     let py = o.py();
-    if let Ok(f) = o.downcast::<PyFloat>() {
-        let v = f.value();
-        return serde_json::Number::from_f64(v)
+    let finite = |v: f64| {
+        serde_json::Number::from_f64(v)
             .map(Value::Number)
-            .ok_or_else(|| err(py, ErrorCode::OutOfRange, field, format!("must be a finite number, got {v}")));
+            .ok_or_else(|| err(py, ErrorCode::OutOfRange, field, format!("must be a finite number, got {v}")))
+    };
+    if let Ok(f) = o.downcast::<PyFloat>() {
+        return finite(f.value());
     }
-    match int_value(o)? {
-        Int::Fits(v) => {
-            if let Ok(u) = u64::try_from(v) {
-                return Ok(Value::from(u));
-            }
-            if let Ok(i) = i64::try_from(v) {
-                return Ok(Value::from(i));
-            }
-            Err(err(py, ErrorCode::OutOfRange, field, "integer beyond 64 bits"))
+    if let Int::Fits(v) = int_value(o)? {
+        if let Ok(u) = u64::try_from(v) {
+            return Ok(Value::from(u));
         }
-        Int::Huge { .. } => Err(err(py, ErrorCode::OutOfRange, field, "integer beyond 64 bits")),
+        if let Ok(i) = i64::try_from(v) {
+            return Ok(Value::from(i));
+        }
     }
+    if mode == Mode::Kwargs {
+        // Typed options: an int past 64 bits is the equal float (a duration saturates like it).
+        return finite(int_f64(o)?);
+    }
+    Err(err(py, ErrorCode::OutOfRange, field, "integer beyond 64 bits"))
 }
 
 /// The members of a dict (or a subclass) as a list taken in one step
@@ -585,7 +563,7 @@ fn to_json_at(o: &Bound<'_, PyAny>, mode: Mode, field: &str, depth: usize) -> Py
         return Ok(Value::Bool(b.is_true()));
     }
     if o.is_instance_of::<PyInt>() || o.is_instance_of::<PyFloat>() {
-        return number_value(o, field);
+        return number_value(o, field, mode);
     }
     if o.is_instance_of::<PyString>() {
         return Ok(Value::String(to_str(o, field)?));
@@ -621,8 +599,8 @@ fn to_json_at(o: &Bound<'_, PyAny>, mode: Mode, field: &str, depth: usize) -> Py
                 }
             };
             let f = join(field, &key);
-            let value = if mode == Mode::Kwargs && is_number(&v) && DURATION_KEYS.contains(&key.as_str()) {
-                Value::String(format!("{}ns", secs(&v, &f)?))
+            let value = if mode == Mode::Kwargs && v.is_none() {
+                return Err(err(py, ErrorCode::InvalidType, &f, "must not be None (leave it out for the default)"));
             } else if mode == Mode::Kwargs && key == "seed" && is_int(&v) {
                 Value::String(to_count(&v, &f, u64::MAX)?.to_string())
             } else {
@@ -641,10 +619,6 @@ fn to_json_at(o: &Bound<'_, PyAny>, mode: Mode, field: &str, depth: usize) -> Py
         return Ok(Value::Array(out));
     }
     Err(wrong_type(o, field, "a JSON value (dict, list, str, int, float, bool or None)"))
-}
-
-fn is_number(o: &Bound<'_, PyAny>) -> bool {
-    (o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>()) || o.is_instance_of::<PyFloat>()
 }
 
 /// Converts JSON to Python (dicts, lists, str, int, float, bool, None).

@@ -1,5 +1,5 @@
 //! Idempotency keys, the `Idempotency-Key` header, canonical JSON,
-//! fingerprints, records and dead letters (SPEC §8).
+//! fingerprints, records and dead letters (docs/idempotency.md).
 
 use crate::conv::{self, err_in, to_host_json, to_json, to_str, CoreResult, Family, Mode};
 use pyo3::exceptions::PyBaseException;

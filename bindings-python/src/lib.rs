@@ -24,7 +24,6 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     conv::init_clock(m.py())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("DURATION_KEYS", conv::DURATION_KEYS.to_vec())?;
     m.add("MAX_DEPTH", retrycore::limits::MAX_DEPTH)?;
     // The core's input limits by name (`retrycore::limits::ALL`), never a copy.
     let limits = pyo3::types::PyDict::new(m.py());
@@ -63,6 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(misc::error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(misc::categories, m)?)?;
     m.add_function(wrap_pyfunction!(misc::give_up_reasons, m)?)?;
+    m.add_function(wrap_pyfunction!(misc::host_tables, m)?)?;
     m.add_function(wrap_pyfunction!(idem::derive_key, m)?)?;
     m.add_function(wrap_pyfunction!(idem::validate_key, m)?)?;
     m.add_function(wrap_pyfunction!(idem::scoped_key, m)?)?;

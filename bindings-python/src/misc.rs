@@ -131,3 +131,10 @@ pub fn categories() -> Vec<&'static str> {
 pub fn give_up_reasons() -> Vec<&'static str> {
     retrycore::session::GiveUpReason::ALL.iter().map(|c| c.code()).collect()
 }
+
+/// Every list and table the core shows hosts (kinds, categories, reasons,
+/// error codes with their families, profiles, limits, defaults), as a dict.
+#[pyfunction]
+pub fn host_tables(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    conv::from_json(py, &retrycore::tables::host_tables())
+}

@@ -14,6 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use retrycore::breaker::Transition;
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
+use retrycore::surface::{fires_on_give_up, Ending, Raise, RetryNumbers};
 use retrycore::ErrorCode;
 use std::sync::Mutex;
 
@@ -136,7 +137,7 @@ impl Policy {
         Policy::build(py, PolicyConfig::from_json(&text).py(py)?, entropy_arg(entropy)?)
     }
 
-    /// Reads a policy document given as a dict (`kwargs=True`: float seconds in duration keys).
+    /// Reads a policy document given as a dict (`kwargs=True`: typed options, durations also float seconds).
     #[staticmethod]
     #[pyo3(signature = (doc, kwargs=None, entropy=None))]
     fn from_dict(
@@ -145,9 +146,13 @@ impl Policy {
         kwargs: Option<&Bound<'_, PyAny>>,
         entropy: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Policy> {
-        let mode = if conv::bool_or(kwargs, "kwargs", false)? { Mode::Kwargs } else { Mode::Document };
+        let mode = Mode::of(kwargs)?;
         let v = to_json(doc, mode)?;
-        Policy::build(py, PolicyConfig::from_json_value(&v).py(py)?, entropy_arg(entropy)?)
+        let cfg = match mode {
+            Mode::Kwargs => PolicyConfig::from_typed_value(&v, conv::UNIT_NS),
+            Mode::Document => PolicyConfig::from_json_value(&v),
+        };
+        Policy::build(py, cfg.py(py)?, entropy_arg(entropy)?)
     }
 
     /// The normalized document, every setting spelled out.
@@ -200,7 +205,7 @@ impl Policy {
                 if b.is_instance_of::<PyDict>() {
                     // A configuration (keyword-argument form): a budget of its own.
                     let doc = to_json(b, Mode::Kwargs)?;
-                    return Py::new(py, PyBudget::from_doc(py, &doc)?);
+                    return Py::new(py, PyBudget::from_doc(py, &doc, Mode::Kwargs)?);
                 }
                 let why = format!("must be a Budget or a dict, got {}", conv::type_name(b));
                 Err(err(py, ErrorCode::InvalidType, &format!("budgets[{i}]"), why))
@@ -309,7 +314,7 @@ impl Policy {
         })
     }
 
-    /// The counters of all sessions, with the seeds' metric names.
+    /// The counters of all sessions (the `retry_attempts_total` family of metric names).
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         conv::from_json(py, &self.inner.counters().snapshot().to_json_value())
     }
@@ -666,6 +671,18 @@ fn time_sleep(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     TIME_SLEEP.get_or_try_init(py, || Ok::<_, PyErr>(py.import("time")?.getattr("sleep")?.unbind())).map(|v| v.bind(py))
 }
 
+/// What the error at the end of a call carries besides its class, code and reason.
+struct End {
+    /// The give-up reason `on_give_up` shows when the ending is not an error of ours.
+    reason: &'static str,
+    attempts: u32,
+    category: Option<&'static str>,
+    budget: Option<String>,
+    budget_reason: Option<&'static str>,
+    /// Seconds.
+    retry_after: Option<f64>,
+}
+
 /// The retry loop of one decorator (or `policy.call`): its policy, sleep,
 /// clock, hooks and declarations.
 #[pyclass(frozen, module = "retrycore._native")]
@@ -764,62 +781,76 @@ impl Runner {
     /// Gates an attempt: Ok(timeout ns) to proceed, or the error to raise.
     fn gate(&self, py: Python<'_>, s: &Session) -> PyResult<Option<u64>> {
         let now = self.now(py)?;
-        let (g, ts, attempts, last, give_up) = s.with(py, |st| {
+        let (g, ts, attempts, last, give_up, category) = s.with(py, |st| {
             let g = st.s.before_attempt_ns(now);
             let ts = st.s.take_transitions();
             if let Ok(Gate::Proceed { timeout, .. }) = &g {
                 st.timeout = timeout.map(retrycore::duration::from_std);
             }
             let last = if matches!(g, Ok(Gate::Reject { .. })) { st.last_exc.take() } else { None };
-            (g, ts, st.s.attempts(), last, st.s.give_up_reason())
+            (g, ts, st.s.attempts(), last, st.s.give_up_reason(), st.s.last_category().map(|c| c.code()))
         });
         self.transitions(py, ts)?;
         match g.py(py)? {
             Gate::Proceed { timeout, .. } => Ok(timeout.map(retrycore::duration::from_std)),
             Gate::Reject { reason, retry_after, budget } => {
-                let errors = conv::errors_module(py)?;
+                let ending = Ending::of_reject(reason, attempts, give_up);
+                let last = last.as_ref().map(|e| e.bind(py));
                 let ra = retry_after.map(dur_secs);
-                if attempts == 0 {
-                    // The first attempt was refused: the local rejection error.
-                    let name = self.policy.get().inner.config().breaker.as_ref().and_then(|b| b.name.clone());
-                    let state = self
-                        .policy
-                        .get()
-                        .breaker
-                        .as_ref()
-                        .map(|b| crate::locks::with(py, &b.get().shared, |b| b.state().code()));
-                    let exc = errors.getattr("_rejected")?.call1((reason.code(), ra, state, name, budget))?;
-                    return Err(PyErr::from_value(exc));
-                }
-                // A later attempt was refused: the session gave up.
-                let give_up = give_up.map_or(reason.code(), |r| r.code());
-                if let Some(h) = &self.on_give_up {
-                    let ev = self.event(
-                        py,
-                        s,
-                        attempts,
-                        None,
-                        None,
-                        None,
-                        Some(give_up),
-                        budget.clone(),
-                        last.as_ref().map(|e| e.bind(py)),
-                    );
-                    hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
-                }
-                let exc = errors.getattr("_give_up")?.call1((
-                    give_up,
-                    attempts,
-                    py.None(),
-                    budget,
-                    py.None(),
-                    ra,
-                    last,
-                    s.key_str(py),
-                ))?;
-                Err(PyErr::from_value(exc))
+                let end =
+                    End { reason: reason.code(), attempts, category, budget, budget_reason: None, retry_after: ra };
+                // An ending that is not an error of ours gives the last error back.
+                Err(match (self.end(py, s, ending, end, last, last)?, last) {
+                    (Some(e), _) => e,
+                    (None, Some(l)) => PyErr::from_value(l.clone()),
+                    (None, None) => PyException::new_err(reason.code()),
+                })
             }
         }
+    }
+
+    /// Shows the end of a call that gave up: fires `on_give_up` when the
+    /// core says it fires, then returns the error to raise (None: the last
+    /// error or response goes back as is).
+    fn end(
+        &self,
+        py: Python<'_>,
+        s: &Session,
+        ending: Ending,
+        end: End,
+        exc: Option<&Bound<'_, PyAny>>,
+        last: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<PyErr>> {
+        let reason = match ending {
+            Ending::Raise { reason, .. } => reason,
+            _ => end.reason,
+        };
+        if let (Some(h), true) = (&self.on_give_up, fires_on_give_up(end.attempts, false, false)) {
+            let ev = self.event(py, s, end.attempts, None, end.category, None, Some(reason), end.budget.clone(), exc);
+            hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
+        }
+        let Ending::Raise { class, code, reason, has_cause, .. } = ending else { return Ok(None) };
+        let (state, name) = match (class, &self.policy.get().breaker) {
+            (Raise::CircuitOpen, Some(b)) => {
+                (Some(crate::locks::with(py, &b.get().shared, |b| b.state().code())), b.get().config.name.clone())
+            }
+            _ => (None, None),
+        };
+        let e = conv::errors_module(py)?.getattr("_ending")?.call1((
+            class.code(),
+            code,
+            reason,
+            end.attempts,
+            end.category,
+            end.budget,
+            end.budget_reason,
+            end.retry_after,
+            if has_cause { last } else { None },
+            s.key_str(py),
+            state,
+            name,
+        ))?;
+        Ok(Some(PyErr::from_value(e)))
     }
 
     /// Answers a failed attempt: Ok(delay ns) to retry, or the error to raise.
@@ -873,52 +904,21 @@ impl Runner {
             Decision::Retry { retry, delay, category, .. } => {
                 let delay = retrycore::duration::from_std(delay);
                 if let Some(h) = &self.on_retry {
-                    let ev = self.event(
-                        py,
-                        s,
-                        retry,
-                        Some(retry),
-                        Some(category.code()),
-                        Some(to_secs(delay)),
-                        None,
-                        None,
-                        exc,
-                    );
+                    let n = RetryNumbers::of_retry(retry);
+                    let (cat, secs) = (Some(category.code()), Some(to_secs(delay)));
+                    let ev = self.event(py, s, n.attempt, Some(n.retry), cat, secs, None, None, exc);
                     hook_done(py, "on_retry", h.call1(py, (ev,)))?;
                 }
                 Ok(Some(delay))
             }
-            Decision::GiveUp { reason, category, exhausted, refusal, attempts } => {
-                if let Some(h) = &self.on_give_up {
-                    let budget = refusal.as_ref().map(|r| r.budget.clone());
-                    let ev = self.event(
-                        py,
-                        s,
-                        attempts,
-                        None,
-                        Some(category.code()),
-                        None,
-                        Some(reason.code()),
-                        budget,
-                        exc,
-                    );
-                    hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
+            Decision::GiveUp { reason, category, refusal, attempts, .. } => {
+                let (budget, budget_reason) = refusal.map(|r| (r.budget, r.reason)).unzip();
+                let category = Some(category.code());
+                let end = End { reason: reason.code(), attempts, category, budget, budget_reason, retry_after: None };
+                match self.end(py, s, Ending::of_give_up(reason), end, exc, Some(last))? {
+                    Some(e) => Err(e),
+                    None => Ok(None),
                 }
-                if !exhausted {
-                    // Not retryable, declined or cancelled: the error (or response) itself.
-                    return Ok(None);
-                }
-                let e = conv::errors_module(py)?.getattr("_give_up")?.call1((
-                    reason.code(),
-                    attempts,
-                    category.code(),
-                    refusal.as_ref().map(|r| r.budget.clone()),
-                    refusal.as_ref().map(|r| r.reason),
-                    py.None(),
-                    last,
-                    s.key_str(py),
-                ))?;
-                Err(PyErr::from_value(e))
             }
         }
     }

@@ -1,4 +1,4 @@
-//! Seeing what a Python exception is (SPEC §4): the flattened cause chain of
+//! Seeing what a Python exception is (docs/classification-rules.md): the flattened cause chain of
 //! names, and an HTTP status, headers and gRPC code taken by duck typing from
 //! the shapes common libraries raise — without importing any of them.
 //!

@@ -289,6 +289,7 @@ VALID: Dict[str, Any] = {
     "parse_http_date.value": "Sun, 06 Nov 1994 08:49:37 GMT",
     "error_names.e": ConnectionResetError(),
     "Budget.grpc.max_tokens": 10,
+    "RetryPolicy.profile.name": "polly",
 }
 
 # Parameters whose hostile value is the caller's own code, documented to propagate.
@@ -463,7 +464,8 @@ def call_all(qual: str, fn: Callable[..., Any], signature: Any, violations: List
 
 # Keyword-argument documents: the keys worth a hostile value each.
 DOCUMENT_KEYS = ("max_attempts", "initial", "deadline", "jitter", "breaker", "budget", "budgets", "classification", "seed")
-KWARG_DOCS = {"RetryPolicy", "CircuitBreaker", "Budget", "Budget.token_bucket", "Budget.ratio", "Budget.concurrency", "Budget.adaptive", "Budget.grpc"}
+KWARG_DOCS = {"RetryPolicy", "CircuitBreaker", "Budget", "Budget.token_bucket", "Budget.ratio", "Budget.concurrency", "Budget.finagle", "Budget.adaptive", "Budget.grpc",
+              "RetryPolicy.profile"}
 
 
 def walk() -> Dict[str, Any]:

@@ -108,7 +108,7 @@ results.update(hammer("policy", policy, {
     "session": lambda: policy.session(), "testing": lambda: policy.testing(2), "counters": policy.counters,
     "call": lambda: policy.call(lambda: 1), "on_retry": lambda: policy.on_retry, "on_give_up": lambda: policy.on_give_up,
     "on_state_change": lambda: policy.on_state_change, "from_dict": lambda: None, "from_json": lambda: None,
-    "from_file": lambda: None,
+    "from_file": lambda: None, "profile": lambda: None,
 }, [lambda: policy.session().on_success(), lambda: done.on_success()]))
 
 
@@ -134,7 +134,7 @@ results.update(hammer("budget", budget, {
     "check": budget.check, "withdraw": budget.withdraw, "try_withdraw": budget.try_withdraw,
     "on_failure": budget.on_failure, "on_success": lambda: budget.on_success(retry_cost=5),
     "before_attempt": budget.before_attempt, "token_bucket": lambda: None, "grpc": lambda: None,
-    "ratio": lambda: None, "concurrency": lambda: None, "adaptive": lambda: None,
+    "ratio": lambda: None, "concurrency": lambda: None, "finagle": lambda: None, "adaptive": lambda: None,
 }, [lambda: session.on_success(), fresh_breaker_refusal]))
 
 letter = retrycore.DeadLetter("m1", {"a": 1}, reason="exhausted", attempts=1, error_class="E", error_message="m",

@@ -204,7 +204,7 @@ def _callable(fn: Any, field: str) -> None:
 
 
 class CircuitBreaker(_native.CircuitBreaker):
-    """A circuit breaker shared by reference (resilience4j's model, SPEC §7).
+    """A circuit breaker shared by reference (resilience4j's model, docs/breakers-and-budgets.md).
 
     ``CircuitBreaker(failure_rate_threshold=50, minimum_number_of_calls=20,
     wait_duration_in_open_state=30.0)`` takes the document's keys (durations
@@ -284,10 +284,10 @@ _BREAKER_PERMITS: "ContextVar[Optional[List[Permit]]]" = ContextVar("retrycore_b
 
 
 class Budget(_native.Budget):
-    """A retry budget shared by reference (SPEC §6).
+    """A retry budget shared by reference (docs/breakers-and-budgets.md).
 
     ``Budget.token_bucket()``, ``Budget.grpc(max_tokens=10, token_ratio=0.1)``,
-    ``Budget.ratio(ratio=0.2)``, ``Budget.concurrency()``, ``Budget.adaptive()``,
+    ``Budget.ratio(ratio=0.2)``, ``Budget.concurrency()``, ``Budget.finagle()``, ``Budget.adaptive()``,
     or ``Budget(kind="ratio", window=10.0)`` / ``Budget({"kind": ...})``.
     """
 
@@ -298,25 +298,32 @@ class Budget(_native.Budget):
     def _share(cls, native: _native.Budget) -> "Budget":
         return _native.Budget.__new__(cls, None, share=native)
 
+    # One helper per kind the core lists (`host_tables()["budget_kinds"]`, checked by
+    # tests/python/test_tables.py); the defaults are the core's, never written here.
     @classmethod
     def token_bucket(cls, **kwargs: Any) -> "Budget":
-        """AWS SDK standard mode: 500 tokens, a retry costs 5 (10 after a timeout), +1 per success."""
+        """AWS SDK standard mode (a token bucket)."""
         return cls(kind="token_bucket", **kwargs)
 
     @classmethod
     def grpc(cls, max_tokens: float, token_ratio: float, **kwargs: Any) -> "Budget":
-        """gRFC A6 retry throttling."""
+        """gRFC A6 retry throttling (no defaults: both numbers are required)."""
         return cls(kind="grpc", max_tokens=max_tokens, token_ratio=token_ratio, **kwargs)
 
     @classmethod
     def ratio(cls, **kwargs: Any) -> "Budget":
-        """Finagle's RetryBudget: retries ≤ ratio × first attempts + a minimum per second."""
+        """Retries ≤ ratio × first attempts + a minimum per second."""
         return cls(kind="ratio", **kwargs)
 
     @classmethod
     def concurrency(cls, **kwargs: Any) -> "Budget":
         """Envoy's budget: retries in flight < max(ratio × calls in flight, minimum)."""
         return cls(kind="concurrency", **kwargs)
+
+    @classmethod
+    def finagle(cls, **kwargs: Any) -> "Budget":
+        """Finagle's RetryBudget."""
+        return cls(kind="finagle", **kwargs)
 
     @classmethod
     def adaptive(cls, **kwargs: Any) -> "Budget":
@@ -354,11 +361,13 @@ class RetryPolicy:
     ) -> None:
         # Only exact types are looked at here (no caller code runs); the native module
         # converts everything else, bounded, and refuses what is not a document.
+        for k in ("breaker", "budget", "budgets"):
+            if k in kwargs and kwargs[k] is None:  # as the native module refuses every other None
+                raise ConfigTypeError("must not be None (leave it out for the default)", "invalid_type", k)
         if "budget" in kwargs and "budgets" in kwargs:
             raise ConfigError("give budget or budgets, not both", "invalid_combination", "budgets")
         if "budget" in kwargs:
-            one = kwargs.pop("budget")
-            kwargs["budgets"] = None if one is None else [one]
+            kwargs["budgets"] = [kwargs.pop("budget")]
         breaker = kwargs.pop("breaker", None)
         if breaker is not None and type(breaker) is dict:
             kwargs["breaker"], breaker = breaker, None
@@ -390,6 +399,12 @@ class RetryPolicy:
         self = cls.__new__(cls)
         self._init(p, on_retry, on_give_up, on_state_change)
         return self
+
+    @classmethod
+    def profile(cls, name: str, **kwargs: Any) -> "RetryPolicy":
+        """The policy of the compatibility profile ``name`` (docs/profiles.md), ``kwargs`` (keys
+        and hooks, as for the constructor) laid over its defaults."""
+        return cls(profile=name, **kwargs)
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any], **hooks: Any) -> "RetryPolicy":
@@ -484,7 +499,7 @@ class RetryPolicy:
         return RetryPolicy._wrap(self._p.testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
 
     def counters(self) -> Dict[str, Any]:
-        """The counters of every session of this policy (the seeds' metric names)."""
+        """The counters of every session of this policy (the ``retry_attempts_total`` family of metric names)."""
         return self._p.counters()
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -552,7 +567,7 @@ def retry(
       ``wall_clock``: Unix epoch milliseconds, for HTTP-date ``Retry-After``
       values (default: the system clock).
     - ``idempotent`` / ``idempotency_key_sent``: the caller's declarations
-      (SPEC §4.2); ``method``: the HTTP method when exceptions do not carry it.
+      (docs/classification-rules.md); ``method``: the HTTP method when exceptions do not carry it.
     - ``key``: ``key(*args, **kwargs) -> str`` gives the idempotency key
       (default: a minted UUID); the same key is used for every attempt and
       is readable through :func:`current_attempt`.

@@ -163,55 +163,30 @@ class IdempotencyInProgressError(IdempotencyError):
         self.status = 409
 
 
-_IDEMPOTENCY_BY_CODE = {
-    "invalid_key": InvalidKeyError,
-    "invalid_header": InvalidKeyError,
-    "invalid_number": FingerprintError,
-    "invalid_string": FingerprintError,
-    "too_deep": FingerprintError,
-    "invalid_pointer": FingerprintError,
-    "stale_fence": FenceError,
-    "fence_from_future": FenceError,
-    "invalid_dead_letter": DeadLetterError,
-}
-
-_BY_CODE = {
-    "invalid_state": StateError,
-    "invalid_transition": StateError,
-    "invalid_snapshot": SnapshotError,
-    "snapshot_mismatch": SnapshotError,
-    "invalid_key": InvalidKeyError,
-    "invalid_header": InvalidKeyError,
-    "stale_fence": FenceError,
-    "fence_from_future": FenceError,
-    "invalid_dead_letter": DeadLetterError,
+#: The class of each error family but the config one (``retrycore::ErrorFamily``; which
+#: family a code is in is the core's ``ErrorCode::family``, never a table here).
+_BY_FAMILY = {
+    "state": StateError,
+    "snapshot": SnapshotError,
+    "key": InvalidKeyError,
+    "fingerprint": FingerprintError,
+    "fence": FenceError,
+    "dead_letter": DeadLetterError,
 }
 
 
-def _from_core(code: str, field: str, message: str, family: str, is_type: bool, is_config: bool) -> RetrycoreError:
-    """Builds the exception for a core error (called by the native module)."""
-    cls: type
-    if family == "idempotency":
-        if code in _IDEMPOTENCY_BY_CODE:
-            cls = _IDEMPOTENCY_BY_CODE[code]
-        elif code in ("invalid_state", "invalid_transition"):
-            cls = StateError
-        elif is_type:
-            cls = IdempotencyTypeError
-        else:
-            cls = IdempotencyError
-    elif code in _BY_CODE:
-        cls = _BY_CODE[code]
-    elif is_type:
-        cls = ConfigTypeError
-    else:
-        # Config codes, and out-of-range / too-large / invalid numbers given as arguments.
-        cls = ConfigError
+def _from_core(code: str, field: str, message: str, family: str, is_type: bool, idempotency: bool) -> RetrycoreError:
+    """Builds the exception for a core error of ``family`` (called by the native module)."""
+    cls: type = _BY_FAMILY.get(family) or (
+        (IdempotencyTypeError if is_type else IdempotencyError) if idempotency else (ConfigTypeError if is_type else ConfigError)
+    )
     exc: RetrycoreError = cls(message, code, field)
     return exc
 
 
-def _give_up(
+def _ending(
+    kind: str,
+    code: str,
     reason: str,
     attempts: int,
     category: Optional[str],
@@ -220,9 +195,20 @@ def _give_up(
     retry_after: Optional[float],
     cause: Optional[object],
     key: Optional[str],
-) -> RetryError:
-    """Builds the error of a session that gave up (called by the native module)."""
-    message = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}: {reason}"
+    state: Optional[str],
+    breaker: Optional[str],
+) -> RetrycoreError:
+    """Builds the error the core's ``surface::Ending`` names: ``kind`` is its class
+    (``retry_error``, ``budget_exhausted``, ``circuit_open``), ``code`` and ``reason``
+    are the core's (called by the native module)."""
+    if kind == "circuit_open":
+        wait = "" if retry_after is None else f"; retry after {retry_after:.3f}s"
+        name = f" {breaker!r}" if breaker else ""
+        return CircuitOpenError(f"circuit breaker{name} is {state or 'open'}{wait}", retry_after=retry_after, state=state, breaker=breaker)
+    if attempts == 0:
+        message = f"{reason.replace('_', ' ')} before the first attempt"
+    else:
+        message = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}: {reason}"
     if budget is not None:
         message += f" (budget {budget!r}: {budget_reason or reason})"
     if isinstance(cause, BaseException):
@@ -233,47 +219,15 @@ def _give_up(
         message += f"; last error: {type(cause).__name__}: {text}"
     elif cause is not None:
         message += f"; last response: status {getattr(cause, 'status_code', '?')!r}"
+    fields = dict(reason=reason, attempts=attempts, category=category, key=key, retry_after=retry_after)
     exc: RetryError
-    if reason in ("budget_exhausted", "throttled"):
-        exc = BudgetExhaustedError(
-            message,
-            budget=budget,
-            budget_reason=budget_reason or reason,
-            reason=reason,
-            attempts=attempts,
-            category=category,
-            key=key,
-            retry_after=retry_after,
-        )
+    if kind == "budget_exhausted":
+        exc = BudgetExhaustedError(message, budget=budget, budget_reason=budget_reason or reason, **fields)
     else:
-        exc = RetryError(message, reason=reason, attempts=attempts, category=category, key=key, retry_after=retry_after)
+        exc = RetryError(message, **fields)  # type: ignore[arg-type]
+    exc.code = code
     if isinstance(cause, BaseException):
         exc.__cause__ = cause
     elif cause is not None:
         exc.response = cause
     return exc
-
-
-def _rejected(
-    reason: str,
-    retry_after: Optional[float],
-    state: Optional[str],
-    breaker: Optional[str],
-    budget: Optional[str],
-) -> RetrycoreError:
-    """Builds the local rejection of a first attempt (called by the native module)."""
-    if reason in ("throttled", "concurrency_limited"):
-        # A refused first attempt: the code is the reason (docs/sessions.md).
-        exc = BudgetExhaustedError(
-            f"{reason.replace('_', ' ')} locally by budget {budget!r}",
-            budget=budget,
-            budget_reason=reason,
-            reason=reason,
-            attempts=0,
-            retry_after=retry_after,
-        )
-        exc.code = reason
-        return exc
-    wait = "" if retry_after is None else f"; retry after {retry_after:.3f}s"
-    name = f" {breaker!r}" if breaker else ""
-    return CircuitOpenError(f"circuit breaker{name} is {state or 'open'}{wait}", retry_after=retry_after, state=state, breaker=breaker)

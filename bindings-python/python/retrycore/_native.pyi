@@ -14,6 +14,7 @@ from typing import (
     Dict,
     Iterable,
     List,
+    Literal,
     Mapping,
     Optional,
     Protocol,
@@ -51,13 +52,30 @@ class _HasNativePolicy(Protocol):
     @property
     def _p(self) -> Policy: ...
 
+# The core's lists (`retrycore::tables::host_tables()`); tests/python/test_tables.py fails
+# when one of these unions differs from the core's.
+_Category = Literal[
+    "connect", "not_processed", "overloaded", "connection_lost", "timeout", "server_error",
+    "resource_exhausted", "conflict", "invalid_request", "auth", "not_found", "open_breaker",
+    "retry_exhausted", "cancelled", "programming_error", "unknown",
+]
+_GiveUpReason = Literal[
+    "cancelled", "not_retryable", "server_declined", "attempts_exhausted", "breaker_open",
+    "budget_exhausted", "retry_after_too_long", "deadline_exceeded", "throttled",
+]
+_RejectReason = Literal["breaker_open", "throttled", "deadline_exceeded", "concurrency_limited"]
+_BackoffKind = Literal["constant", "linear", "exponential", "decorrelated"]
+_Jitter = Literal["none", "full", "equal", "proportional", "additive", "symmetric"]
+_BreakerKind = Literal["count_based", "time_based", "consecutive", "sampling"]
+_BudgetKind = Literal["token_bucket", "grpc", "ratio", "concurrency", "finagle", "adaptive"]
+_Profile = Literal["aws-standard", "aws-2026", "grpc", "polly", "resilience4j", "finagle", "tenacity", "stamina", "envoy"]
+
 _PolicyLike = Union[Policy, _HasNativePolicy]
 _RetryHook = Callable[[RetryEvent], object]
 _StateHook = Callable[[Transition], object]
 
 __all__ = [
     "__version__",
-    "DURATION_KEYS",
     "MAX_DEPTH",
     "LIMITS",
     "Policy",
@@ -91,6 +109,7 @@ __all__ = [
     "error_codes",
     "categories",
     "give_up_reasons",
+    "host_tables",
     "derive_key",
     "validate_key",
     "scoped_key",
@@ -113,7 +132,6 @@ __all__ = [
 ]
 
 __version__: str
-DURATION_KEYS: List[str]
 MAX_DEPTH: int
 # The core's input limits by name (`retrycore::limits::ALL`).
 LIMITS: Dict[str, int]
@@ -184,7 +202,7 @@ class Proceed:
 @final
 class Reject:
     @property
-    def reason(self) -> str: ...
+    def reason(self) -> _RejectReason: ...
     @property
     def retry_after(self) -> Optional[float]: ...
     @property
@@ -205,14 +223,14 @@ class Retry:
     @property
     def capped(self) -> bool: ...
     @property
-    def category(self) -> str: ...
+    def category(self) -> _Category: ...
 
 @final
 class GiveUp:
     @property
-    def reason(self) -> str: ...
+    def reason(self) -> _GiveUpReason: ...
     @property
-    def category(self) -> str: ...
+    def category(self) -> _Category: ...
     @property
     def exhausted(self) -> bool: ...
     @property
@@ -268,11 +286,11 @@ class RetryEvent:
     @property
     def max_attempts(self) -> int: ...
     @property
-    def category(self) -> Optional[str]: ...
+    def category(self) -> Optional[_Category]: ...
     @property
     def delay(self) -> Optional[float]: ...
     @property
-    def reason(self) -> Optional[str]: ...
+    def reason(self) -> Optional[_GiveUpReason]: ...
     @property
     def budget(self) -> Optional[str]: ...
     @property
@@ -396,7 +414,7 @@ class Budget:
     @property
     def name(self) -> str: ...
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> _BudgetKind: ...
     @property
     def refusals(self) -> int: ...
     @property
@@ -440,7 +458,7 @@ class Refusal:
 @final
 class Verdict:
     @property
-    def category(self) -> str: ...
+    def category(self) -> _Category: ...
     @property
     def retry(self) -> str: ...
     @property
@@ -517,6 +535,7 @@ class Random:
 def error_codes() -> List[str]: ...
 def categories() -> List[str]: ...
 def give_up_reasons() -> List[str]: ...
+def host_tables() -> Dict[str, Any]: ...
 
 # ---------------------------------------------------------------- idempotency
 

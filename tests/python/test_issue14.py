@@ -1,0 +1,103 @@
+"""One regression test per drift of issue 14 ("One behaviour everywhere, at the surface
+too") that concerns the Python binding. What the caller observes at the end of a call is
+pinned by the execute vectors (test_vectors.py runs them through @retry and policy.call);
+the tables by test_tables.py."""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+import pytest
+
+import retrycore
+from retrycore import _native
+
+
+def code_of(f: Any) -> Any:
+    try:
+        f()
+    except retrycore.RetrycoreError as e:
+        return (type(e).__name__, e.code, e.field)
+    return None
+
+
+def test_sampling_duration_in_float_seconds() -> None:
+    # The binding kept its own list of duration keys and missed this one.
+    b = retrycore.CircuitBreaker(kind="sampling", sampling_duration=30.0)
+    assert b.to_dict()["sampling_duration"] == "30s"
+    # Every duration key takes seconds: the core's typed reader knows which keys they are.
+    p = retrycore.RetryPolicy(breaker={"kind": "sampling", "sampling_duration": 1.5}, budget={"kind": "ratio", "window": 2})
+    assert p.to_dict()["breaker"]["sampling_duration"] == "1.5s"
+    assert p.to_dict()["budgets"][0]["window"] == "2s"
+
+
+def test_a_document_still_refuses_bare_numbers() -> None:
+    assert code_of(lambda: retrycore.RetryPolicy.from_dict({"initial": 1.0})) == ("ConfigError", "invalid_duration", "initial")
+    doc = '{"breaker": {"kind": "sampling", "sampling_duration": 30}}'
+    assert code_of(lambda: retrycore.RetryPolicy.from_json(doc)) == ("ConfigError", "invalid_duration", "breaker.sampling_duration")
+    assert code_of(lambda: _native.CircuitBreaker({"kind": "sampling", "sampling_duration": 30})) == (
+        "ConfigError", "invalid_duration", "sampling_duration")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: retrycore.RetryPolicy(**kw),
+        lambda **kw: retrycore.CircuitBreaker(**kw),
+        lambda **kw: retrycore.Budget(kind="token_bucket", **kw),
+    ],
+)
+@pytest.mark.parametrize("key", ["max_attempts", "initial", "deadline", "jitter", "name", "failure_threshold", "max_tokens"])
+def test_none_is_not_the_default(make: Any, key: str) -> None:
+    # RetryPolicy(max_attempts=None) silently became 3: None is refused, leaving the key out is the default.
+    assert code_of(lambda: make(**{key: None})) == ("ConfigTypeError", "invalid_type", key)
+
+
+@pytest.mark.parametrize("key", ["breaker", "budget", "budgets"])
+def test_none_is_refused_for_shared_objects_too(key: str) -> None:
+    assert code_of(lambda: retrycore.RetryPolicy(**{key: None})) == ("ConfigTypeError", "invalid_type", key)
+    assert code_of(lambda: retrycore.RetryPolicy(breaker={"kind": "consecutive", "name": None})) == (
+        "ConfigTypeError", "invalid_type", "breaker.name")
+
+
+def test_policy_profile_builds_the_profile() -> None:
+    # Documented in docs/profiles.md for every binding; it existed in none.
+    p = retrycore.RetryPolicy.profile("polly")
+    assert p.to_dict() == retrycore.RetryPolicy.from_dict({"profile": "polly"}).to_dict()
+    q = retrycore.RetryPolicy.profile("stamina", max_attempts=5, on_retry=print)
+    assert q.max_attempts == 5 and q.on_retry is print and q.to_dict()["profile"] == "stamina"
+    assert code_of(lambda: retrycore.RetryPolicy.profile("nope"))[1:] == ("invalid_value", "profile")
+
+
+def test_budget_helpers_take_the_core_defaults() -> None:
+    defaults = _native.host_tables()["defaults"]["budgets"]
+    assert retrycore.Budget.token_bucket().to_dict() == defaults["token_bucket"]
+    assert retrycore.Budget.finagle().to_dict() == defaults["finagle"]  # the helper was missing
+    assert retrycore.Budget.grpc(max_tokens=10, token_ratio=0.1).kind == "grpc"
+
+
+def test_on_retry_carries_the_failed_call_and_a_budget_give_up_is_budget_exhausted() -> None:
+    # For the same failure JS reported the coming call, Python the failed one (docs/sessions.md).
+    events: List[Any] = []
+    budget = retrycore.Budget.token_bucket(capacity=10, retry_cost=5)
+    p = retrycore.RetryPolicy(max_attempts=5, initial=0.0, jitter="none", budget=budget, on_retry=events.append)
+
+    @retrycore.retry(p, idempotent=True)
+    def fail() -> None:
+        raise ConnectionResetError()
+
+    with pytest.raises(retrycore.BudgetExhaustedError) as ei:
+        fail()
+    assert [(e.attempt, e.retry) for e in events] == [(1, 1), (2, 2)]
+    assert (ei.value.code, ei.value.reason, ei.value.attempts) == ("budget_exhausted", "budget_exhausted", 3)
+    assert isinstance(ei.value.__cause__, ConnectionResetError)
+
+
+def test_a_failure_nothing_retries_propagates_unchanged() -> None:
+    @retrycore.retry(retrycore.RetryPolicy(initial=0.0))
+    def typo() -> None:
+        raise NameError("nme")
+
+    with pytest.raises(NameError) as ei:
+        typo()
+    assert ei.value.__cause__ is None and "retrycore:retry_exhausted" not in retrycore.error_names(ei.value)
