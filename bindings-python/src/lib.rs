@@ -24,13 +24,6 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     conv::init_clock(m.py())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("MAX_DEPTH", retrycore::limits::MAX_DEPTH)?;
-    // The core's input limits by name (`retrycore::limits::ALL`), never a copy.
-    let limits = pyo3::types::PyDict::new(m.py());
-    for (name, value) in retrycore::limits::ALL {
-        limits.set_item(name, value)?;
-    }
-    m.add("LIMITS", limits)?;
     m.add_class::<policy::Policy>()?;
     m.add_class::<policy::Session>()?;
     m.add_class::<policy::Runner>()?;
@@ -59,9 +52,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(misc::server_advice, m)?)?;
     m.add_function(wrap_pyfunction!(misc::parse_http_date, m)?)?;
     m.add_function(wrap_pyfunction!(misc::lint, m)?)?;
-    m.add_function(wrap_pyfunction!(misc::error_codes, m)?)?;
-    m.add_function(wrap_pyfunction!(misc::categories, m)?)?;
-    m.add_function(wrap_pyfunction!(misc::give_up_reasons, m)?)?;
     m.add_function(wrap_pyfunction!(misc::host_tables, m)?)?;
     m.add_function(wrap_pyfunction!(idem::derive_key, m)?)?;
     m.add_function(wrap_pyfunction!(idem::validate_key, m)?)?;

@@ -114,24 +114,6 @@ impl Random {
     }
 }
 
-/// Every error code the core can raise.
-#[pyfunction]
-pub fn error_codes() -> Vec<&'static str> {
-    retrycore::ErrorCode::ALL.iter().map(|c| c.code()).collect()
-}
-
-/// Every failure category.
-#[pyfunction]
-pub fn categories() -> Vec<&'static str> {
-    retrycore::classify::Category::ALL.iter().map(|c| c.code()).collect()
-}
-
-/// Every give-up reason.
-#[pyfunction]
-pub fn give_up_reasons() -> Vec<&'static str> {
-    retrycore::session::GiveUpReason::ALL.iter().map(|c| c.code()).collect()
-}
-
 /// Every list and table the core shows hosts (kinds, categories, reasons,
 /// error codes with their families, profiles, limits, defaults), as a dict.
 #[pyfunction]

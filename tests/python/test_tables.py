@@ -97,7 +97,6 @@ def test_the_lists_the_package_shows_are_the_core_lists() -> None:
     assert retrycore.categories() == _codes("categories")
     assert retrycore.give_up_reasons() == _codes("give_up_reasons")
     assert dict(retrycore.LIMITS) == TABLES["limits"]
-    assert _native.MAX_DEPTH == TABLES["limits"]["max_depth"]
 
 
 def test_every_kind_is_accepted_and_every_budget_kind_has_a_helper() -> None:

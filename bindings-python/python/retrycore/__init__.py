@@ -64,12 +64,10 @@ from ._native import (
     Verdict,
     canonicalize,
     canonicalize_json,
-    categories,
     classify,
     complete,
     decide,
     derive_key,
-    error_codes,
     error_names,
     fingerprint,
     fingerprint_json,
@@ -77,7 +75,6 @@ from ._native import (
     format_header,
     format_number,
     format_rfc3339_ms,
-    give_up_reasons,
     mint_key,
     parse_duration,
     parse_header,
@@ -179,10 +176,27 @@ def current_attempt() -> Optional[RetrySession]:
     return _CURRENT.get()
 
 
+_TABLES = _native.host_tables()
+
 #: The input limits every entry point applies (``retrycore::limits`` of the core, by name):
 #: ``max_items`` elements per list, ``max_depth`` levels of nesting, ``max_document_bytes``
 #: per document, ``max_headers`` per failure, ``max_chain`` exceptions per cause chain, …
-LIMITS: Mapping[str, int] = _types.MappingProxyType(dict(_native.LIMITS))
+LIMITS: Mapping[str, int] = _types.MappingProxyType(dict(_TABLES["limits"]))
+
+
+def error_codes() -> List[str]:
+    """Every error code the core can raise."""
+    return [c["code"] for c in _TABLES["error_codes"]]
+
+
+def categories() -> List[str]:
+    """Every failure category."""
+    return [c["code"] for c in _TABLES["categories"]]
+
+
+def give_up_reasons() -> List[str]:
+    """Every give-up reason."""
+    return [c["code"] for c in _TABLES["give_up_reasons"]]
 
 #: The longest single ``time.sleep`` / ``asyncio.sleep`` call of the default sleep, in
 #: seconds: a longer delay is slept in parts (``time.sleep`` raises ``OverflowError``

@@ -76,8 +76,6 @@ _StateHook = Callable[[Transition], object]
 
 __all__ = [
     "__version__",
-    "MAX_DEPTH",
-    "LIMITS",
     "Policy",
     "RetrySession",
     "Runner",
@@ -106,9 +104,6 @@ __all__ = [
     "server_advice",
     "parse_http_date",
     "lint",
-    "error_codes",
-    "categories",
-    "give_up_reasons",
     "host_tables",
     "derive_key",
     "validate_key",
@@ -132,9 +127,6 @@ __all__ = [
 ]
 
 __version__: str
-MAX_DEPTH: int
-# The core's input limits by name (`retrycore::limits::ALL`).
-LIMITS: Dict[str, int]
 
 # ---------------------------------------------------------------- policies and sessions
 
@@ -532,9 +524,6 @@ class Random:
     def next_u64(self) -> int: ...
     def random(self) -> float: ...
 
-def error_codes() -> List[str]: ...
-def categories() -> List[str]: ...
-def give_up_reasons() -> List[str]: ...
 def host_tables() -> Dict[str, Any]: ...
 
 # ---------------------------------------------------------------- idempotency
