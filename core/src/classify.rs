@@ -90,6 +90,11 @@ pub fn is_network_code(code: &str) -> bool {
     b.len() > 1 && b[0] == b'E' && b[1..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
+/// [`is_network_code`] as a regular expression, for hosts that test codes
+/// with their own regex engine (the JS layer reads it from
+/// [`host_tables`](crate::tables::host_tables)).
+pub const NETWORK_CODE_PATTERN: &str = "^(E[A-Z0-9]+|EAI_[A-Z]+|UND_ERR_[A-Z_]+)$";
+
 /// How many bits a category's index ([`Category::index`]) needs when a host
 /// packs a verdict into one number: the packing width comes from here, and
 /// the build fails if the categories outgrow it.

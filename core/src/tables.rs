@@ -11,7 +11,7 @@
 use crate::backoff::{BackoffKind, Jitter};
 use crate::breaker::{BreakerConfig, BreakerKind};
 use crate::budget::BudgetConfig;
-use crate::classify::{Category, CATEGORY_BITS, FETCH_FAILURE_MESSAGES};
+use crate::classify::{Category, CATEGORY_BITS, FETCH_FAILURE_MESSAGES, NETWORK_CODE_PATTERN};
 use crate::error::ErrorCode;
 use crate::policy::PolicyConfig;
 use crate::profile::Profile;
@@ -63,7 +63,7 @@ pub fn budget_kinds() -> Vec<(&'static str, Option<BudgetConfig>)> {
 /// `categories` (with their default rule), `category_bits`,
 /// `give_up_reasons` (with their marker), `reject_reasons`, `error_codes`
 /// (with family, type-error and config flags), `profiles`, `limits`,
-/// `fetch_failure_messages` and `defaults` (the default policy, breaker and
+/// `fetch_failure_messages`, `network_code_pattern`, `max_key_length` and `defaults` (the default policy, breaker and
 /// budgets in their normalized document form).
 pub fn host_tables() -> Value {
     let names = |it: &mut dyn Iterator<Item = &'static str>| Value::from(it.map(Value::from).collect::<Vec<_>>());
@@ -90,6 +90,8 @@ pub fn host_tables() -> Value {
         "profiles": names(&mut Profile::ALL.iter().map(|p| p.name())),
         "limits": limits,
         "fetch_failure_messages": FETCH_FAILURE_MESSAGES,
+        "network_code_pattern": NETWORK_CODE_PATTERN,
+        "max_key_length": crate::idempotency::DEFAULT_MAX_KEY_LEN,
         "defaults": {
             "policy": PolicyConfig::default().to_json_value(),
             "breaker": BreakerConfig::default().to_json_value(),
