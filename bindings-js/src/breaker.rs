@@ -74,7 +74,7 @@ impl<H: Host> Breaker<H> {
 
     /// Creates a breaker from a breaker object (JSON text; durations as strings, or ms numbers when `ms_numbers`).
     pub fn new(text: &str, ms_numbers: bool) -> Result<Self> {
-        let c = read_object(text, ms_numbers, BreakerConfig::from_json_value)?;
+        let c = read_object(text, ms_numbers, BreakerConfig::from_typed_value, BreakerConfig::from_json_value)?;
         let b = CircuitBreaker::new(c).map_err(Error::of_config)?;
         Ok(Self::from_shared(b.shared()))
     }

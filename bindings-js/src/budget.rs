@@ -35,7 +35,7 @@ impl<H: Host> Budget<H> {
 
     /// Creates a budget from a budget object (JSON text; durations as strings, or ms numbers when `ms_numbers`).
     pub fn new(text: &str, ms_numbers: bool) -> Result<Self> {
-        let c = read_object(text, ms_numbers, BudgetConfig::from_json_value)?;
+        let c = read_object(text, ms_numbers, BudgetConfig::from_typed_value, BudgetConfig::from_json_value)?;
         let b = CoreBudget::new(c).map_err(Error::of_config)?;
         Ok(Self::from_shared(b.shared()))
     }

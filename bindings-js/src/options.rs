@@ -2,40 +2,15 @@
 //!
 //! The JS layer turns its camelCase options into the core's snake_case
 //! document, but leaves durations as the numbers of milliseconds the caller
-//! gave. The core alone knows which keys are durations, so the document is
-//! read as is, and each bare number the core refuses as `invalid_duration`
-//! is converted with `from_millis_f64` to an exact `"<ns>ns"` string before
-//! the document is read again. Errors keep the core's field path.
+//! gave. The core's typed readers (`from_typed_value` with a unit of 1e6 ns)
+//! know which keys are durations, so the document is read once, as is.
+//! Errors keep the core's field path.
 
 use crate::error::{Error, Result};
-use retrycore::ErrorCode;
 use serde_json::Value;
 
-/// Reads a document whose durations may be numbers of milliseconds (typed
-/// JS options), with `read` (a core reader).
-pub fn read_with_ms<T>(text: &str, read: impl Fn(&Value) -> retrycore::Result<T>) -> Result<T> {
-    document_size(text)?;
-    let mut v: Value = serde_json::from_str(text)
-        .map_err(|e| Error::type_error("invalid_json", "", format!("options are not JSON: {e}")))?;
-    for _ in 0..256 {
-        match read(&v) {
-            Err(e) if e.kind() == ErrorCode::InvalidDuration => {
-                let field = e.field().to_owned();
-                match locate(&mut v, &field) {
-                    Some(slot) if slot.is_number() => {
-                        let n = slot.as_f64().unwrap_or(f64::NAN);
-                        let ns = retrycore::duration::from_millis_f64(n, &field).map_err(Error::of_config)?;
-                        *slot = Value::String(format!("{ns}ns"));
-                    }
-                    _ => return Err(Error::of_config(e)),
-                }
-            }
-            Err(e) => return Err(Error::of_config(e)),
-            Ok(t) => return Ok(t),
-        }
-    }
-    Err(Error::range("too_large", "", "too many duration fields"))
-}
+/// Nanoseconds in the unit of a bare duration number: JS milliseconds.
+pub const MS: f64 = 1e6;
 
 /// Refuses a document over [`MAX_DOCUMENT_BYTES`](retrycore::limits::MAX_DOCUMENT_BYTES)
 /// before parsing it, whatever the entry (options, breaker and budget
@@ -44,59 +19,37 @@ pub fn document_size(text: &str) -> Result<()> {
     retrycore::limits::check_bytes(text.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "").map_err(Error::of_config)
 }
 
-/// Reads a breaker or budget object with `read` (a core reader taking a
-/// path): durations as strings, or as millisecond numbers when `ms_numbers`.
-pub fn read_object<T>(text: &str, ms_numbers: bool, read: impl Fn(&Value, &str) -> retrycore::Result<T>) -> Result<T> {
-    if ms_numbers {
-        read_with_ms(text, |v| read(v, ""))
-    } else {
-        document_size(text)?;
-        let v: Value =
-            serde_json::from_str(text).map_err(|e| Error::type_error("invalid_json", "", format!("not JSON: {e}")))?;
-        read(&v, "").map_err(Error::of_config)
-    }
+/// Parses a document (typed options, or a breaker or budget object) within the size limit.
+pub fn parse(text: &str) -> Result<Value> {
+    document_size(text)?;
+    serde_json::from_str(text).map_err(|e| Error::type_error("invalid_json", "", format!("not JSON: {e}")))
 }
 
-/// Finds the value at a field path such as `budgets[0].window`.
-fn locate<'a>(v: &'a mut Value, path: &str) -> Option<&'a mut Value> {
-    let mut cur = v;
-    for part in path.split('.') {
-        let (name, rest) = match part.find('[') {
-            Some(i) => (part.get(..i)?, part.get(i..)?),
-            None => (part, ""),
-        };
-        if !name.is_empty() {
-            cur = cur.get_mut(name)?;
-        }
-        for idx in rest.split('[').filter(|s| !s.is_empty()) {
-            let i: usize = idx.trim_end_matches(']').parse().ok()?;
-            cur = cur.get_mut(i)?;
-        }
-    }
-    Some(cur)
+/// Reads a breaker or budget object: with `typed` (a core `from_typed_value`
+/// reader, durations as millisecond numbers or strings) when `ms_numbers`,
+/// else with `doc` (a document reader: durations as strings).
+pub fn read_object<T>(
+    text: &str,
+    ms_numbers: bool,
+    typed: impl Fn(&Value, f64) -> retrycore::Result<T>,
+    doc: impl Fn(&Value, &str) -> retrycore::Result<T>,
+) -> Result<T> {
+    let v = parse(text)?;
+    if ms_numbers { typed(&v, MS) } else { doc(&v, "") }.map_err(Error::of_config)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use retrycore::policy::PolicyConfig;
+    use retrycore::breaker::BreakerConfig;
 
     #[test]
-    fn locate_tolerates_odd_paths() {
-        let mut v = serde_json::json!({"a": [{"b": 1}]});
-        assert_eq!(locate(&mut v, "a[0].b").map(|x| x.clone()), Some(serde_json::json!(1)));
-        for p in ["", "a[", "a[x]", "a[99].b", "[0]", "a]]"] {
-            let _ = locate(&mut v, p);
-        }
-    }
-
-    #[test]
-    fn millisecond_numbers_become_exact_nanoseconds() {
-        let c = read_with_ms(r#"{"initial": 1.5}"#, PolicyConfig::from_json_value).unwrap();
-        let doc: Value = serde_json::from_str(&c.to_json()).unwrap();
-        assert_eq!(doc["initial"], "1.5ms");
-        let e = read_with_ms(r#"{"initial": -1}"#, PolicyConfig::from_json_value).unwrap_err();
-        assert_eq!((e.code, e.field.as_str()), ("out_of_range", "initial"));
-        assert_eq!(read_with_ms("{", PolicyConfig::from_json_value).unwrap_err().code, "invalid_json");
+    fn millisecond_numbers_are_read_by_the_core() {
+        let read = |t| read_object(t, true, BreakerConfig::from_typed_value, BreakerConfig::from_json_value);
+        let c = read(r#"{"kind": "sampling", "sampling_duration": 1.5}"#).unwrap();
+        assert_eq!(c.to_json_value()["sampling_duration"], "1.5ms");
+        let e = read(r#"{"wait_duration_in_open_state": -1}"#).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), ("out_of_range", "wait_duration_in_open_state"));
+        assert_eq!(read("{").unwrap_err().code, "invalid_json");
     }
 }

@@ -12,7 +12,6 @@
 use crate::error::{Error, Result};
 use crate::failure::{FailureArgs, StrList};
 use crate::host::{count, ms, ms_of, now_ns, ns, u64_arg, Host};
-use crate::options::read_with_ms;
 use crate::transition_json;
 use crate::verdict::{classify_json, StatusCache};
 use retrycore::breaker::SharedBreaker;
@@ -152,7 +151,8 @@ impl<H: Host> Policy<H> {
 
     /// Creates a policy from typed options (JSON text whose durations may be milliseconds).
     pub fn from_options(text: &str, entropy: Option<&str>) -> Result<Self> {
-        let c = read_with_ms(text, PolicyConfig::from_json_value)?;
+        let c = PolicyConfig::from_typed_value(&crate::options::parse(text)?, crate::options::MS)
+            .map_err(Error::of_config)?;
         Self::create(c, entropy)
     }
 
@@ -216,7 +216,7 @@ impl<H: Host> Policy<H> {
         self.p.testing(attempts as u32, max).map(Self::wrap).map_err(Error::of_config)
     }
 
-    /// Returns the counters as the seeds' metric names.
+    /// Returns the counters with the retry_attempts_total family of metric names.
     pub fn counters(&self) -> Value {
         self.p.counters().snapshot().to_json_value()
     }
