@@ -101,3 +101,14 @@ def test_a_failure_nothing_retries_propagates_unchanged() -> None:
     with pytest.raises(NameError) as ei:
         typo()
     assert ei.value.__cause__ is None and "retrycore:retry_exhausted" not in retrycore.error_names(ei.value)
+
+
+def test_a_too_deep_document_is_still_a_config_error() -> None:
+    # too_deep is in the core's fingerprint family; read from a policy document it is a ConfigError.
+    d: Any = {}
+    x = d
+    for _ in range(200):
+        x["a"] = {}
+        x = x["a"]
+    assert code_of(lambda: retrycore.RetryPolicy.from_dict(d))[:2] == ("ConfigError", "too_deep")
+    assert code_of(lambda: retrycore.canonicalize(d))[:2] == ("FingerprintError", "too_deep")

@@ -177,6 +177,8 @@ _BY_FAMILY = {
 
 def _from_core(code: str, field: str, message: str, family: str, is_type: bool, idempotency: bool) -> RetrycoreError:
     """Builds the exception for a core error of ``family`` (called by the native module)."""
+    if family == "fingerprint" and not idempotency:
+        family = "config"  # too deep, or a lone surrogate, in a document: the document is invalid
     cls: type = _BY_FAMILY.get(family) or (
         (IdempotencyTypeError if is_type else IdempotencyError) if idempotency else (ConfigTypeError if is_type else ConfigError)
     )
