@@ -154,7 +154,7 @@ export declare class NativePolicy {
   replayDelays(draws: Array<number>): Array<number>
   /** Returns a policy for tests: at most `attempts` calls, delays capped at `max_delay` ms. */
   testing(attempts: number, maxDelay: number): NativePolicy
-  /** Returns the counters as the seeds' metric names. */
+  /** Returns the counters with the retry_attempts_total family of metric names. */
   counters(): any
   /** Returns the policy's shared breaker, if any. */
   breaker(): NativeBreaker | null

@@ -1,5 +1,5 @@
 //! Idempotency keys, the `Idempotency-Key` header, canonical JSON,
-//! fingerprints, records and dead letters (SPEC §8).
+//! fingerprints, records and dead letters (docs/idempotency.md).
 //!
 //! Records, responses and dead letters are documents: JSON with snake_case
 //! keys, the same in every runtime. Decisions are API results (camelCase).

@@ -93,7 +93,7 @@ impl NativePolicy {
         Ok(NativePolicy { p: self.p.testing(attempts, max_delay).or_throw(&env)? })
     }
 
-    /// Returns the counters as the seeds' metric names.
+    /// Returns the counters with the retry_attempts_total family of metric names.
     #[napi(catch_unwind)]
     pub fn counters(&self) -> Value {
         self.p.counters()

@@ -107,7 +107,7 @@ impl NativePolicy {
         Ok(self.p.testing(attempts, max_delay)?.into())
     }
 
-    /// Returns the counters as the seeds' metric names.
+    /// Returns the counters with the retry_attempts_total family of metric names.
     #[wasm_bindgen(unchecked_return_type = "any")]
     pub fn counters(&self) -> JsValue {
         js(&self.p.counters())

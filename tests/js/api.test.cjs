@@ -88,7 +88,7 @@ test('bad options: TypeError / RangeError with the core code and the JS field', 
       return true;
     });
   }
-  // Documents reject bare numbers for durations (SPEC §2) and unknown versions.
+  // Documents reject bare numbers for durations (docs/policy.md) and unknown versions.
   assert.throws(() => RetryPolicy.fromJSON({ deadline: 30 }), (e) => e instanceof RangeError && e.code === 'invalid_duration' && e.field === 'deadline');
   assert.throws(() => RetryPolicy.fromJSON('{"version": 2}'), (e) => e.code === 'unknown_version');
   assert.throws(() => RetryPolicy.fromJSON('{'), (e) => e instanceof TypeError && e.code === 'invalid_json');
@@ -169,7 +169,7 @@ test('RetryError: reason, attempts, cause, exhausted, key', async () => {
   assert.equal(e.category, 'connection_lost');
   assert.equal(e.exhausted, true);
   assert.equal(typeof e.key, 'string');
-  // An outer layer does not retry it again (one retry layer: seed 001).
+  // An outer layer does not retry it again (retry at one layer only: docs/sessions.md).
   assert.equal(rc.classify(e).category, 'retry_exhausted');
   assert.deepEqual(rc.errorNames(e).slice(0, 1), ['retrycore:retry_exhausted']);
 });
@@ -359,7 +359,7 @@ test('classify: status fast path, errors, Responses, failures', () => {
   assert.equal(p.classify(404).retry, 'always');
 });
 
-test('only an exhausted RetryError is marked retry_exhausted (SPEC §5)', async () => {
+test('only an exhausted RetryError is marked retry_exhausted (docs/sessions.md)', async () => {
   const policy = fast({ maxAttempts: 2 });
   // A POST reset nothing would retry: the reset itself propagates, unmarked, and decides an outer layer.
   const gaveUp = await policy.execute(() => { throw err('ECONNRESET'); }, { method: 'POST' }).catch((e) => e);
@@ -376,7 +376,7 @@ test('only an exhausted RetryError is marked retry_exhausted (SPEC §5)', async 
   assert.equal(rc.classify(exhausted, { method: 'GET' }).category, 'retry_exhausted');
 });
 
-test('errorNames flattens the cause chain (SPEC §4)', () => {
+test('errorNames flattens the cause chain (docs/classification-rules.md)', () => {
   class HttpError extends Error {}
   class ServiceError extends HttpError {}
   const e = new ServiceError('x', { cause: err('ECONNRESET') });

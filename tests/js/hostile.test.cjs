@@ -101,7 +101,7 @@ test('hot paths: hostile numbers', () => {
   ]) {
     expectCode(what, f, cls, code);
   }
-  // Retry numbers past u32 saturate (SPEC §3), -0 and 2^53+1 are numbers like any other.
+  // Retry numbers past u32 saturate (docs/backoff.md), -0 and 2^53+1 are numbers like any other.
   assert.equal(p.delay(2 ** 53 + 1, 1), 20000);
   assert.equal(p.delay(1, -0), 0);
   assert.equal(rc.classify(-0).category, 'unknown');
