@@ -17,6 +17,37 @@
  *
  * @packageDocumentation
  */
+/** Backoff kinds. */
+export declare const BACKOFF_KINDS: readonly ["constant", "linear", "exponential", "decorrelated"];
+/** Jitter names (a string, or an object's `kind`). */
+export declare const JITTERS: readonly ["none", "full", "equal", "proportional", "additive", "symmetric"];
+/** Circuit breaker kinds. */
+export declare const BREAKER_KINDS: readonly ["count_based", "time_based", "consecutive", "sampling"];
+/** Retry budget kinds. */
+export declare const BUDGET_KINDS: readonly ["token_bucket", "grpc", "ratio", "concurrency", "finagle", "adaptive"];
+/** Failure categories, in the core's table order. */
+export declare const CATEGORIES: readonly ["connect", "not_processed", "overloaded", "connection_lost", "timeout", "server_error", "resource_exhausted", "conflict", "invalid_request", "auth", "not_found", "open_breaker", "retry_exhausted", "cancelled", "programming_error", "unknown"];
+/** Why a logical operation gave up. */
+export declare const GIVE_UP_REASONS: readonly ["cancelled", "not_retryable", "server_declined", "attempts_exhausted", "breaker_open", "budget_exhausted", "retry_after_too_long", "deadline_exceeded", "throttled"];
+/** Why a call was refused before an attempt. */
+export declare const REJECT_REASONS: readonly ["breaker_open", "throttled", "deadline_exceeded", "concurrency_limited"];
+/** Compatibility profiles (docs/profiles.md). */
+export declare const PROFILES: readonly ["aws-standard", "aws-2026", "grpc", "polly", "resilience4j", "finagle", "tenacity", "stamina", "envoy"];
+export type BackoffKind = (typeof BACKOFF_KINDS)[number];
+export type JitterKind = (typeof JITTERS)[number];
+export type BreakerKind = (typeof BREAKER_KINDS)[number];
+export type BudgetKind = (typeof BUDGET_KINDS)[number];
+export type Category = (typeof CATEGORIES)[number];
+export type GiveUpReason = (typeof GIVE_UP_REASONS)[number];
+export type RejectReason = (typeof REJECT_REASONS)[number];
+export type Profile = (typeof PROFILES)[number];
+/**
+ * The core's tables (`retrycore::tables::host_tables()`: kinds, categories,
+ * codes and families, limits, defaults) as JSON, plus `js_error_classes`
+ * (code → `type` | `range` | `idempotency` | `state`: the class an error
+ * about options becomes), for drift tests and tooling.
+ */
+export declare function hostTables(): Record<string, any>;
 /** The version of the native core. */
 export declare function coreVersion(): string;
 /** The base class of retrycore's own errors; `code` is the core's stable code. */
@@ -37,7 +68,7 @@ export declare class RetryError extends RetrycoreError {
     attempts: number;
     /** The last failure's category. */
     category: string;
-    /** True when outer layers must not retry it again (SPEC §5). */
+    /** True when outer layers must not retry it again (docs/sessions.md, "What the caller observes"). */
     exhausted: boolean;
     /** The budget that refused, for `budget_exhausted` / `throttled`. */
     budget: string | null;
@@ -109,7 +140,7 @@ export type HeadersLike = Array<[string, string]> | {
 } | Record<string, string | string[] | number | undefined>;
 /**
  * Flattens an error's cause chain into the names the core's tables read
- * (SPEC §4): for each error its `code`, its `name`, its prototype chain's
+ * (docs/classification-rules.md): for each error its `code`, its `name`, its prototype chain's
  * constructor names (most specific first, stopping before `Object`), then
  * the same for its `cause` — bounded and cycle-safe. A `DOMException` named
  * N is `DOMException:N`; a fetch network `TypeError` drops its own names and
@@ -129,7 +160,7 @@ export declare function describeFailure(x: unknown): Failure;
 /** The outcome of classifying one failure. */
 export interface Verdict {
     /** The category (`connect`, `timeout`, `server_error`, …). */
-    readonly category: string;
+    readonly category: Category;
     /** The retry rule: `always`, `if_idempotent` or `never`. */
     readonly retry: string;
     /** Repeating the request is safe (method or declaration). */
@@ -299,7 +330,7 @@ export declare class CircuitBreaker {
 }
 /** Typed breaker options: the document's breaker keys in camelCase (see docs/policy.md). */
 export interface BreakerOptions {
-    kind?: 'count_based' | 'time_based' | 'consecutive';
+    kind?: BreakerKind;
     name?: string;
     failureRateThreshold?: number;
     slowCallRateThreshold?: number;
@@ -312,6 +343,10 @@ export interface BreakerOptions {
     permittedNumberOfCallsInHalfOpenState?: number;
     maxWaitDurationInHalfOpenState?: number | string;
     failureThreshold?: number;
+    /** `sampling`: the window the failure rate is measured over. */
+    samplingDuration?: number | string;
+    /** `sampling`: the calls a window needs before it can trip. */
+    minimumThroughput?: number;
     initialState?: string;
     count?: object[];
     onStateChange?: (t: Transition) => void;
@@ -326,13 +361,13 @@ export interface Refusal {
 }
 /** Typed budget options: the document's budget keys in camelCase, e.g. `{ kind: 'token_bucket', capacity: 500 }`. */
 export interface BudgetOptions {
-    kind: 'token_bucket' | 'grpc' | 'ratio' | 'concurrency' | 'adaptive' | string;
+    kind: BudgetKind;
     name?: string;
     [key: string]: unknown;
 }
 /**
- * A retry budget (`token_bucket`, `grpc`, `ratio`, `concurrency`,
- * `adaptive`): create one per downstream and share it among policies.
+ * A retry budget (one of `BUDGET_KINDS`): create one per downstream and
+ * share it among policies.
  */
 export declare class Budget {
     #private;
@@ -480,14 +515,14 @@ export interface PolicyOptions {
     maxAttempts?: number;
     deadline?: number | string;
     attemptTimeout?: number | string;
-    backoff?: 'constant' | 'linear' | 'exponential' | 'decorrelated' | string;
+    backoff?: BackoffKind;
     initial?: number | string;
     maxDelay?: number | string;
     multiplier?: number;
     increment?: number | string;
     minDelay?: number | string;
-    jitter?: string | number | {
-        kind: string;
+    jitter?: JitterKind | number | {
+        kind: JitterKind;
         factor?: number;
         amount?: number | string;
     };
@@ -502,7 +537,7 @@ export interface PolicyOptions {
     seed?: bigint | number | string;
     name?: string;
     purpose?: 'default' | 'compensation';
-    profile?: string;
+    profile?: Profile;
     breaker?: BreakerOptions | CircuitBreaker;
     budget?: BudgetOptions | Budget;
     budgets?: Array<BudgetOptions | Budget>;
@@ -559,6 +594,12 @@ export declare class RetryPolicy {
      * document every runtime reads.
      */
     static fromJSON(document: string | object): RetryPolicy;
+    /**
+     * Creates a policy with a compatibility profile's defaults
+     * (docs/profiles.md): `RetryPolicy.profile('polly', { maxAttempts: 5 })`.
+     * `overrides` are typed options, as for the constructor.
+     */
+    static profile(name: Profile, overrides?: PolicyOptions): RetryPolicy;
     /** The normalized policy document (every setting spelled out). */
     toJSON(): Record<string, unknown>;
     /** The normalized policy document as JSON text. */
@@ -587,7 +628,7 @@ export declare class RetryPolicy {
     classify(failure: number | unknown, options?: FailureContext): Verdict;
     /** A policy for tests: at most `attempts` calls, every delay capped at `maxDelay` ms (0: no waiting). Shares breaker and budgets. */
     testing(attempts: number, maxDelay?: number): RetryPolicy;
-    /** The counters of all sessions, with the seeds' metric names (`retry_attempts_total`, …). */
+    /** The counters of all sessions, with the retry_attempts_total family of metric names. */
     counters(): Record<string, unknown>;
     /** The breaker this policy's sessions share, or null. */
     get breaker(): CircuitBreaker | null;
@@ -710,7 +751,7 @@ export declare function formatRfc3339(unixMs: number): string;
 /** Reads RFC 3339 text as Unix epoch milliseconds (rounded down). */
 export declare function parseRfc3339(text: string): number;
 /**
- * A dead letter (seed 000 §10): an envelope with `msg_id`, the message,
+ * A dead letter (docs/idempotency.md, "Dead letters"): an envelope with `msg_id`, the message,
  * reason, error class and message, attempts, first and last failure time,
  * trace id, source coordinates and `status`. Its JSON has snake_case keys,
  * the same in every runtime.

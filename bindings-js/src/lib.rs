@@ -50,45 +50,28 @@ pub use policy::Policy;
 use breaker::transition_json;
 use host::{ms, ns, u64_arg, wall_ms};
 
-use retrycore::classify::Category;
 use retrycore::duration;
 use retrycore::rng::Xoshiro256pp;
 use serde_json::{json, Value};
 
-/// Returns the core's input limits (`retrycore::limits::ALL`) by their
-/// camelCase names (`maxItems`, `maxHeaders`, …), for the JS layer to bound
-/// its walks with (see `docs/js.md, "Input limits"`): no copy of a limit in TypeScript.
-pub fn limits() -> Value {
-    let mut m = serde_json::Map::new();
-    for (name, value) in retrycore::limits::ALL {
-        let mut camel = String::with_capacity(name.len());
-        let mut up = false;
-        for c in name.chars() {
-            if c == '_' {
-                up = true;
-            } else if up {
-                camel.push(c.to_ascii_uppercase());
-                up = false;
-            } else {
-                camel.push(c);
-            }
-        }
-        m.insert(camel, json!(value));
-    }
-    Value::Object(m)
-}
-
-/// Returns the tables the JS layer needs: category, reason and error codes,
-/// the input limits, lint codes.
+/// Returns what the JS layer reads at init: the core's
+/// [`host_tables`](retrycore::tables::host_tables) (`tables`: kinds,
+/// categories and their packing width, codes, limits, the fetch failure
+/// rule, the key length, defaults; plus `js_error_classes`, each code's
+/// class for an error about options), the packed verdict's rule order, the
+/// lint codes and the breaker states.
 pub fn info() -> Value {
+    let mut t = retrycore::tables::host_tables();
+    let e = |c: retrycore::ErrorCode| Error::core(&retrycore::Error::new(c, "", ""), Domain::Config).class.name();
+    t["js_error_classes"] = retrycore::ErrorCode::ALL
+        .iter()
+        .map(|c| (c.code().to_owned(), Value::from(e(*c))))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
     json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "maxJsonDepth": retrycore::limits::MAX_DEPTH,
-        "limits": limits(),
-        "categories": Category::ALL.iter().map(|c| c.code()).collect::<Vec<_>>(),
-        "retryRules": ["always", "if_idempotent", "never"],
-        "giveUpReasons": retrycore::session::GiveUpReason::ALL.iter().map(|r| r.code()).collect::<Vec<_>>(),
-        "errorCodes": retrycore::ErrorCode::ALL.iter().map(|c| c.code()).collect::<Vec<_>>(),
+        "tables": t,
+        "retryRules": verdict::RULES.map(|r| r.code()),
         "lintCodes": retrycore::lint::CODES.iter().map(|(c, s, d)| json!({"code": c, "severity": s.code(), "description": d})).collect::<Vec<_>>(),
         "states": ["closed", "open", "half_open", "disabled", "forced_open", "metrics_only"],
     })
@@ -186,10 +169,9 @@ mod tests {
     fn info_lists_the_tables() {
         let i = info();
         assert_eq!(i["version"], env!("CARGO_PKG_VERSION"));
-        assert!(i["categories"].as_array().is_some_and(|c| !c.is_empty()));
-        assert_eq!(i["limits"]["maxItems"], retrycore::limits::MAX_ITEMS as u64);
-        assert_eq!(i["limits"]["maxHeaderValueBytes"], retrycore::limits::MAX_HEADER_VALUE_BYTES as u64);
-        assert_eq!(i["limits"].as_object().map(|m| m.len()), Some(retrycore::limits::ALL.len()));
+        assert_eq!(i["tables"]["limits"]["max_items"], retrycore::limits::MAX_ITEMS as u64);
+        assert_eq!(i["tables"]["js_error_classes"]["stale_fence"], "idempotency");
+        assert_eq!(i["retryRules"], json!(["always", "if_idempotent", "never"]));
     }
 
     #[test]

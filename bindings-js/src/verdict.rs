@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::failure::status_of;
 use crate::host::ms;
-use retrycore::classify::{Category, Classifier, Failure, FailureBuf, RetryRule, Verdict};
+use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -27,26 +27,24 @@ pub fn classify_json(c: &Classifier, f: &FailureBuf) -> Value {
     f.with(|f| verdict_json(&c.classify(f), retrycore::classify::is_refused(f.error_names)))
 }
 
+/// The rules in their packed order (sent to the JS layer as `info().retryRules`).
+pub const RULES: [RetryRule; 3] = [RetryRule::Always, RetryRule::IfIdempotent, RetryRule::Never];
+
 fn rule_index(r: RetryRule) -> u32 {
-    match r {
-        RetryRule::Always => 0,
-        RetryRule::IfIdempotent => 1,
-        RetryRule::Never => 2,
-    }
+    RULES.iter().position(|x| *x == r).unwrap_or(0) as u32
 }
 
-fn category_index(c: Category) -> u32 {
-    Category::ALL.iter().position(|x| *x == c).unwrap_or(Category::ALL.len() - 1) as u32
-}
-
-/// Packs a verdict without server advice into one number:
-/// category | rule << 4 | safe << 6 | retryable << 7 | declined << 8.
+/// Packs a verdict without server advice into one number, with `B` =
+/// [`CATEGORY_BITS`] (sent to the JS layer as `info().categoryBits`):
+/// category | rule << B | safe << B+2 | retryable << B+3 | declined << B+4.
 pub fn pack(v: &Verdict) -> u32 {
-    category_index(v.category)
-        | rule_index(v.retry) << 4
-        | u32::from(v.safe) << 6
-        | u32::from(v.retryable) << 7
-        | u32::from(v.server_declined) << 8
+    const B: u32 = CATEGORY_BITS;
+    const _: () = assert!(B + 5 <= 15, "a packed verdict must fit a u16 memo slot below u16::MAX");
+    v.category.index()
+        | rule_index(v.retry) << B
+        | u32::from(v.safe) << (B + 2)
+        | u32::from(v.retryable) << (B + 3)
+        | u32::from(v.server_declined) << (B + 4)
 }
 
 /// Whether (status, flags) has a slot in a memo: status 0..=999, flags 0..=7.

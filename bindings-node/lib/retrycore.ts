@@ -26,19 +26,44 @@ let INFO: any = null;
 let CATEGORY_IDS: Map<string, number> = new Map();
 let VERDICTS: Array<Verdict | undefined> = [];
 
-/** The core's input limits (`retrycore::limits`), sent by the backend at init: never a copy here (docs/js.md, "Input limits"). */
-interface Limits {
-  maxDocumentBytes: number;
-  maxDepth: number;
-  maxItems: number;
-  maxHeaders: number;
-  maxChain: number;
-  maxErrorNames: number;
-  maxNameBytes: number;
-  maxHeaderValueBytes: number;
-  maxBodyBytes: number;
-}
-let LIMITS: Limits = null as any;
+/** The core's input limits (`retrycore::limits`, snake_case), sent by the backend at init: never a copy here (docs/js.md, "Input limits"). */
+let LIMITS: Record<string, number> = null as any;
+/** The fetch failure messages and the network-code rule (`retrycore::classify`), sent at init. */
+let FETCH_MESSAGES: Set<string> = new Set();
+let NETWORK_CODE = /(?!)/;
+/** The bits of a packed verdict's category (`retrycore::classify::CATEGORY_BITS`), sent at init. */
+let CATEGORY_BITS = 0;
+let CORE_CATEGORIES: Category[] = [];
+
+// The kind lists the typings show, as `as const` arrays the unions derive
+// from: the compiler needs them at build time, and tests/js/tables.test.cjs
+// fails when one differs from the core's `host_tables()`.
+
+/** Backoff kinds. */
+export const BACKOFF_KINDS = ['constant', 'linear', 'exponential', 'decorrelated'] as const;
+/** Jitter names (a string, or an object's `kind`). */
+export const JITTERS = ['none', 'full', 'equal', 'proportional', 'additive', 'symmetric'] as const;
+/** Circuit breaker kinds. */
+export const BREAKER_KINDS = ['count_based', 'time_based', 'consecutive', 'sampling'] as const;
+/** Retry budget kinds. */
+export const BUDGET_KINDS = ['token_bucket', 'grpc', 'ratio', 'concurrency', 'finagle', 'adaptive'] as const;
+/** Failure categories, in the core's table order. */
+export const CATEGORIES = ['connect', 'not_processed', 'overloaded', 'connection_lost', 'timeout', 'server_error', 'resource_exhausted', 'conflict', 'invalid_request', 'auth', 'not_found', 'open_breaker', 'retry_exhausted', 'cancelled', 'programming_error', 'unknown'] as const;
+/** Why a logical operation gave up. */
+export const GIVE_UP_REASONS = ['cancelled', 'not_retryable', 'server_declined', 'attempts_exhausted', 'breaker_open', 'budget_exhausted', 'retry_after_too_long', 'deadline_exceeded', 'throttled'] as const;
+/** Why a call was refused before an attempt. */
+export const REJECT_REASONS = ['breaker_open', 'throttled', 'deadline_exceeded', 'concurrency_limited'] as const;
+/** Compatibility profiles (docs/profiles.md). */
+export const PROFILES = ['aws-standard', 'aws-2026', 'grpc', 'polly', 'resilience4j', 'finagle', 'tenacity', 'stamina', 'envoy'] as const;
+
+export type BackoffKind = (typeof BACKOFF_KINDS)[number];
+export type JitterKind = (typeof JITTERS)[number];
+export type BreakerKind = (typeof BREAKER_KINDS)[number];
+export type BudgetKind = (typeof BUDGET_KINDS)[number];
+export type Category = (typeof CATEGORIES)[number];
+export type GiveUpReason = (typeof GIVE_UP_REASONS)[number];
+export type RejectReason = (typeof REJECT_REASONS)[number];
+export type Profile = (typeof PROFILES)[number];
 
 /**
  * Installs the low-level backend (the napi addon, or the wasm module). Called
@@ -50,9 +75,24 @@ export function setBackend(native: any): void {
   N.setErrorFactory(makeError);
   N.calibrate(performance.now());
   INFO = N.info();
-  LIMITS = INFO.limits;
-  CATEGORY_IDS = new Map((INFO.categories as string[]).map((c, i) => [c, i]));
+  const t = INFO.tables;
+  LIMITS = t.limits;
+  FETCH_MESSAGES = new Set(t.fetch_failure_messages);
+  NETWORK_CODE = new RegExp(t.network_code_pattern);
+  CATEGORY_BITS = t.category_bits;
+  CORE_CATEGORIES = t.categories.map((c: { code: string }) => c.code);
+  CATEGORY_IDS = new Map(CORE_CATEGORIES.map((c, i) => [c, i]));
   VERDICTS = [];
+}
+
+/**
+ * The core's tables (`retrycore::tables::host_tables()`: kinds, categories,
+ * codes and families, limits, defaults) as JSON, plus `js_error_classes`
+ * (code → `type` | `range` | `idempotency` | `state`: the class an error
+ * about options becomes), for drift tests and tooling.
+ */
+export function hostTables(): Record<string, any> {
+  return JSON.parse(JSON.stringify(INFO.tables));
 }
 
 /** The version of the native core. */
@@ -87,7 +127,7 @@ export class RetryError extends RetrycoreError {
   attempts: number;
   /** The last failure's category. */
   category: string;
-  /** True when outer layers must not retry it again (SPEC §5). */
+  /** True when outer layers must not retry it again (docs/sessions.md, "What the caller observes"). */
   exhausted: boolean;
   /** The budget that refused, for `budget_exhausted` / `throttled`. */
   budget: string | null;
@@ -250,7 +290,7 @@ function isArray(v: unknown): v is unknown[] {
 
 /** Refuses a list longer than the core's `maxItems` before anything walks it (a sparse array of length 2^32 − 1). */
 function checkLength(len: number, field: string): void {
-  if (len > LIMITS.maxItems) throw rangeError('too_large', field, `at most ${LIMITS.maxItems} items, got ${len}`);
+  if (len > LIMITS.max_items) throw rangeError('too_large', field, `at most ${LIMITS.max_items} items, got ${len}`);
 }
 
 /**
@@ -400,7 +440,7 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
       throw typeError('invalid_type', path, `${describe(value)} is not JSON`);
   }
   if (value === null) return null;
-  if (depth >= INFO.maxJsonDepth) throw rangeError('too_deep', path, `nesting deeper than ${INFO.maxJsonDepth}`);
+  if (depth >= LIMITS.max_depth) throw rangeError('too_deep', path, `nesting deeper than ${LIMITS.max_depth}`);
   if (ancestors.has(value)) throw typeError('invalid_type', path, 'a cyclic structure is not JSON');
   ancestors.add(value);
   try {
@@ -461,7 +501,7 @@ function withCamelFields<T>(f: () => T): T {
   }
 }
 
-// ---------------------------------------------------------------- seeing a JS error (SPEC §4)
+// ---------------------------------------------------------------- seeing a JS error (docs/classification-rules.md)
 
 /** What retrycore reads of a failed attempt; every field is optional. */
 export interface Failure {
@@ -490,9 +530,6 @@ export type HeadersLike = Array<[string, string]> | { forEach(cb: (value: string
 
 const FAILURE_KEYS = ['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs'] as const;
 
-const FETCH_MESSAGES = new Set(['fetch failed', 'Failed to fetch', 'NetworkError when attempting to fetch resource.', 'Load failed']);
-const NETWORK_CODE = /^(E[A-Z0-9]+|EAI_[A-Z]+|UND_ERR_[A-Z_]+)$/;
-
 function isResponse(v: any): boolean {
   try {
     return v != null && typeof v === 'object' && typeof v.status === 'number' && typeof v.ok === 'boolean' && v.headers != null && typeof v.headers.get === 'function';
@@ -508,7 +545,7 @@ function isDomException(e: any): boolean {
 function causeHoldsNetworkCode(e: any): boolean {
   const seen = new Set<unknown>();
   let c = e?.cause;
-  for (let i = 0; c != null && typeof c === 'object' && i < LIMITS.maxChain && !seen.has(c); i++) {
+  for (let i = 0; c != null && typeof c === 'object' && i < LIMITS.max_chain && !seen.has(c); i++) {
     seen.add(c);
     if (typeof c.code === 'string' && NETWORK_CODE.test(c.code)) return true;
     c = c.cause;
@@ -518,7 +555,7 @@ function causeHoldsNetworkCode(e: any): boolean {
 
 /**
  * Flattens an error's cause chain into the names the core's tables read
- * (SPEC §4): for each error its `code`, its `name`, its prototype chain's
+ * (docs/classification-rules.md): for each error its `code`, its `name`, its prototype chain's
  * constructor names (most specific first, stopping before `Object`), then
  * the same for its `cause` — bounded and cycle-safe. A `DOMException` named
  * N is `DOMException:N`; a fetch network `TypeError` drops its own names and
@@ -532,7 +569,7 @@ export function errorNames(err: unknown): string[] {
   const seen = new Set<unknown>();
   let fetchNetwork = false;
   let e: any = err;
-  for (let depth = 0; e != null && depth < LIMITS.maxChain; depth++) {
+  for (let depth = 0; e != null && depth < LIMITS.max_chain; depth++) {
     if (typeof e !== 'object' && typeof e !== 'function') {
       break;
     }
@@ -556,13 +593,13 @@ export function errorNames(err: unknown): string[] {
     // Each name once per error (a subclass without its own `name` says `Error` twice).
     const mine = new Set<string>();
     const push = (s: unknown) => {
-      if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.maxNameBytes && out.length < LIMITS.maxErrorNames && !mine.has(s)) {
+      if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.max_name_bytes && out.length < LIMITS.max_error_names && !mine.has(s)) {
         mine.add(s);
         out.push(s);
       }
     };
     if (e instanceof RetryError) {
-      // Only an exhausted give-up is marked (SPEC §5); a RetryError for a
+      // Only an exhausted give-up is marked (docs/sessions.md); a RetryError for a
       // failure nothing would retry is transparent: its cause decides.
       if (e.exhausted) push('retrycore:retry_exhausted');
     } else if (e instanceof CircuitOpenError) {
@@ -606,7 +643,7 @@ function headerText(v: unknown): string {
 function headerPairs(h: unknown): string[] {
   const out: string[] = [];
   if (h == null) return out;
-  const max = LIMITS.maxHeaders * 2;
+  const max = LIMITS.max_headers * 2;
   const add = (k: unknown, v: unknown) => {
     if (out.length >= max || v === undefined || v === null) return;
     const name = headerText(k);
@@ -782,7 +819,7 @@ function callHook(h: (arg: any) => void, self: unknown, arg: unknown): void {
 /** The outcome of classifying one failure. */
 export interface Verdict {
   /** The category (`connect`, `timeout`, `server_error`, …). */
-  readonly category: string;
+  readonly category: Category;
   /** The retry rule: `always`, `if_idempotent` or `never`. */
   readonly retry: string;
   /** Repeating the request is safe (method or declaration). */
@@ -811,17 +848,17 @@ export interface FailureContext {
   wallNowMs?: number | null;
 }
 
-const RULES = ['always', 'if_idempotent', 'never'];
-
+/** Unpacks `bindings-js/src/verdict.rs`'s `pack`, with the core's category width. */
 function unpackVerdict(p: number): Verdict {
+  const B = CATEGORY_BITS;
   let v = VERDICTS[p];
   if (v === undefined) {
     v = Object.freeze({
-      category: INFO.categories[p & 15],
-      retry: RULES[(p >> 4) & 3],
-      safe: (p & 64) !== 0,
-      retryable: (p & 128) !== 0,
-      serverDeclined: (p & 256) !== 0,
+      category: CORE_CATEGORIES[p & ((1 << B) - 1)],
+      retry: INFO.retryRules[(p >> B) & 3],
+      safe: ((p >> (B + 2)) & 1) !== 0,
+      retryable: ((p >> (B + 3)) & 1) !== 0,
+      serverDeclined: ((p >> (B + 4)) & 1) !== 0,
       serverDelay: null,
       shouldRetry: null,
       refused: false,
@@ -1186,7 +1223,7 @@ function nativeOf(options: unknown): any {
 
 /** Typed breaker options: the document's breaker keys in camelCase (see docs/policy.md). */
 export interface BreakerOptions {
-  kind?: 'count_based' | 'time_based' | 'consecutive';
+  kind?: BreakerKind;
   name?: string;
   failureRateThreshold?: number;
   slowCallRateThreshold?: number;
@@ -1199,6 +1236,10 @@ export interface BreakerOptions {
   permittedNumberOfCallsInHalfOpenState?: number;
   maxWaitDurationInHalfOpenState?: number | string;
   failureThreshold?: number;
+  /** `sampling`: the window the failure rate is measured over. */
+  samplingDuration?: number | string;
+  /** `sampling`: the calls a window needs before it can trip. */
+  minimumThroughput?: number;
   initialState?: string;
   count?: object[];
   onStateChange?: (t: Transition) => void;
@@ -1230,14 +1271,14 @@ export interface Refusal {
 
 /** Typed budget options: the document's budget keys in camelCase, e.g. `{ kind: 'token_bucket', capacity: 500 }`. */
 export interface BudgetOptions {
-  kind: 'token_bucket' | 'grpc' | 'ratio' | 'concurrency' | 'adaptive' | string;
+  kind: BudgetKind;
   name?: string;
   [key: string]: unknown;
 }
 
 /**
- * A retry budget (`token_bucket`, `grpc`, `ratio`, `concurrency`,
- * `adaptive`): create one per downstream and share it among policies.
+ * A retry budget (one of `BUDGET_KINDS`): create one per downstream and
+ * share it among policies.
  */
 export class Budget {
   #n: any;
@@ -1508,13 +1549,13 @@ export interface PolicyOptions {
   maxAttempts?: number;
   deadline?: number | string;
   attemptTimeout?: number | string;
-  backoff?: 'constant' | 'linear' | 'exponential' | 'decorrelated' | string;
+  backoff?: BackoffKind;
   initial?: number | string;
   maxDelay?: number | string;
   multiplier?: number;
   increment?: number | string;
   minDelay?: number | string;
-  jitter?: string | number | { kind: string; factor?: number; amount?: number | string };
+  jitter?: JitterKind | number | { kind: JitterKind; factor?: number; amount?: number | string };
   classification?: { defaults?: boolean; rules?: object[] };
   idempotent?: boolean;
   honorRetryAfter?: boolean;
@@ -1523,7 +1564,7 @@ export interface PolicyOptions {
   seed?: bigint | number | string;
   name?: string;
   purpose?: 'default' | 'compensation';
-  profile?: string;
+  profile?: Profile;
   breaker?: BreakerOptions | CircuitBreaker;
   budget?: BudgetOptions | Budget;
   budgets?: Array<BudgetOptions | Budget>;
@@ -1754,6 +1795,15 @@ export class RetryPolicy {
     return new RetryPolicy({ [kNative]: N.NativePolicy.fromJson(documentText(document, 'policy'), undefined) } as any);
   }
 
+  /**
+   * Creates a policy with a compatibility profile's defaults
+   * (docs/profiles.md): `RetryPolicy.profile('polly', { maxAttempts: 5 })`.
+   * `overrides` are typed options, as for the constructor.
+   */
+  static profile(name: Profile, overrides: PolicyOptions = {}): RetryPolicy {
+    return new RetryPolicy({ ...optionsObject(overrides, 'RetryPolicy.profile'), profile: name });
+  }
+
   /** The normalized policy document (every setting spelled out). */
   toJSON(): Record<string, unknown> {
     return JSON.parse(this.#n.toJson());
@@ -1805,7 +1855,7 @@ export class RetryPolicy {
     return p;
   }
 
-  /** The counters of all sessions, with the seeds' metric names (`retry_attempts_total`, …). */
+  /** The counters of all sessions, with the retry_attempts_total family of metric names. */
   counters(): Record<string, unknown> {
     return this.#n.counters();
   }
@@ -2149,7 +2199,7 @@ function checkJson(value: unknown, path: string, depth: number, ancestors: Set<o
     default:
       throw typeError('invalid_type', path, `${describe(value)} is not JSON`);
   }
-  if (depth >= INFO.maxJsonDepth) throw rangeError('too_deep', path || '/', `nesting deeper than ${INFO.maxJsonDepth}`);
+  if (depth >= LIMITS.max_depth) throw rangeError('too_deep', path || '/', `nesting deeper than ${LIMITS.max_depth}`);
   if (ancestors.has(value)) throw typeError('invalid_type', path || '/', 'a cyclic structure is not JSON');
   ancestors.add(value);
   if (Array.isArray(value)) {
@@ -2287,7 +2337,7 @@ export function parseRfc3339(text: string): number {
 }
 
 /**
- * A dead letter (seed 000 §10): an envelope with `msg_id`, the message,
+ * A dead letter (docs/idempotency.md, "Dead letters"): an envelope with `msg_id`, the message,
  * reason, error class and message, attempts, first and last failure time,
  * trace id, source coordinates and `status`. Its JSON has snake_case keys,
  * the same in every runtime.

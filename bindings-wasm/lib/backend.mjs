@@ -159,7 +159,8 @@ export function notLoaded() {
   };
   // The limits are the core's: none is known before the module is loaded, so reading one fails like any call.
   const limits = new Proxy({}, { get: (_, k) => (typeof k === 'string' ? fail() : undefined) });
-  const info = { version: '', maxJsonDepth: 128, limits, categories: [], retryRules: [], giveUpReasons: [], errorCodes: [], lintCodes: [], states: [] };
+  const tables = { limits, categories: [], category_bits: 0, fetch_failure_messages: [], network_code_pattern: '(?!)' };
+  const info = { version: '', tables, retryRules: [], lintCodes: [], states: [] };
   return new Proxy(
     {},
     {
