@@ -439,7 +439,11 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
     default:
       throw typeError('invalid_type', path, `${describe(value)} is not JSON`);
   }
-  if (value === null) return null;
+  if (value === null) {
+    // Typed options leave a key out for its default; null is not a silent default (as Python refuses None).
+    if (mode === 'options') throw typeError('invalid_type', path, 'must not be null (leave it out for the default)');
+    return null;
+  }
   if (depth >= LIMITS.max_depth) throw rangeError('too_deep', path, `nesting deeper than ${LIMITS.max_depth}`);
   if (ancestors.has(value)) throw typeError('invalid_type', path, 'a cyclic structure is not JSON');
   ancestors.add(value);

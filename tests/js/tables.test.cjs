@@ -154,3 +154,18 @@ test('drift: a budget give-up after an attempt is a BudgetExhaustedError with co
   assert.equal(err.attempts, calls.length);
   assert.equal(calls.length, 2);
 });
+
+test('drift: null in typed options is invalid_type, not silently the default (leaving the key out is)', () => {
+  assert.equal(new rc.RetryPolicy({ maxAttempts: undefined }).toJSON().max_attempts, T.defaults.policy.max_attempts);
+  for (const [make, key] of [
+    [(o) => new rc.RetryPolicy(o), 'maxAttempts'],
+    [(o) => new rc.RetryPolicy(o), 'breaker'],
+    [(o) => new rc.RetryPolicy(o), 'budget'],
+    [(o) => new rc.CircuitBreaker(o), 'waitDurationInOpenState'],
+    [(o) => new rc.Budget({ kind: 'ratio', ...o }), 'window'],
+  ]) {
+    assert.throws(() => make({ [key]: null }), (e) => e instanceof TypeError && e.code === 'invalid_type' && e.field === key, key);
+  }
+  assert.throws(() => new rc.RetryPolicy({ breaker: { kind: 'consecutive', name: null } }), { code: 'invalid_type', field: 'breaker.name' });
+  assert.equal(new rc.RetryPolicy({ onRetry: null }).onRetry, null, 'a hook may be null');
+});
