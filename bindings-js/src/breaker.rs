@@ -223,7 +223,8 @@ impl<H: Host> Breaker<H> {
     pub fn restore(&mut self, snapshot: &str, now: f64, wall_now_ms: f64) -> Result<()> {
         let now = now_ns::<H>(now, "now")?;
         let wall = wall_ms(wall_now_ms, "wallNowMs")?;
-        crate::options::document_size(snapshot)?;
+        // The snapshot limit is the core's (`max_snapshot_bytes`, larger than a
+        // document's: a busy 100 000-second window is about 5 MB).
         let s = BreakerSnapshot::from_json(snapshot).map_err(Error::of_state)?;
         // One lock: nothing a sharer records can land between reading the
         // settings and replacing the state.
