@@ -63,8 +63,6 @@ export declare function serverAdvice(headers: Array<string>, wallNowMs?: number 
 export declare function parseHttpDate(value: string, wallNowMs: number): number | null
 /** Lints a policy document (JSON text) against an optional service description. */
 export declare function lint(policy: string, service?: string | undefined | null): any
-/** Returns the floor functions: `{delay, classify, acquire, record, withdraw, fingerprint}`. */
-export declare function floor(): object
 /** A circuit breaker. */
 export declare class NativeBreaker {
   /** Creates a breaker from a breaker object (JSON text; durations as strings, or ms numbers when `ms`). */

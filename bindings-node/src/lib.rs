@@ -140,4 +140,5 @@ impl NativeRng {
     }
 }
 
+#[cfg(feature = "bench")]
 mod floor;

@@ -20,7 +20,16 @@ const glue = require(`${DIST}/node/retrycore_wasm.js`); // its wasm module, adap
 const N = require('../../bindings-node/index.cjs'); // the napi package
 const napi = require('../../bindings-node/native.cjs');
 const napiFloor = napi.floor();
-const wFloor = require(`${DIST}/cjs/backend.js`).adapt(glue).floor();
+// The floor exports exist only in the bench build (cargo feature `bench`, src/floor.rs).
+const wFloor = {
+  delay: glue.NativePolicy.prototype.floorDelay,
+  classify: glue.floorClassify,
+  acquire: glue.NativeBreaker.prototype.floorAcquire,
+  record: glue.NativeBreaker.prototype.floorRecord,
+  withdraw: glue.NativeBudget.prototype.floorWithdraw,
+  fingerprint: glue.floorFingerprint,
+};
+if (typeof wFloor.classify !== 'function') throw new Error(`${DIST} is not a bench build (make -C bindings-wasm bench builds one)`);
 
 const { sync, async_, section, printRows } = createBench();
 let sink = 0;

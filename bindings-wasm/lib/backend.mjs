@@ -1,17 +1,14 @@
 // The wasm module as the low-level backend of lib/retrycore.ts.
 //
 // wasm-bindgen's glue already has the surface of bindings-node/native.d.ts,
-// name for name (the crate's exports are named after it). Two things are
-// left to this file:
-//
-// - The hot paths (delay, classifyStatus, session steps, breaker
+// name for name (the crate's exports are named after it). What is left to
+// this file: the hot paths (delay, classifyStatus, session steps, breaker
 //   acquire/record/release, budget withdraw and bookkeeping) return a plain
 //   number and NaN on failure, because wasm-bindgen returns a `Result` as a
 //   multi-value array that costs ~20 ns per call in Node 20. Here each such
 //   method throws `takeError()` on NaN and turns the number into the
 //   boolean / void the surface promises. A `now` of -1 ("read the clock") is
 //   filled in with performance.now() here, cheaper than from inside wasm.
-// - `floor()`: the no-op exports of the same signatures, for the benchmarks.
 //
 // Decides nothing. Written once as an ES module; the build derives the
 // CommonJS copy (dist/cjs/backend.js).
@@ -27,7 +24,7 @@ export const HOT = Object.freeze({
 });
 
 /** Names of the glue that are not part of the backend surface. */
-export const INTERNAL = Object.freeze(['default', 'initSync', 'takeError', 'floorClassify', 'floorFingerprint', '__wbg_set_wasm', '__wbindgen_start']);
+export const INTERNAL = Object.freeze(['default', 'initSync', 'takeError', '__wbg_set_wasm', '__wbindgen_start']);
 
 /**
  * Returns the backend object for `setBackend` from the wasm-bindgen module
@@ -132,14 +129,6 @@ export function adapt(w) {
     const x = classifyStatus(status, flags);
     return x === x ? x : fail();
   };
-  backend.floor = () => ({
-    delay: P.floorDelay,
-    classify: w.floorClassify,
-    acquire: B.floorAcquire,
-    record: B.floorRecord,
-    withdraw: U.floorWithdraw,
-    fingerprint: w.floorFingerprint,
-  });
   return backend;
 }
 

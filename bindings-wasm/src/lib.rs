@@ -28,6 +28,7 @@
 mod breaker;
 mod budget;
 mod errors;
+#[cfg(feature = "bench")]
 mod floor;
 mod idem;
 mod policy;

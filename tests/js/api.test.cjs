@@ -560,3 +560,20 @@ test('Rng reproduces the shared generator', () => {
   assert.ok(f >= 0 && f < 1);
   assert.throws(() => new rc.Rng(-1), (e) => e instanceof RangeError);
 });
+
+test('the built backend has no bench-only floor exports (cargo feature `bench`)', (t) => {
+  const path = require('node:path');
+  const root = path.join(__dirname, '..', '..');
+  const file = { node: 'bindings-node/native.cjs', wasm: 'bindings-wasm/dist/node/retrycore_wasm.js' }[rc.IMPL];
+  if (!file) return t.skip('an installed package: package-smoke.cjs checks it');
+  const backend = require(path.join(root, file));
+  const names = [];
+  for (const [name, v] of Object.entries(backend)) {
+    names.push(name);
+    if (typeof v === 'function' && v.prototype) {
+      for (const m of [...Object.getOwnPropertyNames(v), ...Object.getOwnPropertyNames(v.prototype)]) names.push(`${name}.${m}`);
+    }
+  }
+  assert.ok(names.includes('NativePolicy.delay'), 'the walk sees the classes');
+  assert.deepEqual(names.filter((n) => /(^|\.)floor/i.test(n)), []);
+});
