@@ -7,6 +7,21 @@
 
 /** Registers the function that builds error objects. */
 export declare function setErrorFactory(factory: (...args: any[]) => any): void
+/**
+ * Returns the tables the JS layer needs: category, reason and error codes,
+ * the JSON nesting limit, lint codes.
+ */
+export declare function info(): any
+/** Parses a duration string (`"250ms"`) to milliseconds. */
+export declare function parseDuration(text: string): number
+/** Writes milliseconds as the shortest exact duration string. */
+export declare function formatDuration(valueMs: number): string
+/** Reads server delay headers (flat `[name, value, name, value, …]`). */
+export declare function serverAdvice(headers: Array<string>, wallNowMs?: number | undefined | null): any
+/** Parses an HTTP-date to Unix seconds (`null` when it is not one). */
+export declare function parseHttpDate(value: string, wallNowMs: number): number | null
+/** Lints a policy document (JSON text) against an optional service description. */
+export declare function lint(policy: string, service?: string | undefined | null): any
 /** Checks a key: true, or an `IdempotencyError` saying which character at which position is wrong. */
 export declare function validateKey(key: string, max: number): boolean
 /** Joins business id, operation and version into a key. */
@@ -48,21 +63,15 @@ export declare function classifyStatus(status: number, flags: number): number
 export declare function classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null): any
 /** Anchors the monotonic clock to the JS environment's `performance.now()`. */
 export declare function calibrate(performanceNow: number): void
-/**
- * Returns the tables the JS layer needs: category, reason and error codes,
- * the JSON nesting limit, lint codes.
- */
-export declare function info(): any
-/** Parses a duration string (`"250ms"`) to milliseconds. */
-export declare function parseDuration(text: string): number
-/** Writes milliseconds as the shortest exact duration string. */
-export declare function formatDuration(valueMs: number): string
-/** Reads server delay headers (flat `[name, value, name, value, …]`). */
-export declare function serverAdvice(headers: Array<string>, wallNowMs?: number | undefined | null): any
-/** Parses an HTTP-date to Unix seconds (`null` when it is not one). */
-export declare function parseHttpDate(value: string, wallNowMs: number): number | null
-/** Lints a policy document (JSON text) against an optional service description. */
-export declare function lint(policy: string, service?: string | undefined | null): any
+/** The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64. */
+export declare class NativeRng {
+  /** Seeds a generator from a decimal u64. */
+  constructor(seed: string)
+  /** Returns the next u64 as a decimal string. */
+  nextU64(): string
+  /** Returns the next draw in [0, 1). */
+  nextF64(): number
+}
 /** A circuit breaker. */
 export declare class NativeBreaker {
   /** Creates a breaker from a breaker object (JSON text; durations as strings, or ms numbers when `ms`). */
@@ -202,13 +211,4 @@ export declare class NativePolicy {
   status(id: number): any
   /** Takes the breaker transitions a session's calls caused. */
   transitions(id: number): any
-}
-/** The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64. */
-export declare class NativeRng {
-  /** Seeds a generator from a decimal u64. */
-  constructor(seed: string)
-  /** Returns the next u64 as a decimal string. */
-  nextU64(): string
-  /** Returns the next draw in [0, 1). */
-  nextF64(): number
 }

@@ -38,6 +38,7 @@ pub mod host;
 pub mod idem;
 pub mod options;
 mod policy;
+pub mod surface;
 pub mod verdict;
 
 pub use breaker::Breaker;
@@ -51,7 +52,7 @@ use breaker::transition_json;
 use host::{ms, ns, u64_arg, wall_ms};
 
 use retrycore::duration;
-use retrycore::rng::Xoshiro256pp;
+use retrycore::rng::{Rng as _, Xoshiro256pp};
 use serde_json::{json, Value};
 
 /// Returns what the JS layer reads at init: the core's
@@ -127,6 +128,26 @@ pub fn lint(policy: &str, service: Option<&str>) -> Result<Value> {
 /// from a decimal u64.
 pub fn seeded_rng(seed: &str) -> Result<Xoshiro256pp> {
     Ok(Xoshiro256pp::seed_from_u64(u64_arg(seed, "seed")?))
+}
+
+/// The seeded generator of every runtime (`NativeRng`).
+pub struct Rng(Xoshiro256pp);
+
+impl Rng {
+    /// Seeds a generator from a decimal u64.
+    pub fn new(seed: &str) -> Result<Rng> {
+        seeded_rng(seed).map(Rng)
+    }
+
+    /// Returns the next u64 as a decimal string (JS numbers hold 53 bits).
+    pub fn next_u64(&mut self) -> String {
+        self.0.next_u64().to_string()
+    }
+
+    /// Returns the next draw in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        self.0.next_f64()
+    }
 }
 
 #[cfg(test)]

@@ -12,10 +12,8 @@
 use crate::error::{Error, Result};
 use crate::failure::{FailureArgs, StrList};
 use crate::host::{count, ms, ms_of, now_ns, ns, u64_arg, Host};
-use crate::transition_json;
 use crate::verdict::{classify_json, StatusCache};
-use retrycore::breaker::SharedBreaker;
-use retrycore::budget::SharedBudget;
+use crate::{transition_json, Breaker, Budget};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, GiveUpReason, RetrySession, SessionOptions};
 use retrycore::surface::Ending;
@@ -222,8 +220,8 @@ impl<H: Host> Policy<H> {
     }
 
     /// Returns the policy's shared breaker, if any.
-    pub fn breaker(&self) -> Option<SharedBreaker> {
-        self.p.breaker().cloned()
+    pub fn breaker(&self) -> Option<Breaker<H>> {
+        self.p.breaker().cloned().map(Breaker::from_shared)
     }
 
     /// Returns the number of budgets.
@@ -232,22 +230,22 @@ impl<H: Host> Policy<H> {
     }
 
     /// Returns the budget at `index`.
-    pub fn budget(&self, index: f64) -> Option<SharedBudget> {
+    pub fn budget(&self, index: f64) -> Option<Budget<H>> {
         let i = count(index, u32::MAX.into(), "index").ok()?;
-        self.p.budgets().get(usize::try_from(i).ok()?).cloned()
+        self.p.budgets().get(usize::try_from(i).ok()?).cloned().map(Budget::from_shared)
     }
 
     /// Returns a policy whose sessions share `breaker`.
-    pub fn share_breaker(&self, breaker: SharedBreaker) -> Self {
-        Self::wrap(self.p.with_breaker(Some(breaker)))
+    pub fn share_breaker(&self, breaker: &Breaker<H>) -> Self {
+        Self::wrap(self.p.with_breaker(Some(breaker.shared())))
     }
 
     /// Returns a policy whose budget at `index` is `budget`.
-    pub fn share_budget(&self, index: f64, budget: SharedBudget) -> Result<Self> {
+    pub fn share_budget(&self, index: f64, budget: &Budget<H>) -> Result<Self> {
         let i = usize::try_from(count(index, u32::MAX.into(), "index")?).unwrap_or(usize::MAX);
         let mut list = self.p.budgets().to_vec();
         match list.get_mut(i) {
-            Some(slot) => *slot = budget,
+            Some(slot) => *slot = budget.shared(),
             None => return Err(Error::range("out_of_range", "budgets", "budgets: no budget at that index")),
         }
         Ok(Self::wrap(self.p.with_budgets(list)))

@@ -2,7 +2,7 @@
 //! path (`classifyStatus`), memoized per classifier.
 
 use crate::error::Result;
-use crate::failure::status_of;
+use crate::failure::{status_of, FailureArgs, StrList};
 use crate::host::ms;
 use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS};
 use serde_json::{json, Value};
@@ -25,6 +25,11 @@ pub fn verdict_json(v: &Verdict, refused: bool) -> Value {
 /// Classifies a failure with `c` and writes the verdict.
 pub fn classify_json(c: &Classifier, f: &FailureBuf) -> Value {
     f.with(|f| verdict_json(&c.classify(f), retrycore::classify::is_refused(f.error_names)))
+}
+
+/// Classifies a failure with the built-in tables and writes the verdict.
+pub fn classify<L: StrList>(f: FailureArgs<L>) -> Result<Value> {
+    Ok(classify_json(&Classifier::default(), &f.read()?))
 }
 
 /// The rules in their packed order (sent to the JS layer as `info().retryRules`).

@@ -5,9 +5,11 @@
 //! milliseconds become the core's nanoseconds, JSON text becomes the core's
 //! documents, and the core's errors become JavaScript `Error` objects built by
 //! the JS layer's error factory (so the native and the JS layer throw the same
-//! classes). What is left here is what napi-rs does: reading arguments, the
-//! `#[napi]` exports, raising errors (`errors`), and the clock and entropy
-//! of a Node thread (`Node`). Every decision is the core's.
+//! classes). The exports are declared once for both JS bindings, in
+//! `bindings-js/src/surface.rs`, and expanded here by `build.rs` into
+//! `#[napi]` items. What is left here is what napi-rs does: raising errors
+//! (`errors`), and the clock and entropy of a Node thread (`Node`). Every
+//! decision is the core's.
 //!
 //! The surface here is low level and private to the package: `lib/` wraps it
 //! into the public API (`RetryPolicy`, `CircuitBreaker`, …), which the wasm
@@ -22,20 +24,19 @@
 // napi-rs registers exports only outside `cfg(test)`: in the test build they look unused.
 #![cfg_attr(test, allow(dead_code))]
 
-mod breaker;
-mod budget;
 mod errors;
-mod idem;
-mod policy;
 
 use napi::{Env, Result};
 use napi_derive::napi;
-use retrycore::rng::{Rng, Xoshiro256pp};
 use retrycore_js as js;
 use serde_json::Value;
 use std::cell::RefCell;
 
 pub(crate) use errors::OrThrow;
+
+// The exports: every function and class of the surface declared in
+// `bindings-js/src/surface.rs`, expanded by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/surface.rs"));
 
 /// The Node host: `performance.now()` anchored by [`calibrate`], the
 /// operating system's entropy.
@@ -74,70 +75,6 @@ thread_local! {
 /// Fills `out` with bytes from the operating system's generator (buffered).
 fn entropy(out: &mut [u8]) -> js::Result<()> {
     ENTROPY.with(|p| p.borrow_mut().take(out, "the operating system", getrandom::fill))
-}
-
-/// Returns the tables the JS layer needs: category, reason and error codes,
-/// the JSON nesting limit, lint codes.
-#[napi(catch_unwind)]
-pub fn info() -> Value {
-    js::info()
-}
-
-/// Parses a duration string (`"250ms"`) to milliseconds.
-#[napi(catch_unwind)]
-pub fn parse_duration(env: Env, text: String) -> Result<f64> {
-    js::parse_duration(&text).or_throw(&env)
-}
-
-/// Writes milliseconds as the shortest exact duration string.
-#[napi(catch_unwind)]
-pub fn format_duration(env: Env, value_ms: f64) -> Result<String> {
-    js::format_duration(value_ms).or_throw(&env)
-}
-
-/// Reads server delay headers (flat `[name, value, name, value, …]`).
-#[napi(catch_unwind)]
-pub fn server_advice(env: Env, headers: Vec<String>, wall_now_ms: Option<f64>) -> Result<Value> {
-    js::server_advice(&headers, wall_now_ms).or_throw(&env)
-}
-
-/// Parses an HTTP-date to Unix seconds (`null` when it is not one).
-#[napi(catch_unwind)]
-pub fn parse_http_date(env: Env, value: String, wall_now_ms: f64) -> Result<Option<f64>> {
-    js::parse_http_date(&value, wall_now_ms).or_throw(&env)
-}
-
-/// Lints a policy document (JSON text) against an optional service description.
-#[napi(catch_unwind)]
-pub fn lint(env: Env, policy: String, service: Option<String>) -> Result<Value> {
-    js::lint(&policy, service.as_deref()).or_throw(&env)
-}
-
-/// The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64.
-#[napi]
-pub struct NativeRng {
-    g: Xoshiro256pp,
-}
-
-#[napi]
-impl NativeRng {
-    /// Seeds a generator from a decimal u64.
-    #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, seed: String) -> Result<Self> {
-        Ok(NativeRng { g: js::seeded_rng(&seed).or_throw(&env)? })
-    }
-
-    /// Returns the next u64 as a decimal string.
-    #[napi(catch_unwind)]
-    pub fn next_u64(&mut self) -> String {
-        self.g.next_u64().to_string()
-    }
-
-    /// Returns the next draw in [0, 1).
-    #[napi(catch_unwind)]
-    pub fn next_f64(&mut self) -> f64 {
-        self.g.next_f64()
-    }
 }
 
 #[cfg(feature = "bench")]

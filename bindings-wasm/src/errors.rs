@@ -13,7 +13,7 @@
 //! - `Result<T, JsErr>`: wasm-bindgen's glue throws the error after the call
 //!   returned. It costs a multi-value array per call (~20 ns in Node 20).
 //! - the hot paths return a number and `NaN` on failure, after stashing the
-//!   error ([`nan`]); the package's `backend.js` then throws `takeError()`.
+//!   error ([`hot`]); the package's `backend.js` then throws `takeError()`.
 
 use retrycore_js::{Class, Error};
 use std::cell::RefCell;
@@ -70,12 +70,50 @@ fn build(e: &Error) -> JsValue {
     v
 }
 
-/// The hot-path protocol: the value, or `NaN` with the error stashed for
-/// `takeError()` (no hot path answers `NaN` otherwise).
+/// A hot path's value as the number it answers: `true` 1, `false` 0, `()` 0.
+pub(crate) trait Num {
+    /// Returns the number.
+    fn num(self) -> f64;
+}
+
+impl Num for f64 {
+    #[inline(always)]
+    fn num(self) -> f64 {
+        self
+    }
+}
+
+impl Num for u32 {
+    #[inline(always)]
+    fn num(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Num for bool {
+    #[inline(always)]
+    fn num(self) -> f64 {
+        if self {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Num for () {
+    #[inline(always)]
+    fn num(self) -> f64 {
+        0.0
+    }
+}
+
+/// The hot-path protocol: the value of `f` as a number, or `NaN` with the
+/// error stashed for `takeError()` (no hot path answers `NaN` otherwise).
 #[inline(always)]
-pub(crate) fn nan(r: retrycore_js::Result<f64>) -> f64 {
-    match r {
-        Ok(v) => v,
+pub(crate) fn hot<T: Num>(f: impl FnOnce() -> retrycore_js::Result<T>) -> f64 {
+    match f() {
+        Ok(v) => v.num(),
         Err(e) => stash(e),
     }
 }

@@ -5,9 +5,7 @@
 //! `floor()`, like the Node binding's raw Node-API floor. Not part of the
 //! public API.
 
-use crate::breaker::NativeBreaker;
-use crate::budget::NativeBudget;
-use crate::policy::NativePolicy;
+use crate::{NativeBreaker, NativeBudget, NativePolicy};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]

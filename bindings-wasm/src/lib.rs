@@ -6,10 +6,13 @@
 //! (`bindings-node/lib/retrycore.ts`) runs on either. Everything the two
 //! bindings share lives in `retrycore-js` (`bindings-js/`): millisecond
 //! numbers to the core's nanoseconds, typed options, the error mapping, the
-//! session slab, permits, the JSON every call returns. What is left here is
-//! what wasm-bindgen does: reading arguments from JavaScript values, the
-//! `#[wasm_bindgen]` exports, raising errors (`errors`), and the clock and
-//! entropy of a JS environment (`Wasm`). Every decision is the core's.
+//! session slab, permits, the JSON every call returns. The exports are
+//! declared once for both JS bindings, in `bindings-js/src/surface.rs`, and
+//! expanded here by `build.rs` into `#[wasm_bindgen]` items. What is left
+//! here is what wasm-bindgen needs: reading arguments from JavaScript values
+//! (`strings`, `numbers`, `Strings`, `js`), raising errors (`errors`), and
+//! the clock and entropy of a JS environment (`Wasm`). Every decision is the
+//! core's.
 //!
 //! Hot paths (delay, status classification, breaker acquire/record, budget
 //! withdraw, session steps) take and return numbers; sessions live in a
@@ -25,21 +28,21 @@
 //! drives every export with hostile values and checks that the instance
 //! still answers.
 
-mod breaker;
-mod budget;
 mod errors;
 #[cfg(feature = "bench")]
 mod floor;
-mod idem;
-mod policy;
 
-use retrycore::rng::{Rng, Xoshiro256pp};
 use retrycore_js as rjs;
 use serde_json::Value;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
+pub(crate) use errors::hot;
 pub use errors::{set_error_factory, take_error, JsErr};
+
+// The exports: every function and class of the surface declared in
+// `bindings-js/src/surface.rs`, expanded by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/surface.rs"));
 
 #[wasm_bindgen]
 extern "C" {
@@ -150,74 +153,6 @@ fn entropy(out: &mut [u8]) -> rjs::Result<()> {
 /// The wasm build reads `performance.now()` itself: nothing to anchor.
 #[wasm_bindgen]
 pub fn calibrate(#[wasm_bindgen(js_name = performanceNow)] _performance_now: f64) {}
-
-/// Returns the tables the JS layer needs: category, reason and error codes,
-/// the JSON nesting limit, lint codes.
-#[wasm_bindgen(unchecked_return_type = "any")]
-pub fn info() -> JsValue {
-    js(&rjs::info())
-}
-
-/// Parses a duration string (`"250ms"`) to milliseconds.
-#[wasm_bindgen(js_name = parseDuration)]
-pub fn parse_duration(text: &str) -> Result<f64, JsErr> {
-    Ok(rjs::parse_duration(text)?)
-}
-
-/// Writes milliseconds as the shortest exact duration string.
-#[wasm_bindgen(js_name = formatDuration)]
-pub fn format_duration(#[wasm_bindgen(js_name = valueMs)] value_ms: f64) -> Result<String, JsErr> {
-    Ok(rjs::format_duration(value_ms)?)
-}
-
-/// Reads server delay headers (flat `[name, value, name, value, …]`).
-#[wasm_bindgen(js_name = serverAdvice, unchecked_return_type = "any")]
-pub fn server_advice(
-    #[wasm_bindgen(unchecked_param_type = "Array<string>")] headers: JsValue,
-    #[wasm_bindgen(js_name = wallNowMs)] wall_now_ms: Option<f64>,
-) -> Result<JsValue, JsErr> {
-    let headers = strings(&headers, "headers")?.unwrap_or_default();
-    Ok(js(&rjs::server_advice(&headers, wall_now_ms)?))
-}
-
-/// Parses an HTTP-date to Unix seconds (`null` when it is not one).
-#[wasm_bindgen(js_name = parseHttpDate, unchecked_return_type = "number | null")]
-pub fn parse_http_date(value: &str, #[wasm_bindgen(js_name = wallNowMs)] wall_now_ms: f64) -> Result<JsValue, JsErr> {
-    Ok(rjs::parse_http_date(value, wall_now_ms)?.map_or(JsValue::NULL, JsValue::from_f64))
-}
-
-/// Lints a policy document (JSON text) against an optional service description.
-#[wasm_bindgen(unchecked_return_type = "any")]
-pub fn lint(policy: &str, service: Option<String>) -> Result<JsValue, JsErr> {
-    Ok(js(&rjs::lint(policy, service.as_deref())?))
-}
-
-/// The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64.
-#[wasm_bindgen]
-pub struct NativeRng {
-    g: Xoshiro256pp,
-}
-
-#[wasm_bindgen]
-impl NativeRng {
-    /// Seeds a generator from a decimal u64.
-    #[wasm_bindgen(constructor)]
-    pub fn new(seed: &str) -> Result<NativeRng, JsErr> {
-        Ok(NativeRng { g: rjs::seeded_rng(seed)? })
-    }
-
-    /// Returns the next u64 as a decimal string.
-    #[wasm_bindgen(js_name = nextU64)]
-    pub fn next_u64(&mut self) -> String {
-        self.g.next_u64().to_string()
-    }
-
-    /// Returns the next draw in [0, 1).
-    #[wasm_bindgen(js_name = nextF64)]
-    pub fn next_f64(&mut self) -> f64 {
-        self.g.next_f64()
-    }
-}
 
 #[cfg(test)]
 mod tests {
