@@ -17,17 +17,192 @@
  * @packageDocumentation
  */
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
-
 // ---------------------------------------------------------------- backend
 
-let N: any = null;
-let INFO: any = null;
+/** A string list argument: absent as `undefined`. */
+type Strs = string[] | undefined;
+type OptNum = number | undefined;
+type OptStr = string | undefined;
+type OptBool = boolean | undefined;
+/** The failure arguments: status, grpc, names, method, idempotent, keySent, headers, elapsed, wallNow. */
+type FailureArgs = [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum, OptNum];
+/** The record settings: leaseMs, retentionMs, stripe, failureHandling, releaseCategories. */
+type RecordArgs = [OptNum, OptNum, OptBool, OptStr, Strs];
+
+/** What `info()` answers: the core's tables and the packing rules. @internal */
+export interface BackendInfo {
+  version: string;
+  tables: {
+    limits: Record<string, number>;
+    fetch_failure_messages: string[];
+    network_code_pattern: string;
+    category_bits: number;
+    categories: Array<{ code: string }>;
+    [key: string]: unknown;
+  };
+  retryRules: Verdict['retry'][];
+  lintCodes: Array<{ code: string; severity: string; description: string }>;
+  states: string[];
+}
+
+/** A live policy and its session slab (`NativePolicy`). @internal */
+export interface BackendPolicy {
+  toJson(): string;
+  schedule(): ReturnType<RetryPolicy['schedule']>;
+  delay(retry: number, r: number, prev?: number): number;
+  sampleDelays(seed: string, count: number): number[];
+  replayDelays(draws: number[]): number[];
+  testing(attempts: number, maxDelay: number): BackendPolicy;
+  counters(): Record<string, unknown>;
+  breaker(): BackendBreaker | null;
+  budgetCount(): number;
+  budget(index: number): BackendBudget | null;
+  shareBreaker(breaker: BackendBreaker): BackendPolicy;
+  shareBudget(index: number, budget: BackendBudget): BackendPolicy;
+  classifyStatus(status: number, flags: number): number;
+  classify(...a: [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum]): Verdict;
+  hasTimeouts(): boolean;
+  begin(key: OptStr, seed: OptStr, idempotent: OptBool, keySent: OptBool, method: OptStr, draws: number[] | undefined): number;
+  start(now: number, key: OptStr, idempotent: OptBool, keySent: OptBool, method: OptStr): number;
+  finish(id: number, now: number): void;
+  before(id: number, now: number): number;
+  gate(id: number): BackendGate;
+  fail(id: number, now: number, ...f: FailureArgs): number;
+  decision(id: number): BackendDecision;
+  succeed(id: number, now: number, elapsedMs?: number): void;
+  cancel(id: number, now: number): void;
+  release(id: number): void;
+  free(id: number): void;
+  key(id: number): string;
+  status(id: number): SessionStatus;
+  transitions(id: number): Transition[];
+}
+
+/** A circuit breaker with numeric permits (`NativeBreaker`). @internal */
+export interface BackendBreaker {
+  tryAcquire(now: number): number;
+  readonly lastRetryAfter: number;
+  readonly lastRefusedState: string;
+  record(permit: number, outcome: number, duration: number, now: number): boolean;
+  recordFailure(permit: number, duration: number, now: number, status: OptNum, grpc: OptStr, names: Strs, headers: Strs): string;
+  release(permit: number, now: number): boolean;
+  readonly state: string;
+  totals(): ReturnType<CircuitBreaker['metrics']>;
+  remainingOpen(now: number): number;
+  transitionTo(state: string, now: number): Transition;
+  reset(now: number): Transition | null;
+  snapshot(now: number, wallNowMs: number): string;
+  restore(snapshot: string, now: number, wallNowMs: number): void;
+  configJson(): string;
+  setCollect(on: boolean): void;
+  takeTransitions(): Transition[];
+}
+
+/** A retry budget with categories by index (`NativeBudget`). @internal */
+export interface BackendBudget {
+  readonly name: string;
+  readonly kind: string;
+  configJson(): string;
+  start(now: number): void;
+  end(holdsSlot: boolean): void;
+  check(now: number, categoryId: number, refused: boolean, holdsSlot: boolean): Refusal | null;
+  withdraw(now: number, categoryId: number, refused: boolean, holdsSlot: boolean): { cost: number | null; slot: boolean };
+  tryWithdraw(now: number, categoryId: number): number;
+  onFailure(now: number, categoryId: number, counts: boolean, reachedBackend: boolean, declinedPushback: boolean, refused: boolean): void;
+  onSuccess(now: number, cost?: number): void;
+  beforeAttempt(now: number, r: number): Refusal | null;
+  level(now: number): Record<string, number>;
+  stats(): { refusals: number; withdrawals: number };
+}
+
+/** The seeded generator (`NativeRng`). @internal */
+export interface BackendRng {
+  nextU64(): string;
+  nextF64(): number;
+}
+
+/**
+ * The low-level surface this layer drives: the napi addon
+ * (`bindings-node/native.d.ts`, declared once in `bindings-js/src/surface.rs`)
+ * or the wasm module adapted by `bindings-wasm/lib/backend.mjs`.
+ * @internal
+ */
+export interface Backend {
+  setErrorFactory(factory: (kind: string, code: string, field: string, message: string) => Error): void;
+  calibrate(performanceNow: number): void;
+  info(): BackendInfo;
+  parseDuration(text: string): number;
+  formatDuration(valueMs: number): string;
+  serverAdvice(headers: string[], wallNowMs?: number): ServerAdvice;
+  parseHttpDate(value: string, wallNowMs: number): number | null;
+  lint(policy: string, service?: string): Finding[];
+  validateKey(key: string, max: number): true;
+  deriveKey(parts: string[]): string;
+  scopedKey(tenant: string, key: string): string;
+  storageKey(key: string, max: number): string;
+  mintKey(entropyHex?: string): string;
+  formatHeader(key: string): string;
+  parseHeader(value: string, token: boolean): string;
+  canonicalize(text: string): string;
+  canonicalNumber(x: number): string;
+  fingerprint(methodOrOperation: string, path: OptStr, body: string, selected: Strs, canonical: boolean): string;
+  decideRecord(record: OptStr, key: OptStr, fingerprint: string, nowMs: number, ...settings: RecordArgs): RecordDecision;
+  completeRecord(record: string, fence: number, outcome: string, nowMs: number, ...settings: RecordArgs): string;
+  renewLease(record: string, fence: number, nowMs: number, ...settings: RecordArgs): string;
+  deadLetter(letter: string, ops: string[]): string;
+  formatRfc3339(unixMs: number): string;
+  parseRfc3339(text: string): number;
+  classifyStatus(status: number, flags: number): number;
+  classify(...a: [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum]): Verdict;
+  NativePolicy: { fromJson(text: string, entropy: OptStr): BackendPolicy; fromOptions(text: string, entropy: OptStr): BackendPolicy };
+  NativeBreaker: new (text: string, msNumbers: boolean) => BackendBreaker;
+  NativeBudget: new (text: string, msNumbers: boolean) => BackendBudget;
+  NativeRng: new (seed: string) => BackendRng;
+}
+
+/** What a session's `status()` answers. */
+type SessionStatus = { attempts: number; done: boolean; reason: string | null; keyMinted: boolean };
+
+/** How a call ends (`retrycore::surface::Ending`); a `raise` carries the error's fields. @internal */
+export interface BackendEnding {
+  kind: 'return' | 'propagate' | 'cancelled' | 'raise';
+  class?: string;
+  code?: string;
+  reason?: string;
+  marked?: boolean;
+  cause?: boolean;
+}
+
+/** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. @internal */
+export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; ending: BackendEnding; state?: string };
+/** A gate as the backend writes it. @internal */
+export type BackendGate = Extract<Gate, { action: 'proceed' }> | BackendReject;
+/** A give-up as the backend writes it: the public one and the ending. @internal */
+export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { ending: BackendEnding };
+/** A decision as the backend writes it. @internal */
+export type BackendDecision = Extract<Decision, { action: 'retry' }> | BackendGiveUp;
+
+/** The gate of a rejected step (`start` < 0, `before` 0): the backend answers a rejection there. */
+function rejection(g: BackendGate): BackendReject {
+  return g as BackendReject;
+}
+
+/** The decision of a failed step: a give-up when `fail` answered < 0, else a retry. */
+function giveUpOf(d: BackendDecision): BackendGiveUp {
+  return d as BackendGiveUp;
+}
+
+function retryOf(d: BackendDecision): Extract<Decision, { action: 'retry' }> {
+  return d as Extract<Decision, { action: 'retry' }>;
+}
+
+let N: Backend = null as unknown as Backend;
+let INFO: BackendInfo = null as unknown as BackendInfo;
 let CATEGORY_IDS: Map<string, number> = new Map();
 let VERDICTS: Array<Verdict | undefined> = [];
 
 /** The core's input limits (`retrycore::limits`, snake_case), sent by the backend at init: never a copy here (docs/js.md, "Input limits"). */
-let LIMITS: Record<string, number> = null as any;
+let LIMITS: Record<string, number> = {};
 /** The fetch failure messages and the network-code rule (`retrycore::classify`), sent at init. */
 let FETCH_MESSAGES: Set<string> = new Set();
 let NETWORK_CODE = /(?!)/;
@@ -70,7 +245,7 @@ export type Profile = (typeof PROFILES)[number];
  * once by the package's entry point; not for applications.
  * @internal
  */
-export function setBackend(native: any): void {
+export function setBackend(native: Backend): void {
   N = native;
   N.setErrorFactory(makeError);
   N.calibrate(performance.now());
@@ -80,7 +255,7 @@ export function setBackend(native: any): void {
   FETCH_MESSAGES = new Set(t.fetch_failure_messages);
   NETWORK_CODE = new RegExp(t.network_code_pattern);
   CATEGORY_BITS = t.category_bits;
-  CORE_CATEGORIES = t.categories.map((c: { code: string }) => c.code);
+  CORE_CATEGORIES = t.categories.map((c) => c.code as Category);
   CATEGORY_IDS = new Map(CORE_CATEGORIES.map((c, i) => [c, i]));
   VERDICTS = [];
 }
@@ -91,6 +266,7 @@ export function setBackend(native: any): void {
  * (code → `type` | `range` | `idempotency` | `state`: the class an error
  * about options becomes), for drift tests and tooling.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- public since 0.1: JSON of the core's tables, read by key
 export function hostTables(): Record<string, any> {
   return JSON.parse(JSON.stringify(INFO.tables));
 }
@@ -746,11 +922,11 @@ function pairsOf(flat: string[]): Array<[string, string]> {
 }
 
 /** Positional arguments for the backend: status, grpc, names, method, idempotent, keySent, headers, elapsed, wallNow. */
-function failureArgs(x: unknown, opts?: FailureContext, thrown = false): any[] {
+function failureArgs(x: unknown, opts?: FailureContext, thrown = false): FailureArgs {
   return reading('failure', () => failureArgsOf(x, opts, thrown));
 }
 
-function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean): any[] {
+function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean): FailureArgs {
   const f = describeWith(x, thrown);
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
@@ -774,7 +950,7 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
  * never refused: read as a failure when it can be (a plain object's fields,
  * an error's status and headers), else by its names alone.
  */
-function thrownArgs(x: unknown, opts?: FailureContext): any[] {
+function thrownArgs(x: unknown, opts?: FailureContext): FailureArgs {
   try {
     return failureArgs(x, opts, true);
   } catch {
@@ -782,7 +958,7 @@ function thrownArgs(x: unknown, opts?: FailureContext): any[] {
   }
 }
 
-function namesOnlyArgs(x: unknown, opts?: FailureContext): any[] {
+function namesOnlyArgs(x: unknown, opts?: FailureContext): FailureArgs {
   return [undefined, undefined, errorNames(x), opts?.method, opts?.idempotent, opts?.idempotencyKeySent, undefined, undefined, undefined];
 }
 
@@ -877,7 +1053,7 @@ function statusFlags(opts: FailureContext | undefined): number {
   return (opts.idempotent === true ? 1 : opts.idempotent === false ? 2 : 0) | (opts.idempotencyKeySent === true ? 4 : 0);
 }
 
-function classifyWith(target: any, x: unknown, options?: FailureContext): Verdict {
+function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options?: FailureContext): Verdict {
   const opts = options === undefined || options === null ? undefined : (optionsObject(options, 'classify') as FailureContext);
   if (typeof x === 'number' && (opts === undefined || opts.method === undefined)) {
     return unpackVerdict(target.classifyStatus(x, statusFlags(opts)));
@@ -954,7 +1130,7 @@ export function lint(policy: RetryPolicy | object | string, service?: object | s
 
 /** The seeded generator every runtime shares: xoshiro256++ seeded by SplitMix64. */
 export class Rng {
-  #g: any;
+  #g: BackendRng;
   /** Seeds a generator (a BigInt, a safe integer or a decimal string). */
   constructor(seed: bigint | number | string) {
     this.#g = new N.NativeRng(u64Text(seed, 'seed'));
@@ -1010,7 +1186,7 @@ function outcomeId(o: unknown): number {
  * downstream and share it among policies.
  */
 export class CircuitBreaker {
-  #n: any;
+  #n: BackendBreaker;
   #hook: ((t: Transition) => void) | null = null;
 
   /**
@@ -1019,13 +1195,13 @@ export class CircuitBreaker {
    * `{ kind: 'count_based', failureRateThreshold: 50, waitDurationInOpenState: 30_000 }`.
    */
   constructor(options: BreakerOptions = {}) {
-    const native = nativeOf(options);
+    const native = nativeOf<BackendBreaker>(options);
     if (native !== undefined) {
       this.#n = native;
       return;
     }
     const o = optionsObject(options, 'CircuitBreaker');
-    const { onStateChange, ...rest } = o as any;
+    const { onStateChange, ...rest } = o as BreakerOptions & { onStateChange?: unknown };
     const text = optionsText(rest);
     this.#n = withCamelFields(() => new N.NativeBreaker(text, true));
     if (onStateChange !== undefined) this.onStateChange = onStateChange;
@@ -1036,17 +1212,17 @@ export class CircuitBreaker {
     return CircuitBreaker.#wrap(new N.NativeBreaker(documentText(doc, 'breaker'), false));
   }
 
-  static #wrap(native: any): CircuitBreaker {
-    return new CircuitBreaker({ [kNative]: native } as any);
+  static #wrap(native: BackendBreaker): CircuitBreaker {
+    return new CircuitBreaker(wrapped<BreakerOptions>(native));
   }
 
   /** @internal */
-  static _wrap(native: any): CircuitBreaker {
+  static _wrap(native: BackendBreaker): CircuitBreaker {
     return CircuitBreaker.#wrap(native);
   }
 
   /** @internal */
-  get _native(): any {
+  get _native(): BackendBreaker {
     return this.#n;
   }
 
@@ -1219,10 +1395,15 @@ export class CircuitBreaker {
 const kNative = Symbol('retrycore.native');
 
 /** The backend object an internal wrap passes (never present in a caller's options; a hostile object has none). */
-function nativeOf(options: unknown): any {
+function nativeOf<T>(options: unknown): T | undefined {
   if (!isPlainObject(options)) return undefined;
   const d = Object.getOwnPropertyDescriptor(options, kNative);
-  return d === undefined ? undefined : d.value;
+  return d === undefined ? undefined : (d.value as T);
+}
+
+/** The options object an internal wrap passes: the backend object under `kNative`. */
+function wrapped<T>(native: unknown): T {
+  return { [kNative]: native } as unknown as T;
 }
 
 /** Typed breaker options: the document's breaker keys in camelCase (see docs/policy.md). */
@@ -1285,11 +1466,11 @@ export interface BudgetOptions {
  * share it among policies.
  */
 export class Budget {
-  #n: any;
+  #n: BackendBudget;
 
   /** Creates a budget from typed options (camelCase keys; durations in ms or as strings). */
   constructor(options: BudgetOptions) {
-    const native = nativeOf(options);
+    const native = nativeOf<BackendBudget>(options);
     if (native !== undefined) {
       this.#n = native;
       return;
@@ -1301,16 +1482,16 @@ export class Budget {
 
   /** Creates a budget from a budget object of a policy document. */
   static fromJSON(doc: object | string): Budget {
-    return new Budget({ [kNative]: new N.NativeBudget(documentText(doc, 'budget'), false) } as any);
+    return new Budget(wrapped<BudgetOptions>(new N.NativeBudget(documentText(doc, 'budget'), false)));
   }
 
   /** @internal */
-  static _wrap(native: any): Budget {
-    return new Budget({ [kNative]: native } as any);
+  static _wrap(native: BackendBudget): Budget {
+    return new Budget(wrapped<BudgetOptions>(native));
   }
 
   /** @internal */
-  get _native(): any {
+  get _native(): BackendBudget {
     return this.#n;
   }
 
@@ -1425,7 +1606,7 @@ export interface SessionOptions {
 
 const SESSION_KEYS = ['key', 'seed', 'draws', 'idempotent', 'idempotencyKeySent', 'method'] as const;
 
-const sessionRegistry: FinalizationRegistry<{ n: any; id: number }> | null =
+const sessionRegistry: FinalizationRegistry<{ n: BackendPolicy; id: number }> | null =
   typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry(({ n, id }) => {
         try {
@@ -1443,14 +1624,14 @@ const sessionRegistry: FinalizationRegistry<{ n: any; id: number }> | null =
  * this for you.)
  */
 export class Session {
-  #n: any;
+  #n: BackendPolicy;
   #id: number;
   #policy: RetryPolicy;
   /** What a finished session answers after its slot went back to the policy. */
   #final: { key: string; status: { attempts: number; done: boolean; reason: string | null; keyMinted: boolean } } | null = null;
 
   /** @internal */
-  constructor(policy: RetryPolicy, native: any, id: number) {
+  constructor(policy: RetryPolicy, native: BackendPolicy, id: number) {
     if (!isA(policy, RetryPolicy) || typeof id !== 'number') throw typeError('invalid_type', 'policy', 'a Session comes from policy.session()');
     this.#policy = policy;
     this.#n = native;
@@ -1608,10 +1789,10 @@ const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
 class Context implements AttemptContext {
   attempt: number;
   signal: AbortSignal | undefined;
-  #n: any;
+  #n: BackendPolicy;
   #id: number;
   #key: string | undefined;
-  constructor(n: any, id: number, key: string | undefined, signal: AbortSignal | undefined) {
+  constructor(n: BackendPolicy, id: number, key: string | undefined, signal: AbortSignal | undefined) {
     this.attempt = 1;
     this.#n = n;
     this.#id = id;
@@ -1655,7 +1836,7 @@ const MAX_TIMER_MS = 0x7fffffff;
  * 30-day `Retry-After`, a 700 h backoff or deadline). Returns its canceller.
  */
 function later(ms: number, f: () => void): () => void {
-  let t: any;
+  let t: ReturnType<typeof setTimeout> | undefined;
   const arm = (left: number): void => {
     t = left > MAX_TIMER_MS ? setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS) : setTimeout(f, left);
   };
@@ -1725,7 +1906,7 @@ function attemptSignal(outer: AbortSignal | undefined, timeout: number): { signa
  * breaker, budgets and counters its sessions share.
  */
 export class RetryPolicy {
-  #n: any;
+  #n: BackendPolicy;
   #hasTimeouts: boolean;
   /** Called before each sleep with the decided delay. */
   onRetry: ((info: HookInfo) => void) | null = null;
@@ -1742,7 +1923,7 @@ export class RetryPolicy {
    * / `Budget` objects; `onRetry`, `onGiveUp`, `onStateChange` are hooks.
    */
   constructor(options: PolicyOptions = {}) {
-    const native = nativeOf(options);
+    const native = nativeOf<BackendPolicy>(options);
     if (native !== undefined) {
       this.#n = native;
       this.#hasTimeouts = this.#n.hasTimeouts();
@@ -1873,7 +2054,10 @@ export class RetryPolicy {
   /** The budgets this policy's sessions share. */
   get budgets(): Budget[] {
     const out: Budget[] = [];
-    for (let i = 0; i < this.#n.budgetCount(); i++) out.push(Budget._wrap(this.#n.budget(i)));
+    for (let i = 0; i < this.#n.budgetCount(); i++) {
+      const b = this.#n.budget(i);
+      if (b !== null) out.push(Budget._wrap(b));
+    }
     return out;
   }
 
@@ -1902,7 +2086,7 @@ export class RetryPolicy {
   }
 
   /** @internal Fires onStateChange for the transitions a session step caused. */
-  _afterStep(n: any, id: number): void {
+  _afterStep(n: BackendPolicy, id: number): void {
     const h = this.onStateChange;
     if (h !== null) for (const t of n.transitions(id)) callHook(h, this, t);
   }
@@ -1948,7 +2132,7 @@ export class RetryPolicy {
     if (id < 0) {
       id = -id - 1;
       try {
-        const g = n.gate(id);
+        const g = rejection(n.gate(id));
         if (hooked) this._afterStep(n, id);
         g.state = n.breaker()?.state;
         throw endingError(g.ending, g, undefined, 0, 'unknown', '');
@@ -1967,7 +2151,7 @@ export class RetryPolicy {
         try {
           if (this.#hasTimeouts && clock === null) {
             const g = n.gate(id);
-            if (g.timeout !== null) {
+            if (g.action === 'proceed' && g.timeout !== null) {
               attempt = attemptSignal(signal, g.timeout);
               ctx.signal = attempt.signal;
             }
@@ -2022,9 +2206,10 @@ export class RetryPolicy {
           delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
         }
         if (hooked) this._afterStep(n, id);
-        const d = n.decision(id);
-        lastCategory = d.category;
+        const decided = n.decision(id);
+        lastCategory = decided.category;
         if (delay < 0) {
+          const d = giveUpOf(decided);
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
           this.#giveUp(d.attempts, d.reason, d.category, failure, ctx.key);
           const kind = d.ending.kind;
@@ -2035,6 +2220,7 @@ export class RetryPolicy {
           }
           throw endingError(d.ending, d, failure, d.attempts, d.category, ctx.key);
         }
+        const d = retryOf(decided);
         if (this.onRetry !== null) {
           callHook(this.onRetry, this, { attempt: d.retry, retry: d.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
         }
@@ -2055,7 +2241,7 @@ export class RetryPolicy {
         const attemptNo = n.before(id, now());
         if (hooked) this._afterStep(n, id);
         if (attemptNo === 0) {
-          const g = n.gate(id);
+          const g = rejection(n.gate(id));
           const st = n.status(id);
           this.#giveUp(g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key);
           if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;
@@ -2090,8 +2276,9 @@ export class RetryPolicy {
  * docs/sessions.md "What the caller observes"): `RetryError`,
  * `BudgetExhaustedError` (a `RetryError`) or `CircuitOpenError`.
  */
-function endingError(e: any, step: any, cause: unknown, attempts: number, category: string, key: string): Error {
-  const reason: string = e.reason;
+function endingError(e: BackendEnding, step: { retryAfter?: number | null; state?: string; budget?: string | null }, cause: unknown, attempts: number, category: string, key: string): Error {
+  // A `raise` ending, which carries the reason.
+  const reason = e.reason as string;
   const hasCause = e.cause === true;
   switch (e.class) {
     case 'circuit_open':
@@ -2278,7 +2465,7 @@ export interface RecordConfig {
   releaseCategories?: string[];
 }
 
-function recordConfigArgs(c: RecordConfig | undefined): any[] {
+function recordConfigArgs(c: RecordConfig | undefined): RecordArgs {
   const o = optionsObject(c, 'record config');
   checkKeys(o, ['leaseMs', 'retentionMs', 'stripe', 'failureHandling', 'releaseCategories'], 'a record config');
   let cats: string[] | undefined;
