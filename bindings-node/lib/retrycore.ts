@@ -287,7 +287,7 @@ export class RetrycoreError extends Error {
   /** The field or argument concerned (`backoff.initial`, `key`, …), or `""`. */
   field: string;
   constructor(message: string, code: string, field = '', options?: { cause?: unknown }) {
-    super(message, options as any);
+    super(message, options);
     this.code = code;
     this.field = field;
   }
@@ -320,7 +320,7 @@ export class RetryError extends RetrycoreError {
     this.exhausted = init.exhausted;
     this.budget = init.budget ?? null;
     this.key = init.key;
-    if (!('cause' in this)) (this as any).cause = init.cause;
+    if (!('cause' in this)) (this as { cause?: unknown }).cause = init.cause;
   }
 }
 Object.defineProperty(RetryError.prototype, 'name', { value: 'RetryError', writable: true, configurable: true });
@@ -368,7 +368,7 @@ Object.defineProperty(IdempotencyError.prototype, 'name', { value: 'IdempotencyE
 /** Returns true for every error retrycore throws (its `TypeError`s and `RangeError`s included). */
 export function isRetrycoreError(e: unknown): boolean {
   try {
-    return e != null && typeof e === 'object' && (e as any)[kBrand] === true;
+    return e != null && typeof e === 'object' && (e as { [kBrand]?: unknown })[kBrand] === true;
   } catch {
     // A revoked or throwing proxy is not one of ours.
     return false;
@@ -409,7 +409,7 @@ function describe(v: unknown): string {
   try {
     if (Array.isArray(v)) return 'an array';
     if (typeof v === 'object') {
-      const name = (v as any).constructor?.name;
+      const name: unknown = (v as { constructor?: { name?: unknown } }).constructor?.name;
       return typeof name === 'string' && name ? `a ${name}` : 'an object';
     }
   } catch {
@@ -447,7 +447,7 @@ function reading<T>(field: string, f: () => T): T {
 }
 
 /** `instanceof` that answers false for a proxy whose `getPrototypeOf` throws or is revoked. */
-function isA(v: unknown, C: abstract new (...args: any[]) => unknown): boolean {
+function isA(v: unknown, C: abstract new (...args: never[]) => unknown): boolean {
   try {
     return v instanceof C;
   } catch {
@@ -488,7 +488,8 @@ function items(v: unknown, field: string, what: string): unknown[] {
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function wellFormed(s: string, field: string): string {
-  const ok = typeof (s as any).isWellFormed === 'function' ? (s as any).isWellFormed() : !LONE_SURROGATE.test(s);
+  const isWellFormed = (s as { isWellFormed?: () => boolean }).isWellFormed;
+  const ok = typeof isWellFormed === 'function' ? isWellFormed.call(s) : !LONE_SURROGATE.test(s);
   if (!ok) throw rangeError('invalid_string', field, 'contains a lone surrogate, which has no UTF-8 form');
   return s;
 }
@@ -643,7 +644,7 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
         if (k.includes('_')) throw typeError('unknown_key', path ? `${path}.${k}` : k, 'options are camelCase (the document key in camelCase)');
         key = camelToSnake(k);
       }
-      const v = (value as any)[k];
+      const v = (value as Record<string, unknown>)[k];
       if (v === undefined && mode === 'options') continue;
       out[key] = jsonValue(v, mode, path ? `${path}.${k}` : k, depth + 1, ancestors, nonFiniteCode);
     }
@@ -669,7 +670,8 @@ function optionsText(o: Record<string, unknown>): string {
 function withCamelFields<T>(f: () => T): T {
   try {
     return f();
-  } catch (e: any) {
+  } catch (err) {
+    const e = err as Error & { field?: unknown };
     if (isRetrycoreError(e) && typeof e.field === 'string' && e.field) {
       const f2 = camelPath(e.field);
       if (f2 !== e.field) {
@@ -710,25 +712,42 @@ export type HeadersLike = Array<[string, string]> | { forEach(cb: (value: string
 
 const FAILURE_KEYS = ['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs'] as const;
 
-function isResponse(v: any): boolean {
+/** A value `fn` returned that is awaited (a promise, or any thenable). */
+function isThenable<T>(r: T | PromiseLike<T>): r is PromiseLike<T> {
+  return r != null && typeof (r as { then?: unknown }).then === 'function';
+}
+
+/** What {@link isResponse} recognises: a fetch `Response` or one that looks like it. */
+interface ResponseLike {
+  status: number;
+  ok: boolean;
+  headers: { get(name: string): string | null };
+}
+
+function isResponse(v: unknown): v is ResponseLike {
   try {
-    return v != null && typeof v === 'object' && typeof v.status === 'number' && typeof v.ok === 'boolean' && v.headers != null && typeof v.headers.get === 'function';
+    const r = v as ResponseLike | null | undefined;
+    return r != null && typeof r === 'object' && typeof r.status === 'number' && typeof r.ok === 'boolean' && r.headers != null && typeof r.headers.get === 'function';
   } catch {
     return false;
   }
 }
 
-function isDomException(e: any): boolean {
+/** An error's fields as the walks below read them (any may be a hostile getter). */
+type ErrorFields = { [key: string]: unknown; constructor?: { name?: unknown } };
+
+function isDomException(e: ErrorFields | null | undefined): boolean {
   return (typeof DOMException !== 'undefined' && e instanceof DOMException) || e?.constructor?.name === 'DOMException';
 }
 
-function causeHoldsNetworkCode(e: any): boolean {
+function causeHoldsNetworkCode(e: ErrorFields | null | undefined): boolean {
   const seen = new Set<unknown>();
   let c = e?.cause;
   for (let i = 0; c != null && typeof c === 'object' && i < LIMITS.max_chain && !seen.has(c); i++) {
     seen.add(c);
-    if (typeof c.code === 'string' && NETWORK_CODE.test(c.code)) return true;
-    c = c.cause;
+    const code = (c as ErrorFields).code;
+    if (typeof code === 'string' && NETWORK_CODE.test(code)) return true;
+    c = (c as ErrorFields).cause;
   }
   return false;
 }
@@ -748,7 +767,7 @@ export function errorNames(err: unknown): string[] {
   const out: string[] = [];
   const seen = new Set<unknown>();
   let fetchNetwork = false;
-  let e: any = err;
+  let e: unknown = err;
   for (let depth = 0; e != null && depth < LIMITS.max_chain; depth++) {
     if (typeof e !== 'object' && typeof e !== 'function') {
       break;
@@ -756,12 +775,12 @@ export function errorNames(err: unknown): string[] {
     if (seen.has(e)) break;
     seen.add(e);
     try {
-      walkOne(e);
+      walkOne(e as ErrorFields);
     } catch {
       // A hostile getter or proxy: keep what was read.
     }
     try {
-      e = e.cause;
+      e = (e as ErrorFields).cause;
     } catch {
       break;
     }
@@ -769,7 +788,7 @@ export function errorNames(err: unknown): string[] {
   if (fetchNetwork) out.push('FetchNetworkError');
   return out;
 
-  function walkOne(e: any): void {
+  function walkOne(e: ErrorFields): void {
     // Each name once per error (a subclass without its own `name` says `Error` twice).
     const mine = new Set<string>();
     const push = (s: unknown) => {
@@ -845,14 +864,14 @@ function headerPairs(h: unknown): string[] {
         if (!isArray(p) || p.length !== 2) throw typeError('invalid_type', 'headers', 'must be [name, value] pairs, a Headers or an object');
         add(p[0], p[1]);
       }
-    } else if (typeof h === 'object' && typeof (h as any).forEach === 'function' && typeof (h as any).get === 'function') {
-      (h as any).forEach((v: string, k: string) => add(k, v));
+    } else if (typeof h === 'object' && typeof (h as Headers).forEach === 'function' && typeof (h as Headers).get === 'function') {
+      (h as Headers).forEach((v: string, k: string) => add(k, v));
     } else if (typeof h === 'object') {
       const keys = Object.keys(h);
       checkLength(keys.length, 'headers');
       for (const k of keys) {
         if (out.length >= max) break;
-        add(k, (h as any)[k]);
+        add(k, (h as Record<string, unknown>)[k]);
       }
     } else {
       throw typeError('invalid_type', 'headers', `must be [name, value] pairs, a Headers or an object, got ${describe(h)}`);
@@ -878,8 +897,7 @@ export function describeFailure(x: unknown): Failure {
 function describeWith(x: unknown, thrown: boolean): Failure {
   if (typeof x === 'number') return { status: x };
   if (isResponse(x)) {
-    const r = x as any;
-    return { status: r.status, headers: pairsOf(headerPairs(r.headers)) };
+    return { status: x.status, headers: pairsOf(headerPairs(x.headers)) };
   }
   if (isPlainObject(x) && !safeHas(x, 'name', 'message')) {
     const o = optionsObject(x, 'a failure');
@@ -889,11 +907,11 @@ function describeWith(x: unknown, thrown: boolean): Failure {
     }
   }
   const f: Failure = { errorNames: errorNames(x) };
-  const e: any = x;
-  if (e != null && typeof e === 'object') {
+  if (x != null && typeof x === 'object') {
+    const e = x as ErrorFields;
     try {
-      const resp = e.response;
-      const status = [e.status, e.statusCode, resp?.status, resp?.statusCode].find((s) => Number.isInteger(s) && s >= 100 && s <= 999);
+      const resp = e.response as ErrorFields | null | undefined;
+      const status = [e.status, e.statusCode, resp?.status, resp?.statusCode].find((s): s is number => Number.isInteger(s) && (s as number) >= 100 && (s as number) <= 999);
       if (status !== undefined) f.status = status;
       const h = resp?.headers ?? (isResponse(e) ? e.headers : undefined);
       if (h != null) f.headers = pairsOf(headerPairs(h));
@@ -964,17 +982,19 @@ function namesOnlyArgs(x: unknown, opts?: FailureContext): FailureArgs {
 
 /** The environment's way to report an error nobody awaits: `process.emitWarning` (Node), else `reportError` (browsers, workers). */
 function reportHookError(e: unknown): void {
-  const g: any = globalThis;
+  const g = globalThis as { process?: { emitWarning?: (w: Error) => void }; reportError?: (e: unknown) => void; console?: { error?: (...a: unknown[]) => void } };
   try {
-    if (typeof g.process?.emitWarning === 'function') {
+    const emitWarning = g.process?.emitWarning;
+    const error = g.console?.error;
+    if (typeof emitWarning === 'function') {
       const w = new Error(`a retrycore hook threw (the call went on): ${messageOf(e)}`);
       w.name = 'RetrycoreHookWarning';
       Object.defineProperty(w, 'cause', { value: e, writable: true, configurable: true });
-      g.process.emitWarning(w);
+      emitWarning.call(g.process, w);
     } else if (typeof g.reportError === 'function') {
       g.reportError(e);
-    } else if (typeof g.console?.error === 'function') {
-      g.console.error('a retrycore hook threw (the call went on):', e);
+    } else if (typeof error === 'function') {
+      error.call(g.console, 'a retrycore hook threw (the call went on):', e);
     }
   } catch {
     // Reporting must not break the call either.
@@ -986,7 +1006,7 @@ function reportHookError(e: unknown): void {
  * throws is reported (see `reportHookError`) and never reaches the breaker,
  * the budgets or the caller (docs/js.md, "Hooks").
  */
-function callHook(h: (arg: any) => void, self: unknown, arg: unknown): void {
+function callHook<A>(h: (arg: A) => void, self: unknown, arg: A): void {
   try {
     h.call(self, arg);
   } catch (e) {
@@ -1317,8 +1337,8 @@ export class CircuitBreaker {
     }
     let result: T;
     try {
-      const r: any = fn({ signal });
-      result = r != null && typeof r.then === 'function' ? await r : r;
+      const r = fn({ signal });
+      result = (isThenable(r) ? await r : r) as T;
     } catch (err) {
       const end = performance.now();
       // Whatever was thrown is rethrown as is, and the permit always goes back.
@@ -1818,7 +1838,7 @@ class Context implements AttemptContext {
 /** Reads an `AbortSignal` option (undefined and null: none). */
 function signalOption(v: unknown): AbortSignal | undefined {
   if (v === undefined || v === null) return undefined;
-  const ok = reading('signal', () => typeof v === 'object' && typeof (v as any).aborted === 'boolean' && typeof (v as any).addEventListener === 'function');
+  const ok = reading('signal', () => typeof v === 'object' && typeof (v as AbortSignal).aborted === 'boolean' && typeof (v as AbortSignal).addEventListener === 'function');
   if (!ok) throw typeError('invalid_type', 'signal', `must be an AbortSignal, got ${describe(v)}`);
   return v as AbortSignal;
 }
@@ -1968,7 +1988,7 @@ export class RetryPolicy {
 
   #setHook(name: (typeof HOOKS)[number], f: unknown): void {
     if (f !== null && typeof f !== 'function') throw typeError('invalid_type', name, 'must be a function');
-    (this as any)[name] = f;
+    (this as unknown as Record<string, unknown>)[name] = f;
   }
 
   /**
@@ -1977,7 +1997,7 @@ export class RetryPolicy {
    * document every runtime reads.
    */
   static fromJSON(document: string | object): RetryPolicy {
-    return new RetryPolicy({ [kNative]: N.NativePolicy.fromJson(documentText(document, 'policy'), undefined) } as any);
+    return new RetryPolicy(wrapped<PolicyOptions>(N.NativePolicy.fromJson(documentText(document, 'policy'), undefined)));
   }
 
   /**
@@ -2033,7 +2053,7 @@ export class RetryPolicy {
 
   /** A policy for tests: at most `attempts` calls, every delay capped at `maxDelay` ms (0: no waiting). Shares breaker and budgets. */
   testing(attempts: number, maxDelay = 0): RetryPolicy {
-    const p = new RetryPolicy({ [kNative]: this.#n.testing(num(attempts, 'attempts'), num(maxDelay, 'maxDelay')) } as any);
+    const p = new RetryPolicy(wrapped<PolicyOptions>(this.#n.testing(num(attempts, 'attempts'), num(maxDelay, 'maxDelay'))));
     p.onRetry = this.onRetry;
     p.onGiveUp = this.onGiveUp;
     p.onStateChange = this.onStateChange;
@@ -2144,7 +2164,7 @@ export class RetryPolicy {
     let lastCategory = 'unknown';
     try {
       for (;;) {
-        let result: any;
+        let result: T | undefined;
         let failed = false;
         let failure: unknown;
         let attempt: { signal: AbortSignal; done: () => void } | null = null;
@@ -2156,10 +2176,10 @@ export class RetryPolicy {
               ctx.signal = attempt.signal;
             }
           }
-          const r: any = fn(ctx);
-          if (r != null && typeof r.then === 'function') {
+          const r = fn(ctx);
+          if (isThenable(r)) {
             const s = ctx.signal;
-            result = s !== undefined ? await raceAbort(r as Promise<T>, s) : await r;
+            result = (s !== undefined ? await raceAbort(r as Promise<T>, s) : await r) as T;
           } else {
             result = r;
           }
@@ -2401,7 +2421,7 @@ function checkJson(value: unknown, path: string, depth: number, ancestors: Set<o
     if (!isPlainObject(value)) throw typeError('invalid_type', path || '/', `${describe(value)} is not a plain object`);
     checkLength(Object.keys(value).length, path || '/');
     for (const k in value) {
-      if (Object.prototype.hasOwnProperty.call(value, k)) checkJson((value as any)[k], `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1, ancestors);
+      if (Object.prototype.hasOwnProperty.call(value, k)) checkJson((value as Record<string, unknown>)[k], `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1, ancestors);
     }
   }
   ancestors.delete(value);
@@ -2447,7 +2467,7 @@ export function fingerprintText(bodyText: string, options: FingerprintOptions): 
 
 /** The canonical JSON a fingerprint hashes. */
 export function fingerprintCanonical(body: unknown, options: FingerprintOptions & { bodyText?: string }): string {
-  const { bodyText, ...rest } = optionsObject(options, 'fingerprint') as any;
+  const { bodyText, ...rest } = optionsObject(options, 'fingerprint') as FingerprintOptions & { bodyText?: unknown };
   return fingerprintWith(bodyText !== undefined ? str(bodyText, 'bodyText') : jsonText(body), rest, true);
 }
 
