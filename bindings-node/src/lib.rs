@@ -77,5 +77,7 @@ fn entropy(out: &mut [u8]) -> js::Result<()> {
     ENTROPY.with(|p| p.borrow_mut().take(out, "the operating system", getrandom::fill))
 }
 
+// The benchmarks' no-op floor: only `make bench` builds it (feature `bench`).
 #[cfg(feature = "bench")]
+#[path = "../bench/floor.rs"]
 mod floor;

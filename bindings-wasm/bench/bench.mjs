@@ -20,7 +20,7 @@ const glue = require(`${DIST}/node/retrycore_wasm.js`); // its wasm module, adap
 const N = require('../../bindings-node/index.cjs'); // the napi package
 const napi = require('../../bindings-node/native.cjs');
 const napiFloor = napi.floor();
-// The floor exports exist only in the bench build (cargo feature `bench`, src/floor.rs).
+// The floor exports exist only in the bench build (cargo feature `bench`, bench/floor.rs).
 const wFloor = {
   delay: glue.NativePolicy.prototype.floorDelay,
   classify: glue.floorClassify,

@@ -29,7 +29,9 @@
 //! still answers.
 
 mod errors;
+// The benchmarks' no-op floor: only `make bench` builds it (feature `bench`).
 #[cfg(feature = "bench")]
+#[path = "../bench/floor.rs"]
 mod floor;
 
 use retrycore_js as rjs;
