@@ -18,10 +18,13 @@
 //!   ([`Budget`]), policies with their generation-tagged session slab
 //!   ([`Policy`]), idempotency ([`idem`]) and the JSON every call returns.
 //!
-//! The FFI crates keep only what differs per host: reading arguments from
-//! host values, raising errors, the clock and the entropy (the [`Host`]
-//! trait, resolved at compile time: no dynamic dispatch), and the
-//! `#[napi]` / `#[wasm_bindgen]` exports.
+//! The surface itself — every function and class member with its JS name,
+//! argument kinds and return convention — is declared once, in
+//! [`surface`], and each FFI crate's build script expands it into its
+//! `#[napi]` / `#[wasm_bindgen]` exports. The FFI crates keep only what
+//! differs per host: reading arguments from host values, raising errors,
+//! the clock and the entropy (the [`Host`] trait, resolved at compile time:
+//! no dynamic dispatch).
 //!
 //! Nothing here panics on any input (a panic in WebAssembly traps and can
 //! leave the instance inconsistent): checked conversions, no indexing or

@@ -385,6 +385,9 @@ fn split_top(s: &str) -> Vec<String> {
     out
 }
 
+/// The parameter kinds besides class names.
+const KINDS: [&str; 6] = ["f64", "bool", "str", "string", "strs", "nums"];
+
 fn param(s: &str) -> Result<Param, String> {
     let (js, kind) = s.split_once(':').ok_or_else(|| format!("parameter without a kind: {s}"))?;
     let kind = kind.trim();
@@ -392,6 +395,9 @@ fn param(s: &str) -> Result<Param, String> {
         Some(k) => (k, true),
         None => (kind, false),
     };
+    if !(KINDS.contains(&kind) || is_class(kind)) {
+        return Err(format!("unknown kind {kind} in {s}"));
+    }
     Ok(Param { js: js.trim().to_owned(), kind: kind.to_owned(), optional })
 }
 
@@ -495,7 +501,8 @@ impl Target {
             (Target::Napi, "nums") => "Vec<f64>".to_owned(),
             (Target::Wasm, "strs" | "nums") => return "JsValue".to_owned(),
             (_, k) if is_class(k) => return format!("&{k}"),
-            (_, k) => panic!("unknown parameter kind {k}"),
+            // `parse` admits no other kind.
+            (_, k) => k.to_owned(),
         };
         if p.optional {
             format!("Option<{base}>")
@@ -758,6 +765,39 @@ mod tests {
         assert_eq!((fields[0].optional, absent.as_slice()), (true, ["bC".to_owned()].as_slice()));
         assert!(parse("class X = Y\n").is_err());
         assert!(parse("fn f() -> ()\nend\n").is_err());
+        assert!(parse("fn f(x: text) -> ()\n").is_err());
+    }
+
+    /// `bindings-wasm/lib/backend.mjs` throws `takeError()` for exactly the
+    /// members declared `hot` (its `HOT` list): a hot path it does not wrap
+    /// would hand `NaN` to the caller.
+    #[test]
+    fn the_wasm_adapter_wraps_exactly_the_hot_paths() {
+        let adapter = include_str!("../../bindings-wasm/lib/backend.mjs");
+        let start = adapter.find("export const HOT = Object.freeze({").expect("HOT in backend.mjs");
+        let end = start + adapter[start..].find("});").expect("the end of HOT");
+        let mut listed = std::collections::BTreeMap::new();
+        for line in adapter[start..end].lines().skip(1) {
+            let (class, names) = line.trim().split_once(": [").expect("`Class: [names]`");
+            let names: Vec<String> =
+                names.trim_end_matches("],").split(", ").map(|n| n.trim_matches('\'').to_owned()).collect();
+            listed.insert(
+                class.trim_matches('\'').to_owned(),
+                names.into_iter().collect::<std::collections::BTreeSet<_>>(),
+            );
+        }
+        let s = parse(DECLARATIONS).unwrap();
+        let hot = |ms: &[Method]| -> std::collections::BTreeSet<String> {
+            ms.iter().filter(|m| m.convention == Convention::Hot).map(|m| m.js.clone()).collect()
+        };
+        let mut declared = std::collections::BTreeMap::new();
+        declared.insert(String::new(), hot(&s.functions));
+        for c in &s.classes {
+            if !hot(&c.members).is_empty() {
+                declared.insert(c.js.clone(), hot(&c.members));
+            }
+        }
+        assert_eq!(listed, declared);
     }
 
     #[test]

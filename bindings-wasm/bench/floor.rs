@@ -1,9 +1,9 @@
 //! No-op exports with the signatures of the hot paths: the floor that
 //! `bench/` measures each decision against (what a wasm-bindgen call of that
 //! shape costs before anything is decided). They convert their arguments and
-//! return a value, and decide nothing. `backend.js` hands them out as
-//! `floor()`, like the Node binding's raw Node-API floor. Not part of the
-//! public API.
+//! return a value, and decide nothing. Only `make bench` builds them (cargo
+//! feature `bench`); `bench.mjs` reads them off the glue, next to the Node
+//! binding's raw Node-API floor. Never in the shipped package.
 
 use crate::{NativeBreaker, NativeBudget, NativePolicy};
 use wasm_bindgen::prelude::*;
