@@ -57,7 +57,9 @@ def hammer(name, obj, calls, provoke):
             counts["calls"] += n
 
     def provoker():
-        while time.monotonic() < stop:
+        # At least one round, however late this thread is scheduled: on a loaded
+        # machine it may first run after `stop`, and the test must still provoke.
+        while True:
             for p in provoke:
                 try:
                     p()
@@ -66,6 +68,8 @@ def hammer(name, obj, calls, provoke):
                         counts["state_errors"] += 1
                 except RetrycoreError:
                     pass
+            if time.monotonic() >= stop:
+                break
 
     ts = [threading.Thread(target=worker, args=(i,)) for i in range(8)] + [threading.Thread(target=provoker)]
     for t in ts:
