@@ -43,6 +43,7 @@ prop_compose! {
             increment: Some(inc),
             jitter: Some(if k == BackoffKind::Decorrelated { Jitter::None } else { j }),
             min_delay: Some(((max as f64) * floor_frac * 0.5) as u64),
+            immediate_first_retry: None,
             profile: None,
         }
     }
