@@ -9,8 +9,8 @@
 //! It is an allow-list: what nothing knows is `unknown`, never retried.
 //! Precedence (docs/classification-rules.md, "Precedence"): the retry-exhausted marker, `cancelled` names and
 //! open-breaker names decide first wherever they stand in the chain; then
-//! the user's rules, first match wins; then the built-in tables — a gRPC code
-//! (not OK), then an HTTP status the table knows, then the names in chain
+//! the user's rules, first match wins; then the built-in tables — Smithy's
+//! `@retryable` trait, a gRPC code (not OK), then an HTTP status the table knows, then the names in chain
 //! order (the first name any table knows decides; wrappers that defer to
 //! their cause decide only when nothing else does).
 
@@ -423,7 +423,8 @@ impl Failure<'_> {
     /// Returns true when repeating the request is safe: an idempotent
     /// method, or the caller's declaration (docs/classification-rules.md,
     /// "Idempotency gating"). A key the session
-    /// minted by itself does not count.
+    /// minted by itself does not count. RFC 9110's methods only: a policy's
+    /// `allowed_methods` is applied by [`Classifier::is_safe`].
     pub fn is_safe(&self) -> bool {
         self.idempotent == Some(true)
             || self.idempotency_key_sent
