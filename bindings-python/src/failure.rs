@@ -40,6 +40,7 @@ impl OwnedFailure {
             headers: &headers,
             elapsed: self.elapsed.map(std::time::Duration::from_nanos),
             wall_now_ms: wall,
+            ..Failure::default()
         };
         f(&failure)
     }

@@ -6,7 +6,7 @@ use crate::common::{as_u64, check_error, eq, Case};
 use retrycore::backoff::Backoff;
 use retrycore::breaker::{Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, State, Transition};
 use retrycore::budget::{Budget, BudgetConfig, FailureFacts};
-use retrycore::classify::{Category, Classifier, FailureBuf, GrpcCode};
+use retrycore::classify::{Category, Classifier, FailureBuf, GrpcCode, RetryableTrait};
 use retrycore::lint::{lint, Service};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::retry_after::{parse_http_date, read_headers};
@@ -185,6 +185,17 @@ impl OwnedFailure {
                 .unwrap_or_default(),
             elapsed: v.get("elapsed").and_then(as_u64).map(std::time::Duration::from_nanos),
             wall_now_ms: v.get("wall_now_ms").and_then(as_u64),
+            message: v.get("message").and_then(Value::as_str).map(str::to_owned),
+            // Smithy's @retryable trait: `true`, or `{"throttling": bool}`.
+            retryable: match v.get("retryable") {
+                None | Some(Value::Null) | Some(Value::Bool(false)) => None,
+                Some(Value::Bool(true)) => Some(RetryableTrait::default()),
+                Some(Value::Object(o)) => {
+                    Some(RetryableTrait { throttling: o.get("throttling").and_then(Value::as_bool).unwrap_or(false) })
+                }
+                Some(_) => return Err("retryable".into()),
+            },
+            should_retry: v.get("should_retry").and_then(Value::as_bool),
         })
     }
 }
