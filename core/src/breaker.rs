@@ -846,6 +846,32 @@ impl Window {
     fn clear(&mut self, c: &BreakerConfig) {
         *self = Window::new(c);
     }
+
+    /// A count window of `n` calls (resilience4j's half-open metrics).
+    fn count(n: u32) -> Window {
+        Window::Count { ring: vec![0; n.max(1) as usize], next: 0, len: 0, totals: WindowTotals::default() }
+    }
+
+    /// Empties a count window in place (no allocation).
+    fn empty_count(&mut self) {
+        if let Window::Count { next, len, totals, .. } = self {
+            *next = 0;
+            *len = 0;
+            *totals = WindowTotals::default();
+        }
+    }
+
+    /// A count window's calls, oldest first.
+    fn calls(&self) -> Option<Vec<u8>> {
+        match self {
+            Window::Count { ring, next, len, .. } => {
+                let n = ring.len();
+                let start = (*next + n - *len) % n;
+                Some((0..*len).map(|i| ring[(start + i) % n]).collect())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A permission to make one call, carrying the breaker's state epoch.
@@ -999,8 +1025,9 @@ pub struct CircuitBreaker {
     opens: u32,
     /// Half-open: trials admitted and still counting toward the limit.
     trials_admitted: u32,
-    /// Half-open: trial outcomes.
-    trials: WindowTotals,
+    /// Half-open: trial outcomes, a count window of the permitted calls
+    /// (resilience4j's `CircuitBreakerMetrics.forHalfOpen`).
+    trials: Window,
     last_now: u64,
     rejections: u64,
     transitions: u64,
@@ -1033,7 +1060,7 @@ impl CircuitBreaker {
             open_wait: config.wait_duration_in_open_state,
             opens: 0,
             trials_admitted: 0,
-            trials: WindowTotals::default(),
+            trials: Window::count(config.permitted_number_of_calls_in_half_open_state),
             last_now: 0,
             rejections: 0,
             transitions: 0,
@@ -1068,7 +1095,7 @@ impl CircuitBreaker {
     pub fn totals(&self) -> WindowTotals {
         match self.metrics_source() {
             OpenMetrics::Window => self.window.totals(),
-            OpenMetrics::Trials => self.trials,
+            OpenMetrics::Trials => self.trials.totals(),
             OpenMetrics::Empty => WindowTotals::default(),
         }
     }
@@ -1162,8 +1189,12 @@ impl CircuitBreaker {
             Window::Consecutive { .. } => 0,
             Window::Sampling(m) => m.windows.capacity() * std::mem::size_of::<(u64, u32, u32)>(),
         };
+        let trials = match &self.trials {
+            Window::Count { ring, .. } => ring.capacity(),
+            _ => 0,
+        };
         let rules = self.config.count_rules.capacity() * std::mem::size_of::<CountRule>();
-        std::mem::size_of::<Self>() + window + rules + self.config.name.as_ref().map_or(0, String::capacity)
+        std::mem::size_of::<Self>() + window + trials + rules + self.config.name.as_ref().map_or(0, String::capacity)
     }
 
     /// Returns how many calls were refused since the breaker was created
@@ -1209,11 +1240,11 @@ impl CircuitBreaker {
                 State::Disabled | State::ForcedOpen => OpenMetrics::Empty,
             };
             match self.open_metrics {
-                OpenMetrics::Window => self.trials = WindowTotals::default(),
+                OpenMetrics::Window => self.trials.empty_count(),
                 OpenMetrics::Trials if !sampling => self.window.clear(&self.config),
                 OpenMetrics::Trials => {}
                 OpenMetrics::Empty => {
-                    self.trials = WindowTotals::default();
+                    self.trials.empty_count();
                     self.window.clear(&self.config);
                 }
             }
@@ -1232,7 +1263,7 @@ impl CircuitBreaker {
             }
         } else {
             self.not_permitted = 0;
-            self.trials = WindowTotals::default();
+            self.trials.empty_count();
             // Polly's health metrics survive half-open; only a close resets them.
             if !(sampling && to == State::HalfOpen) {
                 self.window.clear(&self.config);
@@ -1361,7 +1392,7 @@ impl CircuitBreaker {
                         self.window.advance(now);
                         self.window.record(now, bits);
                     }
-                    OpenMetrics::Trials => self.trials.add(bits),
+                    OpenMetrics::Trials => self.trials.record(now, bits),
                     OpenMetrics::Empty => {}
                 }
                 None
@@ -1395,7 +1426,7 @@ impl CircuitBreaker {
                 None
             }
             State::HalfOpen => {
-                self.trials.add(bits);
+                self.trials.record(now, bits);
                 if self.config.kind == BreakerKind::Consecutive {
                     return Some(if bits & FAIL != 0 {
                         self.go(State::Open, TransitionReason::TrialsFailed, now)
@@ -1407,8 +1438,8 @@ impl CircuitBreaker {
                 // permitted calls, judged at min(minimum, permitted) calls.
                 let c = &self.config;
                 let judge_at = c.permitted_number_of_calls_in_half_open_state.min(c.minimum_number_of_calls);
-                if self.trials.calls >= judge_at {
-                    let t = self.trials;
+                let t = self.trials.totals();
+                if t.calls >= judge_at {
                     let failed =
                         t.failure_rate() >= c.failure_rate_threshold || t.slow_rate() >= c.slow_call_rate_threshold;
                     return Some(if failed {
@@ -1607,7 +1638,8 @@ impl CircuitBreaker {
             open_wait_ns: self.open_wait,
             opens: self.opens,
             trials_admitted: self.trials_admitted,
-            trials: self.trials,
+            trials: self.trials.totals(),
+            trial_calls: self.trials.calls(),
             consecutive_failures: match self.window {
                 Window::Consecutive { failures } => failures,
                 _ => 0,
@@ -1679,6 +1711,16 @@ impl CircuitBreaker {
             BreakerKind::Consecutive => 1,
             _ => permitted.min(b.config.minimum_number_of_calls),
         };
+        if let Some(calls) = &snap.trial_calls {
+            if calls.len() > permitted as usize {
+                return Err(bad("snapshot.trial_calls".into(), "more trial calls than the half-open window holds"));
+            }
+            if let Some(i) = calls.iter().position(|c| *c & !(FAIL | SLOW) != 0) {
+                return Err(bad(format!("snapshot.trial_calls[{i}]"), "not an outcome (0 to 3)"));
+            }
+        } else if snap.trials.calls > permitted {
+            return Err(bad("snapshot.trials.calls".into(), "more trial outcomes than the half-open window holds"));
+        }
         if snap.state == State::HalfOpen && snap.trials.calls >= judge_at {
             return Err(bad("snapshot.trials.calls".into(), "more trial outcomes than an unfinished evaluation holds"));
         }
@@ -1692,7 +1734,30 @@ impl CircuitBreaker {
             return Err(bad("snapshot.trials.slow_failures".into(), "more slow failures than slow calls or failures"));
         }
         b.trials_admitted = snap.trials_admitted;
-        b.trials = snap.trials;
+        // Version 1 has the trial counts only; their order does not matter
+        // until the window is full, which an unfinished evaluation never is.
+        let t = snap.trials;
+        let calls = match &snap.trial_calls {
+            Some(c) => c.clone(),
+            None => {
+                // Checked above: calls ≤ permitted, failures and slow ≤ calls,
+                // slow_failures ≤ both; the fast successes must not be negative.
+                let Some(fast_ok) = t.calls.checked_sub(t.failures + t.slow - t.slow_failures) else {
+                    return Err(bad("snapshot.trials.calls".into(), "fewer calls than failures and slow calls"));
+                };
+                let mut v = vec![FAIL | SLOW; t.slow_failures as usize];
+                v.extend(std::iter::repeat_n(FAIL, (t.failures - t.slow_failures) as usize));
+                v.extend(std::iter::repeat_n(SLOW, (t.slow - t.slow_failures) as usize));
+                v.extend(std::iter::repeat_n(0, fast_ok as usize));
+                v
+            }
+        };
+        for bits in calls {
+            b.trials.record(now, bits);
+        }
+        if b.trials.totals() != t {
+            return Err(bad("snapshot.trials".into(), "the trial counts do not match the trial calls"));
+        }
         if now < elapsed && snap.state == State::Open {
             // The clock origin is too recent to place `since`; keep the remaining wait exact.
             b.since = 0;
@@ -1855,8 +1920,11 @@ pub struct BreakerSnapshot {
     pub opens: u32,
     /// Half-open trials admitted.
     pub trials_admitted: u32,
-    /// Half-open trial outcomes.
+    /// Half-open trial outcomes (their totals).
     pub trials: WindowTotals,
+    /// The half-open window's calls, oldest first (version 2; bit 1 failure, bit 2 slow).
+    #[serde(default)]
+    pub trial_calls: Option<Vec<u8>>,
     /// Consecutive failures (consecutive breakers).
     pub consecutive_failures: u32,
     /// Count window: the recorded calls, oldest first (bit 1 failure, bit 2 slow).
