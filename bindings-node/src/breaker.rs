@@ -153,4 +153,40 @@ impl NativeBreaker {
     pub fn take_transitions(&mut self) -> Value {
         self.b.take_transitions()
     }
+
+    /// Returns the current state's metrics (rates in percent, -1 below the minimum).
+    #[napi(catch_unwind)]
+    pub fn state_metrics(&self, env: Env, now: f64) -> Result<Value> {
+        self.b.state_metrics(now).or_throw(&env)
+    }
+
+    /// Records an outcome without a permit (0 success, 1 failure, 2 ignored); returns true on a transition.
+    #[napi(catch_unwind)]
+    pub fn record_without_permit(&mut self, env: Env, outcome: f64, duration: f64, now: f64) -> Result<bool> {
+        self.b.record_without_permit(outcome, duration, now).or_throw(&env)
+    }
+
+    /// Opens for `duration` ms by hand.
+    #[napi(catch_unwind)]
+    pub fn transition_to_open_for(&mut self, env: Env, duration: f64, now: f64) -> Result<Value> {
+        self.b.transition_to_open_for(duration, now).or_throw(&env)
+    }
+
+    /// Opens until `until` (ms on the clock `now` uses).
+    #[napi(catch_unwind)]
+    pub fn transition_to_open_until(&mut self, env: Env, until: f64, now: f64) -> Result<Value> {
+        self.b.transition_to_open_until(until, now).or_throw(&env)
+    }
+
+    /// Returns what a break-duration generator sees now.
+    #[napi(catch_unwind)]
+    pub fn break_arguments(&self, env: Env, now: f64) -> Result<Value> {
+        self.b.break_arguments(now).or_throw(&env)
+    }
+
+    /// Replaces the current open period's wait with `duration` ms.
+    #[napi(catch_unwind)]
+    pub fn set_break_duration(&mut self, env: Env, duration: f64) -> Result<()> {
+        self.b.set_break_duration(duration).or_throw(&env)
+    }
 }

@@ -472,6 +472,82 @@ impl Breaker {
         let state = self.with(py, |b| b.state().code());
         format!("CircuitBreaker(name={:?}, state={:?})", self.config.name, state)
     }
+
+    /// The current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
+    /// rates in percent (-1.0 below the minimum number of calls) and counts,
+    /// `not_permitted_calls` included (per state; `rejections` is the running total).
+    #[pyo3(signature = (now=None))]
+    fn state_metrics<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let now = now_or_clock(now)?;
+        let m = self.with(py, |b| b.metrics(now));
+        conv::from_json(py, &serde_json::to_value(m).unwrap_or_default())
+    }
+
+    /// Records an outcome without a permit (resilience4j's `onError` /
+    /// `onSuccess` without `tryAcquirePermission`): it counts in the current
+    /// state's metrics and cannot be voided by a transition.
+    #[pyo3(signature = (outcome=None, now=None, duration=None))]
+    fn record_without_permit(
+        &self,
+        py: Python<'_>,
+        outcome: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        duration: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyTransition>>> {
+        let counted = outcome_of(py, &self.config, outcome)?;
+        let now = now_or_clock(now)?;
+        let duration = opt_secs(duration, "duration")?.unwrap_or(0);
+        let t = self.with(py, |b| b.record(now, counted, duration));
+        self.fire(py, t)
+    }
+
+    /// Opens for `duration` seconds by hand (resilience4j's `transitionToOpenStateFor`).
+    #[pyo3(signature = (duration, now=None))]
+    fn transition_to_open_for(
+        &self,
+        py: Python<'_>,
+        duration: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyTransition>> {
+        let d = conv::secs(duration, "duration")?;
+        let now = now_or_clock(now)?;
+        let t = self.with(py, |b| b.transition_to_open_for(d, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    }
+
+    /// Opens until `until`, in seconds on the clock `now` uses
+    /// (resilience4j's `transitionToOpenStateUntil`).
+    #[pyo3(signature = (until, now=None))]
+    fn transition_to_open_until(
+        &self,
+        py: Python<'_>,
+        until: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyTransition>> {
+        let until = conv::instant(until, "until")?;
+        let now = now_or_clock(now)?;
+        let t = self.with(py, |b| b.transition_to_open_until(until, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    }
+
+    /// What a break-duration generator sees now (Polly's
+    /// `BreakDurationGeneratorArguments`): `failure_rate` (0-1),
+    /// `failure_count`, `half_open_attempts`.
+    #[pyo3(signature = (now=None))]
+    fn break_arguments<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let now = now_or_clock(now)?;
+        let a = self.with(py, |b| b.break_arguments(now));
+        conv::from_json(py, &serde_json::to_value(a).unwrap_or_default())
+    }
+
+    /// Replaces the current open period's wait with `duration` seconds,
+    /// counted from when it opened (a host-computed break duration).
+    fn set_break_duration(&self, py: Python<'_>, duration: &Bound<'_, PyAny>) -> PyResult<()> {
+        let d = conv::secs(duration, "duration")?;
+        self.with(py, |b| b.set_break_duration(d)).py(py)
+    }
 }
 
 /// A budget refusal.
@@ -735,5 +811,25 @@ impl PyBudget {
 
     fn __repr__(&self) -> String {
         format!("Budget(kind={:?}, name={:?})", self.config.kind_name(), self.config.name)
+    }
+}
+
+/// Reads an outcome without a permit: `"success"` (the default),
+/// `"failure"`, `"ignored"`, or an exception the breaker's rules count.
+fn outcome_of(py: Python<'_>, cfg: &BreakerConfig, o: Option<&Bound<'_, PyAny>>) -> PyResult<Counted> {
+    match o.filter(|o| !o.is_none()) {
+        None => Ok(Counted::Success),
+        Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(cfg, o),
+        Some(o) => match to_str(o, "outcome")?.as_str() {
+            "success" => Ok(Counted::Success),
+            "failure" => Ok(Counted::Failure),
+            "ignored" => Ok(Counted::Ignored),
+            other => Err(err(
+                py,
+                ErrorCode::InvalidValue,
+                "outcome",
+                format!("must be success, failure or ignored, got {other:?}"),
+            )),
+        },
     }
 }

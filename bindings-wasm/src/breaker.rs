@@ -158,4 +158,40 @@ impl NativeBreaker {
     pub fn take_transitions(&mut self) -> JsValue {
         js(&self.b.take_transitions())
     }
+
+    /// Returns the current state's metrics (rates in percent, -1 below the minimum).
+    #[wasm_bindgen(js_name = stateMetrics, unchecked_return_type = "any")]
+    pub fn state_metrics(&self, now: f64) -> Result<JsValue, JsErr> {
+        Ok(js(&self.b.state_metrics(now)?))
+    }
+
+    /// Records an outcome without a permit (0 success, 1 failure, 2 ignored); returns true on a transition.
+    #[wasm_bindgen(js_name = recordWithoutPermit)]
+    pub fn record_without_permit(&mut self, outcome: f64, duration: f64, now: f64) -> Result<bool, JsErr> {
+        Ok(self.b.record_without_permit(outcome, duration, now)?)
+    }
+
+    /// Opens for `duration` ms by hand.
+    #[wasm_bindgen(js_name = transitionToOpenFor, unchecked_return_type = "any")]
+    pub fn transition_to_open_for(&mut self, duration: f64, now: f64) -> Result<JsValue, JsErr> {
+        Ok(js(&self.b.transition_to_open_for(duration, now)?))
+    }
+
+    /// Opens until `until` (ms on the clock `now` uses).
+    #[wasm_bindgen(js_name = transitionToOpenUntil, unchecked_return_type = "any")]
+    pub fn transition_to_open_until(&mut self, until: f64, now: f64) -> Result<JsValue, JsErr> {
+        Ok(js(&self.b.transition_to_open_until(until, now)?))
+    }
+
+    /// Returns what a break-duration generator sees now.
+    #[wasm_bindgen(js_name = breakArguments, unchecked_return_type = "any")]
+    pub fn break_arguments(&self, now: f64) -> Result<JsValue, JsErr> {
+        Ok(js(&self.b.break_arguments(now)?))
+    }
+
+    /// Replaces the current open period's wait with `duration` ms.
+    #[wasm_bindgen(js_name = setBreakDuration)]
+    pub fn set_break_duration(&mut self, duration: f64) -> Result<(), JsErr> {
+        Ok(self.b.set_break_duration(duration)?)
+    }
 }

@@ -451,6 +451,30 @@ fn breaker(case: &Case) -> Result<(), String> {
                 }
             }
             "reset" => json!({"transition": b.reset(now).as_ref().map_or(Value::Null, transition_json)}),
+            "metrics" => serde_json::to_value(b.metrics(now)).unwrap(),
+            "record" => {
+                let c = counted(step.get("outcome").and_then(Value::as_str).unwrap_or("success"))?;
+                let t = b.record(now, c, step.get("duration").and_then(as_u64).unwrap_or(0));
+                json!({"transition": t.as_ref().map_or(Value::Null, transition_json)})
+            }
+            "transition_to_open_for" | "transition_to_open_until" => {
+                let r = if op == "transition_to_open_for" {
+                    b.transition_to_open_for(step.get("duration").and_then(as_u64).ok_or("duration")?, now)
+                } else {
+                    b.transition_to_open_until(step.get("until").and_then(as_u64).ok_or("until")?, now)
+                };
+                match r {
+                    Ok(t) => json!({"transition": transition_json(&t)}),
+                    Err(e) => json!({"error": e.code()}),
+                }
+            }
+            "break_arguments" => serde_json::to_value(b.break_arguments(now)).unwrap(),
+            "set_break_duration" => {
+                match b.set_break_duration(step.get("duration").and_then(as_u64).ok_or("duration")?) {
+                    Ok(()) => json!({}),
+                    Err(e) => json!({"error": e.code()}),
+                }
+            }
             "snapshot" => {
                 let snap = b.snapshot(now, step.get("wall_now_ms").and_then(as_u64).unwrap_or(0));
                 let text = snap.to_json();
