@@ -8,6 +8,9 @@
 //! wraps this module with decorators, async support and typing.
 #![forbid(unsafe_code)]
 
+#[macro_use]
+mod macros;
+
 mod breaker;
 mod conv;
 mod entropy;
@@ -18,6 +21,7 @@ mod misc;
 mod policy;
 mod see;
 
+use crate::conv::Obj;
 use pyo3::prelude::*;
 
 #[pymodule]
@@ -78,12 +82,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// Does nothing (the benchmarks' floor for a call with one int and one float).
 #[pyfunction]
 #[pyo3(signature = (a=None, b=None))]
-fn noop(a: Option<&Bound<'_, PyAny>>, b: Option<&Bound<'_, PyAny>>) {
+fn noop(a: Option<&Obj>, b: Option<&Obj>) {
     let _ = (a, b);
 }
 
 /// Returns its argument (the benchmarks' floor for a call with one object).
 #[pyfunction]
-fn noop_obj(a: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
+fn noop_obj(a: Obj<'_>) -> Obj<'_> {
     a
 }
