@@ -135,14 +135,13 @@ fn fp(
     let method = conv::opt_str(method, "method")?;
     let path = conv::opt_str(path, "path")?;
     let operation = conv::opt_str(operation, "operation")?;
-    let selected: Option<Vec<String>> = match selected.filter(|x| !x.is_none()) {
-        None => None,
-        Some(l) if l.is_instance_of::<PyList>() || l.is_instance_of::<PyTuple>() => {
-            let items = conv::items(l, "selected").map_err(|e| conv::as_idempotency(py, e))?;
-            Some(items.iter().map(|p| s(p, "selected")).collect::<PyResult<_>>()?)
+    let selected: Option<Vec<String>> = conv::opt(selected, |l| {
+        if !(l.is_instance_of::<PyList>() || l.is_instance_of::<PyTuple>()) {
+            return Err(err_in(py, I, ErrorCode::InvalidType, "selected", "must be a list of JSON pointers"));
         }
-        Some(_) => return Err(err_in(py, I, ErrorCode::InvalidType, "selected", "must be a list of JSON pointers")),
-    };
+        let items = conv::items(l, "selected").map_err(|e| conv::as_idempotency(py, e))?;
+        items.iter().map(|p| s(p, "selected")).collect()
+    })?;
     let r = py.allow_threads(|| {
         let body = match body {
             Body::Value(v) => v,
@@ -150,21 +149,11 @@ fn fp(
         };
         let sel: Option<Vec<&str>> = selected.as_ref().map(|v| v.iter().map(String::as_str).collect());
         let sel = sel.as_deref();
-        match (&operation, &method, &path) {
-            (Some(op), None, None) => {
-                if canonical {
-                    idem::fingerprint_operation_canonical(op, &body, sel)
-                } else {
-                    idem::fingerprint_operation(op, &body, sel)
-                }
-            }
-            (None, Some(m), Some(p)) => {
-                if canonical {
-                    idem::fingerprint_http_canonical(m, p, &body, sel)
-                } else {
-                    idem::fingerprint_http(m, p, &body, sel)
-                }
-            }
+        match (&operation, &method, &path, canonical) {
+            (Some(op), None, None, false) => idem::fingerprint_operation(op, &body, sel),
+            (Some(op), None, None, true) => idem::fingerprint_operation_canonical(op, &body, sel),
+            (None, Some(m), Some(p), false) => idem::fingerprint_http(m, p, &body, sel),
+            (None, Some(m), Some(p), true) => idem::fingerprint_http_canonical(m, p, &body, sel),
             _ => Err(retrycore::Error::new(ErrorCode::InvalidValue, "operation", "give method and path, or operation")),
         }
     });
@@ -231,15 +220,10 @@ impl RecordConfig {
         release_categories: Option<&Obj>,
     ) -> PyResult<RecordConfig> {
         let stripe = conv::bool_or(stripe, "stripe", false)?;
-        let release_categories = match release_categories.filter(|c| !c.is_none()) {
-            None => None,
-            Some(c) => Some(
-                conv::list_arg(c, "release_categories", "a list of str")?
-                    .iter()
-                    .map(|x| conv::to_str(x, "release_categories"))
-                    .collect::<PyResult<Vec<String>>>()?,
-            ),
-        };
+        let release_categories = conv::opt(release_categories, |c| {
+            let items = conv::list_arg(c, "release_categories", "a list of str")?;
+            items.iter().map(|x| conv::to_str(x, "release_categories")).collect::<PyResult<Vec<String>>>()
+        })?;
         let d = idem::RecordConfig::default();
         let lease = conv::opt_secs(lease, "lease")?.map_or(Duration::from_millis(d.lease_ms()), Duration::from_nanos);
         let retention = conv::opt_secs(retention, "retention")?
@@ -322,10 +306,7 @@ pub fn decide<'py>(
     };
     let key = s(key, "key")?;
     let fpr = s(fingerprint, "fingerprint")?;
-    let rec = match record.filter(|r| !r.is_none()) {
-        None => None,
-        Some(r) => Some(record_of(py, r)?),
-    };
+    let rec = conv::opt(record, |r| record_of(py, r))?;
     let now = conv::wall_or_clock(wall_now_ms)?;
     let d = idem::decide(rec.as_ref(), &key, &fpr, now, &cfg).py_in(py, I)?;
     let mut v = serde_json::to_value(&d).unwrap_or(Value::Null);
@@ -337,12 +318,10 @@ pub fn decide<'py>(
 }
 
 fn response_of(py: Python<'_>, o: Option<Obj<'_>>) -> PyResult<Option<idem::StoredResponse>> {
-    match o.filter(|x| !x.is_none()) {
-        None => Ok(None),
-        Some(r) => serde_json::from_value(to_json(&r, Mode::Document)?)
-            .map(Some)
-            .map_err(|e| err_in(py, I, ErrorCode::InvalidType, "response", e.to_string())),
-    }
+    conv::opt(o.as_ref(), |r| {
+        serde_json::from_value(to_json(r, Mode::Document)?)
+            .map_err(|e| err_in(py, I, ErrorCode::InvalidType, "response", e.to_string()))
+    })
 }
 
 /// Completes a record for the holder of `fence`: `outcome` is

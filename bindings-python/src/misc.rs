@@ -78,10 +78,7 @@ repr!(Finding, "Finding({:?}, {:?}, field={:?})", code, severity, field);
 #[pyo3(signature = (policy, service=None))]
 pub fn lint(py: Python<'_>, policy: &Obj, service: Option<&Obj>) -> PyResult<Vec<Finding>> {
     let p = crate::policy::native_policy(policy)?;
-    let service = match service.filter(|s| !s.is_none()) {
-        None => None,
-        Some(s) => Some(Service::from_json_value(&to_json(s, Mode::Document)?).py(py)?),
-    };
+    let service = conv::opt(service, |s| Service::from_json_value(&to_json(s, Mode::Document)?).py(py))?;
     Ok(retrycore::lint::lint(p.get().inner.config(), service.as_ref())
         .into_iter()
         .map(|f| Finding { code: f.code, severity: f.severity.code(), field: f.field, message: f.message })

@@ -398,6 +398,7 @@ pub struct Session {
     /// The key as a Python string, made on first read (the core formats a
     /// minted key only then too): a call whose key nobody reads mints nothing.
     key: GILOnceCell<Py<PyString>>,
+    #[pyo3(get)]
     max_attempts: u32,
 }
 
@@ -446,11 +447,6 @@ impl Session {
     #[getter]
     fn attempt(&self, py: Python<'_>) -> u32 {
         self.with(py, |st| st.s.attempts())
-    }
-
-    #[getter]
-    fn max_attempts(&self) -> u32 {
-        self.max_attempts
     }
 
     /// Seconds the current attempt may take (min of `attempt_timeout` and the time left), or None.
@@ -660,12 +656,7 @@ impl Runner {
         }
     }
 
-    fn new_session(
-        &self,
-        py: Python<'_>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<Session>> {
+    fn new_session(&self, py: Python<'_>, (args, kwargs): CallArgs) -> PyResult<Py<Session>> {
         let key = match &self.key_fn {
             None => None,
             Some(f) => Some(to_str(&f.bind(py).call(args, kwargs)?, "key")?),
@@ -883,9 +874,12 @@ impl Runner {
         self.transitions(py, ts)
     }
 
-    /// Sleeps `delay` ns: the caller's `sleep` gets the whole delay, the
-    /// default `time.sleep` gets it in parts of at most [`SLEEP_CHUNK_NS`].
+    /// Sleeps `delay` ns (0: not at all): the caller's `sleep` gets the whole
+    /// delay, the default `time.sleep` gets it in parts of at most [`SLEEP_CHUNK_NS`].
     fn wait(&self, py: Python<'_>, delay: u64) -> PyResult<()> {
+        if delay == 0 {
+            return Ok(());
+        }
         if let Some(f) = &self.sleep {
             return f.bind(py).call1((to_secs(delay),)).map(drop);
         }
@@ -902,53 +896,31 @@ impl Runner {
     /// Runs the attempts; whatever ends the loop with an error leaves the
     /// session done (cancelled if the error came from the host side: a
     /// clock, a sleep, an exception that could not be read).
-    fn run(
-        &self,
-        py: Python<'_>,
-        s: &Session,
-        func: &Obj,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        let r = self.attempts(py, s, func, args, kwargs);
+    fn run(&self, py: Python<'_>, s: &Session, func: &Obj, (args, kwargs): CallArgs) -> PyResult<Py<PyAny>> {
+        let attempts = || -> PyResult<Py<PyAny>> {
+            loop {
+                self.gate(py, s)?;
+                let delay = match func.call(args, kwargs) {
+                    Ok(v) => match self.returned(py, s, &v)? {
+                        None => return Ok(v.unbind()),
+                        Some(delay) => delay,
+                    },
+                    // KeyboardInterrupt, SystemExit, GeneratorExit: cancel, re-raise.
+                    Err(e) if !e.value(py).is_instance_of::<PyException>() => return Err(e),
+                    Err(e) => self.failed(py, s, e.value(py).as_any())?,
+                };
+                self.wait(py, delay)?;
+            }
+        };
+        self.or_cancel(py, s, attempts())
+    }
+
+    /// Passes `r` on, cancelling the session first when it is an error.
+    fn or_cancel<T>(&self, py: Python<'_>, s: &Session, r: PyResult<T>) -> PyResult<T> {
         if r.is_err() {
             self.cancelled(py, s)?;
         }
         r
-    }
-
-    fn attempts(
-        &self,
-        py: Python<'_>,
-        s: &Session,
-        func: &Obj,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        loop {
-            self.gate(py, s)?;
-            match func.call(args, kwargs) {
-                Ok(v) => match self.returned(py, s, &v)? {
-                    None => return Ok(v.unbind()),
-                    Some(delay) => {
-                        if delay > 0 {
-                            self.wait(py, delay)?;
-                        }
-                    }
-                },
-                Err(e) => {
-                    let exc = e.value(py).clone().into_any();
-                    if !exc.is_instance_of::<PyException>() {
-                        // KeyboardInterrupt, SystemExit, GeneratorExit: cancel, re-raise.
-                        return Err(e);
-                    }
-                    let delay = self.failed(py, s, &exc)?;
-                    if delay > 0 {
-                        self.wait(py, delay)?;
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -990,11 +962,11 @@ impl Runner {
     /// Calls `func(*args, **kwargs)` with retries (synchronous; sleeps with `sleep`, default `time.sleep`).
     #[pyo3(signature = (func, args, kwargs=None))]
     fn call(&self, py: Python<'_>, func: &Obj, args: &Obj, kwargs: Option<&Obj>) -> PyResult<Py<PyAny>> {
-        let (args, kwargs) = call_args(func, args, kwargs)?;
-        let s = self.new_session(py, args, kwargs)?;
+        let call = call_args(func, args, kwargs)?;
+        let s = self.new_session(py, call)?;
         let var = current_var(py)?;
         let token = var.set.call1(py, (s.clone_ref(py),))?;
-        let r = self.run(py, s.get(), func, args, kwargs);
+        let r = self.run(py, s.get(), func, call);
         var.reset.call1(py, (token,))?;
         r
     }
@@ -1002,8 +974,7 @@ impl Runner {
     /// Starts a session for one call (the async loop's first step).
     #[pyo3(signature = (args, kwargs=None))]
     fn start(&self, py: Python<'_>, args: &Obj, kwargs: Option<&Obj>) -> PyResult<Py<Session>> {
-        let (args, kwargs) = args_of(args, kwargs)?;
-        self.new_session(py, args, kwargs)
+        self.new_session(py, args_of(args, kwargs)?)
     }
 
     /// Gates an attempt: the timeout in seconds (or None), or raises the local rejection / `RetryError`.
@@ -1017,13 +988,7 @@ impl Runner {
         if !exc.is_instance_of::<pyo3::exceptions::PyBaseException>() {
             return Err(err(py, ErrorCode::InvalidType, "exc", "must be an exception"));
         }
-        match self.failed(py, s, exc) {
-            Ok(d) => Ok(to_secs(d)),
-            Err(e) => {
-                self.cancelled(py, s)?;
-                Err(e)
-            }
-        }
+        self.or_cancel(py, s, self.failed(py, s, exc)).map(to_secs)
     }
 
     /// Records the successful attempt.
@@ -1036,13 +1001,7 @@ impl Runner {
     /// non-ok response, or raises `RetryError`.
     fn returned_attempt(&self, py: Python<'_>, session: &Obj, value: &Obj) -> PyResult<Option<f64>> {
         let s = session_of(session)?.get();
-        match self.returned(py, s, value) {
-            Ok(d) => Ok(d.map(to_secs)),
-            Err(e) => {
-                self.cancelled(py, s)?;
-                Err(e)
-            }
-        }
+        Ok(self.or_cancel(py, s, self.returned(py, s, value))?.map(to_secs))
     }
 
     /// Cancels the session (no-op once done).
