@@ -619,17 +619,7 @@ impl PyBudget {
         holds_retry_slot: Option<&Obj>,
     ) -> PyResult<Option<PyRefusal>> {
         let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
-        let r = self.with(py, |b| match b.check(now, c, refused, holds) {
-            Ok(()) => {
-                b.withdraw(now, c, refused, holds);
-                None
-            }
-            Err(r) => {
-                b.count_refusal();
-                Some(r)
-            }
-        });
-        Ok(r.map(refusal))
+        Ok(self.with(py, |b| b.try_withdraw(now, c, refused, holds)).err().map(refusal))
     }
 
     /// Records a failed attempt.

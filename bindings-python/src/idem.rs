@@ -230,20 +230,7 @@ impl RecordConfig {
             .map_or(Duration::from_millis(d.retention_ms()), Duration::from_nanos);
         let mut c = idem::RecordConfig::new(lease, retention).py_in(py, I)?.with_stripe(stripe);
         if let Some(h) = conv::opt_str(failure_handling, "failure_handling")? {
-            c = c.with_failure_handling(match h.as_str() {
-                "by_category" => idem::FailureHandling::ByCategory,
-                "replay" => idem::FailureHandling::Replay,
-                "execute" => idem::FailureHandling::Execute,
-                other => {
-                    return Err(err_in(
-                        py,
-                        I,
-                        ErrorCode::InvalidValue,
-                        "failure_handling",
-                        format!("must be by_category, replay or execute, got {other:?}"),
-                    ))
-                }
-            });
+            c = c.with_failure_handling(idem::FailureHandling::parse(&h, "failure_handling").py_in(py, I)?);
         }
         if let Some(cats) = release_categories {
             c = c.with_release_categories(cats);

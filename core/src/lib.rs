@@ -27,6 +27,7 @@
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
+mod budget_pay;
 mod civil;
 pub mod classify;
 pub mod counters;
