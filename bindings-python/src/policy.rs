@@ -681,27 +681,16 @@ impl Runner {
         fire(py, &[self.on_state_change.as_ref(), b], &ts)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn event(
-        &self,
-        py: Python<'_>,
-        s: &Session,
-        attempt: u32,
-        retry: Option<u32>,
-        category: Option<&'static str>,
-        delay: Option<f64>,
-        reason: Option<&'static str>,
-        budget: Option<String>,
-        exc: Option<&Obj>,
-    ) -> RetryEvent {
+    /// The event of `attempt` of session `s` (every optional field None).
+    fn event(&self, py: Python<'_>, s: &Session, attempt: u32, exc: Option<&Obj>) -> RetryEvent {
         RetryEvent {
             attempt,
-            retry,
+            retry: None,
             max_attempts: s.max_attempts,
-            category,
-            delay,
-            reason,
-            budget,
+            category: None,
+            delay: None,
+            reason: None,
+            budget: None,
             exception: exc.map(|e| e.clone().unbind()),
             key: s.key_str(py),
         }
@@ -755,7 +744,8 @@ impl Runner {
             _ => end.reason,
         };
         if let (Some(h), true) = (&self.on_give_up, fires_on_give_up(end.attempts, false, false)) {
-            let ev = self.event(py, s, end.attempts, None, end.category, None, Some(reason), end.budget.clone(), exc);
+            let (category, budget) = (end.category, end.budget.clone());
+            let ev = RetryEvent { category, reason: Some(reason), budget, ..self.event(py, s, end.attempts, exc) };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
         }
         let Ending::Raise { class, code, reason, has_cause, .. } = ending else { return Ok(None) };
@@ -835,7 +825,12 @@ impl Runner {
                 if let Some(h) = &self.on_retry {
                     let n = RetryNumbers::of_retry(retry);
                     let (cat, secs) = (Some(category.code()), Some(to_secs(delay)));
-                    let ev = self.event(py, s, n.attempt, Some(n.retry), cat, secs, None, None, exc);
+                    let ev = RetryEvent {
+                        retry: Some(n.retry),
+                        category: cat,
+                        delay: secs,
+                        ..self.event(py, s, n.attempt, exc)
+                    };
                     hook_done(py, "on_retry", h.call1(py, (ev,)))?;
                 }
                 Ok(Some(delay))

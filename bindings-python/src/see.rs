@@ -239,10 +239,9 @@ pub fn read_headers(h: &Obj, out: &mut Vec<(String, String)>) {
     for pair in iter.take(MAX_HEADERS) {
         let Ok(pair) = pair else { break };
         let (Ok(k), Ok(v)) = (pair.get_item(0), pair.get_item(1)) else { continue };
-        if let (Some(k), Some(v)) = (header_text(&k), header_text(&v)) {
-            if k.len() <= MAX_NAME_BYTES && v.len() <= MAX_HEADER_VALUE_BYTES {
-                out.push((k, v));
-            }
+        match (header_text(&k), header_text(&v)) {
+            (Some(k), Some(v)) if k.len() <= MAX_NAME_BYTES && v.len() <= MAX_HEADER_VALUE_BYTES => out.push((k, v)),
+            _ => {}
         }
     }
 }
@@ -286,10 +285,8 @@ pub fn response_failure(v: &Obj) -> Option<OwnedFailure> {
         return None;
     }
     let mut f = OwnedFailure { status: Some(status), ..Default::default() };
-    if let Ok(h) = v.getattr(intern!(py, "headers")) {
-        if !h.is_none() {
-            read_headers(&h, &mut f.headers);
-        }
+    if let Some(h) = v.getattr(intern!(py, "headers")).ok().filter(|h| !h.is_none()) {
+        read_headers(&h, &mut f.headers);
     }
     Some(f)
 }
@@ -321,12 +318,9 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
         let dict = dict.as_ref();
         // The code: a real errno name.
         if info.oserror {
-            if let Some(n) = ex.getattr(intern!(py, "errno")).ok().and_then(|v| v.extract::<i64>().ok()) {
-                if n > 0 {
-                    if let Some(name) = errno_name(py, k, n) {
-                        f.names.push(name);
-                    }
-                }
+            let errno = ex.getattr(intern!(py, "errno")).ok().and_then(|v| v.extract::<i64>().ok());
+            if let Some(name) = errno.filter(|&n| n > 0).and_then(|n| errno_name(py, k, n)) {
+                f.names.push(name);
             }
         }
         // HTTP status, headers, gRPC code: the outermost error that has them.
@@ -334,11 +328,9 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
             if let Ok(d) = resp.downcast::<PyDict>() {
                 // botocore ClientError: a dict.
                 if let Ok(Some(err)) = d.get_item(intern!(py, "Error")) {
-                    if let Some(code) = err.get_item(intern!(py, "Code")).ok().and_then(|c| c.extract::<String>().ok())
-                    {
-                        if !code.is_empty() {
-                            f.names.push(code.into());
-                        }
+                    let code = err.get_item(intern!(py, "Code")).ok().and_then(|c| c.extract::<String>().ok());
+                    if let Some(code) = code.filter(|c| !c.is_empty()) {
+                        f.names.push(code.into());
                     }
                 }
                 if !have_http {
@@ -390,12 +382,9 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
                 if let Some(g) = c.call0().ok().and_then(|v| grpc_of(&v)) {
                     f.grpc_code = Some(g);
                     have_http = true;
-                    if let Some(tm) = attr(&ex, dict, &info, intern!(py, "trailing_metadata"), A_TRAILING) {
-                        if let Ok(md) = tm.call0() {
-                            if !md.is_none() {
-                                read_headers(&md, &mut f.headers);
-                            }
-                        }
+                    let tm = attr(&ex, dict, &info, intern!(py, "trailing_metadata"), A_TRAILING);
+                    if let Some(md) = tm.and_then(|tm| tm.call0().ok()).filter(|md| !md.is_none()) {
+                        read_headers(&md, &mut f.headers);
                     }
                 }
             }
