@@ -526,9 +526,6 @@ impl PyBudget {
         }
         let mode = Mode::of(kwargs)?;
         let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
-        if config.is_none_or(|c| c.is_none()) && overrides.is_none_or(|o| o.is_empty()) {
-            return Err(err(py, ErrorCode::MissingField, "kind", "a budget names its kind"));
-        }
         PyBudget::from_doc(py, &to_json_over(config, overrides, mode)?, mode)
     }
 
