@@ -310,19 +310,7 @@ impl Breaker {
             // The literals a caller writes are interned: most outcomes are found by identity.
             Some(o) if o.is(intern!(py, "success")) => Counted::Success,
             Some(o) if o.is(intern!(py, "failure")) => Counted::Failure,
-            Some(o) => match to_str(o, "outcome")?.as_str() {
-                "success" => Counted::Success,
-                "failure" => Counted::Failure,
-                "ignored" => Counted::Ignored,
-                other => {
-                    return Err(err(
-                        py,
-                        ErrorCode::InvalidValue,
-                        "outcome",
-                        format!("must be success, failure or ignored, got {other:?}"),
-                    ))
-                }
-            },
+            Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py)?,
         };
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(p.started()));

@@ -26,6 +26,7 @@
 
 pub mod backoff;
 pub mod breaker;
+mod breaker_outcome;
 pub mod budget;
 mod budget_pay;
 mod civil;
