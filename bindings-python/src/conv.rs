@@ -86,8 +86,6 @@ pub fn wrong_type(o: &Obj, field: &str, want: &str) -> PyErr {
 
 // ---------------------------------------------------------------- host code
 
-static RETRYCORE_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
-
 /// Turns an exception raised by the caller's own object while it was being
 /// converted (a throwing `__iter__`, `__index__`, getter…) into a retrycore
 /// error naming `field`, with the original as `__cause__`. A retrycore error
@@ -98,13 +96,9 @@ pub fn user_err(py: Python<'_>, e: PyErr, field: &str) -> PyErr {
     if !v.is_instance_of::<PyException>() {
         return e;
     }
-    let ours = RETRYCORE_ERROR
-        .get_or_try_init(py, || -> PyResult<Py<PyType>> {
-            Ok(errors_module(py)?.getattr("RetrycoreError")?.downcast_into::<PyType>()?.unbind())
-        })
-        .map(|t| v.is_instance(t.bind(py)).unwrap_or(false))
-        .unwrap_or(false);
-    if ours {
+    // Looked up here, not cached: this runs only on the way to raising.
+    let base = errors_module(py).and_then(|m| m.getattr("RetrycoreError"));
+    if base.is_ok_and(|t| v.is_instance(&t).unwrap_or(false)) {
         return e;
     }
     let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());

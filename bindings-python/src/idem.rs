@@ -15,13 +15,8 @@ const I: Family = Family::Idempotency;
 
 fn s(o: &Obj, field: &str) -> PyResult<String> {
     to_str(o, field).map_err(|_| {
-        err_in(
-            o.py(),
-            I,
-            if o.is_instance_of::<PyString>() { ErrorCode::InvalidString } else { ErrorCode::InvalidType },
-            field,
-            "must be a str",
-        )
+        let code = if o.is_instance_of::<PyString>() { ErrorCode::InvalidString } else { ErrorCode::InvalidType };
+        err_in(o.py(), I, code, field, "must be a str")
     })
 }
 
