@@ -327,6 +327,47 @@ export declare class CircuitBreaker {
     restore(snapshot: object | string, now?: number, wallNowMs?: number): void;
     /** The breaker's settings as a breaker object of a policy document. */
     toJSON(): object;
+    /**
+     * The current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
+     * they reset on every transition except into open, which keeps those of
+     * the state it left. A time window drops the seconds that left it by `now`.
+     */
+    stateMetrics(now?: number): BreakerMetrics;
+    /**
+     * Records an outcome without a permit (resilience4j's `onError` /
+     * `onSuccess` without `tryAcquirePermission`): it counts in the current
+     * state's metrics and cannot be voided. Returns true on a transition.
+     */
+    recordWithoutPermit(outcome: Outcome, durationMs?: number, now?: number): boolean;
+    /** Opens for `durationMs` by hand (resilience4j's `transitionToOpenStateFor`; not a re-open for a growing wait). */
+    transitionToOpenFor(durationMs: number, now?: number): Transition;
+    /** Opens until `until`, in ms on the clock `now` uses (resilience4j's `transitionToOpenStateUntil`). */
+    transitionToOpenUntil(until: number, now?: number): Transition;
+    /** What a break-duration generator sees now (Polly's `BreakDurationGeneratorArguments`). */
+    breakArguments(now?: number): BreakArguments;
+    /** Replaces the current open period's wait with `durationMs`, counted from when it opened (a host-computed break). */
+    setBreakDuration(durationMs: number): void;
+}
+/** A breaker's metrics in its current state (rates in percent, -1 below the minimum number of calls). */
+export interface BreakerMetrics {
+    failureRate: number;
+    slowCallRate: number;
+    bufferedCalls: number;
+    failedCalls: number;
+    successfulCalls: number;
+    slowCalls: number;
+    slowSuccessfulCalls: number;
+    slowFailedCalls: number;
+    /** Calls refused in this state (`metrics().rejections` is the running total). */
+    notPermittedCalls: number;
+}
+/** What a break-duration generator sees (Polly v8's `BreakDurationGeneratorArguments`). */
+export interface BreakArguments {
+    /** The failure ratio in [0, 1]. */
+    failureRate: number;
+    failureCount: number;
+    /** open → half_open transitions since the last close. */
+    halfOpenAttempts: number;
 }
 /** Typed breaker options: the document's breaker keys in camelCase (see docs/policy.md). */
 export interface BreakerOptions {

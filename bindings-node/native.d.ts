@@ -111,6 +111,18 @@ export declare class NativeBreaker {
   setCollect(on: boolean): void
   /** Takes the transitions collected since the last call. */
   takeTransitions(): any
+  /** Returns the current state's metrics (rates in percent, -1 below the minimum). */
+  stateMetrics(now: number): any
+  /** Records an outcome without a permit (0 success, 1 failure, 2 ignored); returns true on a transition. */
+  recordWithoutPermit(outcome: number, duration: number, now: number): boolean
+  /** Opens for `duration` ms by hand. */
+  transitionToOpenFor(duration: number, now: number): any
+  /** Opens until `until` (ms on the clock `now` uses). */
+  transitionToOpenUntil(until: number, now: number): any
+  /** Returns what a break-duration generator sees now. */
+  breakArguments(now: number): any
+  /** Replaces the current open period's wait with `duration` ms. */
+  setBreakDuration(duration: number): void
 }
 /** A retry budget. */
 export declare class NativeBudget {

@@ -12,6 +12,7 @@ use retrycore::breaker::{
     Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, SharedBreaker, State, Transition,
 };
 use retrycore::classify::Classifier;
+use retrycore::limits;
 use serde_json::{json, Value};
 use std::marker::PhantomData;
 use std::sync::MutexGuard;
@@ -249,6 +250,61 @@ impl<H: Host> Breaker<H> {
     /// Takes the transitions collected since the last call.
     pub fn take_transitions(&mut self) -> Value {
         Value::Array(std::mem::take(&mut self.pending).iter().map(transition_json).collect())
+    }
+
+    /// Returns the current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
+    /// rates in percent (-1 below the minimum number of calls) and counts.
+    pub fn state_metrics(&self, now: f64) -> Result<Value> {
+        let now = now_ns::<H>(now, "now")?;
+        let m = self.lock().metrics(now);
+        Ok(json!({"failureRate": m.failure_rate, "slowCallRate": m.slow_call_rate,
+            "bufferedCalls": m.buffered_calls, "failedCalls": m.failed_calls,
+            "successfulCalls": m.successful_calls, "slowCalls": m.slow_calls,
+            "slowSuccessfulCalls": m.slow_successful_calls, "slowFailedCalls": m.slow_failed_calls,
+            "notPermittedCalls": m.not_permitted_calls}))
+    }
+
+    /// Records an outcome without a permit (0 success, 1 failure, 2 ignored);
+    /// returns true on a transition.
+    pub fn record_without_permit(&mut self, outcome: f64, duration: f64, now: f64) -> Result<bool> {
+        let c = counted(outcome)?;
+        let d = ns(duration, "duration")?;
+        let now = now_ns::<H>(now, "now")?;
+        let t = self.lock().record(now, c, d);
+        Ok(self.note(t))
+    }
+
+    /// Opens for `duration` ms by hand; returns the transition.
+    pub fn transition_to_open_for(&mut self, duration: f64, now: f64) -> Result<Value> {
+        let d = ns(duration, "duration")?;
+        let now = now_ns::<H>(now, "now")?;
+        let t = self.lock().transition_to_open_for(d, now).map_err(Error::of_state)?;
+        self.note(Some(t));
+        Ok(transition_json(&t))
+    }
+
+    /// Opens until `until` (ms on the clock `now` uses); returns the transition.
+    pub fn transition_to_open_until(&mut self, until: f64, now: f64) -> Result<Value> {
+        let until = limits::time_from_host_f64(until, 1e6, "until").map_err(Error::of_config)?;
+        let now = now_ns::<H>(now, "now")?;
+        let t = self.lock().transition_to_open_until(until, now).map_err(Error::of_state)?;
+        self.note(Some(t));
+        Ok(transition_json(&t))
+    }
+
+    /// Returns what a break-duration generator sees now (Polly's
+    /// `BreakDurationGeneratorArguments`).
+    pub fn break_arguments(&self, now: f64) -> Result<Value> {
+        let now = now_ns::<H>(now, "now")?;
+        let a = self.lock().break_arguments(now);
+        Ok(json!({"failureRate": a.failure_rate, "failureCount": a.failure_count,
+            "halfOpenAttempts": a.half_open_attempts}))
+    }
+
+    /// Replaces the current open period's wait with `duration` ms, counted from when it opened.
+    pub fn set_break_duration(&mut self, duration: f64) -> Result<()> {
+        let d = ns(duration, "duration")?;
+        self.lock().set_break_duration(d).map_err(Error::of_state)
     }
 }
 

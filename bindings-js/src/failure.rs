@@ -69,6 +69,7 @@ impl<L: StrList> FailureArgs<L> {
             headers: pairs(headers),
             elapsed: self.elapsed_ms.map(|e| ns(e, "elapsed")).transpose()?.map(std::time::Duration::from_nanos),
             wall_now_ms: self.wall_now_ms.map(|w| wall_ms(w, "wallNowMs")).transpose()?,
+            ..FailureBuf::default()
         })
     }
 }

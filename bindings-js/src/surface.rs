@@ -142,6 +142,18 @@ class NativeBreaker = Breaker<H>
   mut setCollect(on: bool) -> ()
   /// Takes the transitions collected since the last call.
   mut takeTransitions() -> json
+  /// Returns the current state's metrics (rates in percent, -1 below the minimum).
+  ref stateMetrics(now: f64) -> try json
+  /// Records an outcome without a permit (0 success, 1 failure, 2 ignored); returns true on a transition.
+  mut recordWithoutPermit(outcome: f64, duration: f64, now: f64) -> try bool
+  /// Opens for `duration` ms by hand.
+  mut transitionToOpenFor(duration: f64, now: f64) -> try json
+  /// Opens until `until` (ms on the clock `now` uses).
+  mut transitionToOpenUntil(until: f64, now: f64) -> try json
+  /// Returns what a break-duration generator sees now.
+  ref breakArguments(now: f64) -> try json
+  /// Replaces the current open period's wait with `duration` ms.
+  mut setBreakDuration(duration: f64) -> try ()
 end
 
 /// A retry budget.

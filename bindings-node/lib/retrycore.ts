@@ -96,6 +96,12 @@ export interface BackendBreaker {
   configJson(): string;
   setCollect(on: boolean): void;
   takeTransitions(): Transition[];
+  stateMetrics(now: number): BreakerMetrics;
+  recordWithoutPermit(outcome: number, duration: number, now: number): boolean;
+  transitionToOpenFor(duration: number, now: number): Transition;
+  transitionToOpenUntil(until: number, now: number): Transition;
+  breakArguments(now: number): BreakArguments;
+  setBreakDuration(duration: number): void;
 }
 
 /** A retry budget with categories by index (`NativeBudget`). @internal */
@@ -1410,6 +1416,73 @@ export class CircuitBreaker {
   toJSON(): object {
     return JSON.parse(this.#n.configJson());
   }
+
+  /**
+   * The current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
+   * they reset on every transition except into open, which keeps those of
+   * the state it left. A time window drops the seconds that left it by `now`.
+   */
+  stateMetrics(now?: number): BreakerMetrics {
+    return this.#n.stateMetrics(timeArg(now));
+  }
+
+  /**
+   * Records an outcome without a permit (resilience4j's `onError` /
+   * `onSuccess` without `tryAcquirePermission`): it counts in the current
+   * state's metrics and cannot be voided. Returns true on a transition.
+   */
+  recordWithoutPermit(outcome: Outcome, durationMs = 0, now?: number): boolean {
+    const r = this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now));
+    if (this.#hook !== null) this.#fire();
+    return r;
+  }
+
+  /** Opens for `durationMs` by hand (resilience4j's `transitionToOpenStateFor`; not a re-open for a growing wait). */
+  transitionToOpenFor(durationMs: number, now?: number): Transition {
+    const t = this.#n.transitionToOpenFor(num(durationMs, 'durationMs'), timeArg(now));
+    if (this.#hook !== null) this.#fire();
+    return t;
+  }
+
+  /** Opens until `until`, in ms on the clock `now` uses (resilience4j's `transitionToOpenStateUntil`). */
+  transitionToOpenUntil(until: number, now?: number): Transition {
+    const t = this.#n.transitionToOpenUntil(num(until, 'until'), timeArg(now));
+    if (this.#hook !== null) this.#fire();
+    return t;
+  }
+
+  /** What a break-duration generator sees now (Polly's `BreakDurationGeneratorArguments`). */
+  breakArguments(now?: number): BreakArguments {
+    return this.#n.breakArguments(timeArg(now));
+  }
+
+  /** Replaces the current open period's wait with `durationMs`, counted from when it opened (a host-computed break). */
+  setBreakDuration(durationMs: number): void {
+    this.#n.setBreakDuration(num(durationMs, 'durationMs'));
+  }
+}
+
+/** A breaker's metrics in its current state (rates in percent, -1 below the minimum number of calls). */
+export interface BreakerMetrics {
+  failureRate: number;
+  slowCallRate: number;
+  bufferedCalls: number;
+  failedCalls: number;
+  successfulCalls: number;
+  slowCalls: number;
+  slowSuccessfulCalls: number;
+  slowFailedCalls: number;
+  /** Calls refused in this state (`metrics().rejections` is the running total). */
+  notPermittedCalls: number;
+}
+
+/** What a break-duration generator sees (Polly v8's `BreakDurationGeneratorArguments`). */
+export interface BreakArguments {
+  /** The failure ratio in [0, 1]. */
+  failureRate: number;
+  failureCount: number;
+  /** open → half_open transitions since the last close. */
+  halfOpenAttempts: number;
 }
 
 const kNative = Symbol('retrycore.native');

@@ -8,14 +8,14 @@
 //! hook runs after the state changed: an exception it raises is a
 //! `RuntimeWarning`, never a lost permit (docs/python.md, "Hooks").
 
-use crate::conv::{self, err, now_or_clock, opt_secs, to_json_over, to_secs, to_str, CoreResult, Mode};
+use crate::conv::{self, err, now_or_clock, opt_secs, to_json_over, to_secs, to_str, CoreResult, Mode, Obj};
 use crate::failure::OwnedFailure;
 use crate::locks::with;
 use pyo3::exceptions::PyBaseException;
 use pyo3::exceptions::{PyException, PyRuntimeWarning};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{IntoPyDict, PyDict, PyString};
 use retrycore::breaker::{
     Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, SharedBreaker, State, Transition,
 };
@@ -68,12 +68,7 @@ pub struct PyTransition {
     pub at: f64,
 }
 
-#[pymethods]
-impl PyTransition {
-    fn __repr__(&self) -> String {
-        format!("Transition({} -> {}, reason={:?}, at={})", self.from_state, self.to_state, self.reason, self.at)
-    }
-}
+repr!(PyTransition, "Transition({} -> {}, reason={:?}, at={})", from_state, to_state, reason, at);
 
 pub fn transition(t: &Transition) -> PyTransition {
     PyTransition { from_state: t.from.code(), to_state: t.to.code(), reason: t.reason.code(), at: to_secs(t.at) }
@@ -124,29 +119,32 @@ pub struct Acquired {
     pub transition: Option<Py<PyTransition>>,
 }
 
-fn permit_of(o: &Bound<'_, PyAny>) -> PyResult<Permit> {
+fn permit_of(o: &Obj) -> PyResult<Permit> {
     Ok(conv::class_arg::<PyPermit>(o, "permit", "a Permit")?.get().p)
 }
 
-fn state_of(py: Python<'_>, s: &Bound<'_, PyAny>) -> PyResult<State> {
+fn state_of(py: Python<'_>, s: &Obj) -> PyResult<State> {
     let name = to_str(s, "state")?;
     State::from_code(&name)
         .ok_or_else(|| err(py, ErrorCode::InvalidValue, "state", format!("is not a breaker state: {name:?}")))
 }
 
-pub fn category_of(o: Option<&Bound<'_, PyAny>>) -> PyResult<Category> {
-    match o.filter(|x| !x.is_none()) {
-        None => Ok(Category::ServerError),
-        Some(c) => {
-            let name = to_str(c, "category")?;
-            Category::from_code(&name)
-                .ok_or_else(|| err(c.py(), ErrorCode::InvalidValue, "category", format!("is not a category: {name:?}")))
-        }
-    }
+pub fn category_of(o: Option<&Obj>) -> PyResult<Category> {
+    let read = |c: &Obj| {
+        let name = to_str(c, "category")?;
+        Category::from_code(&name)
+            .ok_or_else(|| err(c.py(), ErrorCode::InvalidValue, "category", format!("is not a category: {name:?}")))
+    };
+    Ok(conv::opt(o, read)?.unwrap_or(Category::ServerError))
+}
+
+/// A wait in nanoseconds as seconds (None: `u64::MAX`, not by waiting).
+fn wait_secs(ns: u64) -> Option<f64> {
+    (ns != u64::MAX).then(|| to_secs(ns))
 }
 
 /// The breaker's counting of an exception (default classification, then the breaker's rules).
-fn counted_exc(cfg: &BreakerConfig, e: &Bound<'_, PyAny>) -> PyResult<Counted> {
+fn counted_exc(cfg: &BreakerConfig, e: &Obj) -> PyResult<Counted> {
     if !e.is_instance_of::<PyException>() {
         // KeyboardInterrupt, SystemExit, CancelledError: neither success nor failure.
         return Ok(Counted::Ignored);
@@ -185,7 +183,7 @@ impl Breaker {
     }
 
     fn open_error(&self, py: Python<'_>, state: State, retry_after: u64) -> PyErr {
-        let ra = (retry_after != u64::MAX).then(|| to_secs(retry_after));
+        let ra = wait_secs(retry_after);
         let make = || -> PyResult<PyErr> {
             // A refused call of the breaker's own: the first attempt refused.
             let Ending::Raise { class, code, reason, .. } = Ending::of_reject(RejectReason::BreakerOpen, 0, None)
@@ -208,11 +206,11 @@ impl Breaker {
     #[pyo3(signature = (config=None, *, kwargs=None, on_state_change=None, share=None, overrides=None))]
     fn new(
         py: Python<'_>,
-        config: Option<&Bound<'_, PyAny>>,
-        kwargs: Option<&Bound<'_, PyAny>>,
+        config: Option<&Obj>,
+        kwargs: Option<&Obj>,
         on_state_change: Option<Py<PyAny>>,
-        share: Option<&Bound<'_, PyAny>>,
-        overrides: Option<&Bound<'_, PyAny>>,
+        share: Option<&Obj>,
+        overrides: Option<&Obj>,
     ) -> PyResult<Breaker> {
         let on_state_change = crate::policy::hook(py, on_state_change, "on_state_change")?;
         if let Some(b) = conv::opt_class_arg::<Breaker>(share, "share", "a CircuitBreaker")? {
@@ -232,7 +230,7 @@ impl Breaker {
     }
 
     /// The settings as a document.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Obj<'py>> {
         conv::from_json(py, &self.config.to_json_value())
     }
 
@@ -261,45 +259,30 @@ impl Breaker {
     /// The window's totals: calls, failures, slow.
     fn totals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let t = self.with(py, |b| b.totals());
-        let d = PyDict::new(py);
-        d.set_item("calls", t.calls)?;
-        d.set_item("failures", t.failures)?;
-        d.set_item("slow", t.slow)?;
-        Ok(d)
+        [("calls", t.calls), ("failures", t.failures), ("slow", t.slow)].into_py_dict(py)
     }
 
     /// Asks to make one call.
     #[pyo3(signature = (now=None))]
-    fn try_acquire(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<Acquired> {
+    fn try_acquire(&self, py: Python<'_>, now: Option<&Obj>) -> PyResult<Acquired> {
         let now = now_or_clock(now)?;
         let (a, t, state) = self.with(py, |b| {
             let (a, t) = b.try_acquire(now);
             (a, t, b.state())
         });
         let transition = self.fire(py, t)?;
-        Ok(match a {
-            Acquire::Permitted(p) => Acquired {
-                permitted: true,
-                permit: Some(Py::new(py, PyPermit { p })?),
-                trial: p.is_trial(),
-                state: state.code(),
-                retry_after: None,
-                transition,
-            },
-            Acquire::Rejected { state, retry_after } => Acquired {
-                permitted: false,
-                permit: None,
-                trial: false,
-                state: state.code(),
-                retry_after: (retry_after != u64::MAX).then(|| to_secs(retry_after)),
-                transition,
-            },
-        })
+        let (p, state, retry_after) = match a {
+            Acquire::Permitted(p) => (Some(p), state, None),
+            Acquire::Rejected { state, retry_after } => (None, state, wait_secs(retry_after)),
+        };
+        let (permitted, trial) = (p.is_some(), p.is_some_and(|p| p.is_trial()));
+        let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
+        Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
     }
 
     /// Takes a permit, or raises `CircuitOpenError`.
     #[pyo3(signature = (now=None))]
-    fn acquire(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<PyPermit> {
+    fn acquire(&self, py: Python<'_>, now: Option<&Obj>) -> PyResult<PyPermit> {
         let now = now_or_clock(now)?;
         let (a, t) = self.with(py, |b| b.try_acquire(now));
         self.fire(py, t)?;
@@ -315,10 +298,10 @@ impl Breaker {
     fn record(
         &self,
         py: Python<'_>,
-        permit: &Bound<'_, PyAny>,
-        outcome: Option<&Bound<'_, PyAny>>,
-        now: Option<&Bound<'_, PyAny>>,
-        duration: Option<&Bound<'_, PyAny>>,
+        permit: &Obj,
+        outcome: Option<&Obj>,
+        now: Option<&Obj>,
+        duration: Option<&Obj>,
     ) -> PyResult<Option<Py<PyTransition>>> {
         let p = permit_of(permit)?;
         let counted = match outcome.filter(|o| !o.is_none()) {
@@ -327,19 +310,7 @@ impl Breaker {
             // The literals a caller writes are interned: most outcomes are found by identity.
             Some(o) if o.is(intern!(py, "success")) => Counted::Success,
             Some(o) if o.is(intern!(py, "failure")) => Counted::Failure,
-            Some(o) => match to_str(o, "outcome")?.as_str() {
-                "success" => Counted::Success,
-                "failure" => Counted::Failure,
-                "ignored" => Counted::Ignored,
-                other => {
-                    return Err(err(
-                        py,
-                        ErrorCode::InvalidValue,
-                        "outcome",
-                        format!("must be success, failure or ignored, got {other:?}"),
-                    ))
-                }
-            },
+            Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py)?,
         };
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(p.started()));
@@ -349,12 +320,7 @@ impl Breaker {
 
     /// Gives a permit back without an outcome.
     #[pyo3(signature = (permit, now=None))]
-    fn release(
-        &self,
-        py: Python<'_>,
-        permit: &Bound<'_, PyAny>,
-        now: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Option<Py<PyTransition>>> {
+    fn release(&self, py: Python<'_>, permit: &Obj, now: Option<&Obj>) -> PyResult<Option<Py<PyTransition>>> {
         let p = permit_of(permit)?;
         let now = now_or_clock(now)?;
         let t = self.with(py, |b| b.release(p, now));
@@ -363,13 +329,7 @@ impl Breaker {
 
     /// Calls `fn(*args, **kwargs)` through the breaker.
     #[pyo3(signature = (func, args, kwargs=None))]
-    fn call(
-        &self,
-        py: Python<'_>,
-        func: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyAny>,
-        kwargs: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
+    fn call(&self, py: Python<'_>, func: &Obj, args: &Obj, kwargs: Option<&Obj>) -> PyResult<Py<PyAny>> {
         let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
         let now = conv::mono_ns();
         let (a, t) = self.with(py, |b| b.try_acquire(now));
@@ -400,12 +360,7 @@ impl Breaker {
 
     /// Moves to `state` by hand.
     #[pyo3(signature = (state, now=None))]
-    fn transition_to(
-        &self,
-        py: Python<'_>,
-        state: &Bound<'_, PyAny>,
-        now: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyTransition>> {
+    fn transition_to(&self, py: Python<'_>, state: &Obj, now: Option<&Obj>) -> PyResult<Py<PyTransition>> {
         let to = state_of(py, state)?;
         let now = now_or_clock(now)?;
         // The refusal becomes an exception after the lock is released.
@@ -416,7 +371,7 @@ impl Breaker {
 
     /// Returns to closed with an empty window.
     #[pyo3(signature = (now=None))]
-    fn reset(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyTransition>>> {
+    fn reset(&self, py: Python<'_>, now: Option<&Obj>) -> PyResult<Option<Py<PyTransition>>> {
         let now = now_or_clock(now)?;
         let t = self.with(py, |b| b.reset(now));
         self.fire(py, t)
@@ -424,10 +379,9 @@ impl Breaker {
 
     /// Seconds until a call could be admitted (0.0 if now; inf when forced open).
     #[pyo3(signature = (now=None))]
-    fn remaining_open(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+    fn remaining_open(&self, py: Python<'_>, now: Option<&Obj>) -> PyResult<f64> {
         let now = now_or_clock(now)?;
-        let r = self.with(py, |b| b.remaining_open(now));
-        Ok(if r == u64::MAX { f64::INFINITY } else { to_secs(r) })
+        Ok(wait_secs(self.with(py, |b| b.remaining_open(now))).unwrap_or(f64::INFINITY))
     }
 
     /// Captures the state as a JSON-ready dict.
@@ -435,9 +389,9 @@ impl Breaker {
     fn snapshot<'py>(
         &self,
         py: Python<'py>,
-        now: Option<&Bound<'py, PyAny>>,
-        wall_now_ms: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+        now: Option<&Obj<'py>>,
+        wall_now_ms: Option<&Obj<'py>>,
+    ) -> PyResult<Obj<'py>> {
         let now = now_or_clock(now)?;
         let wall = conv::wall_or_clock(wall_now_ms)?;
         let text = self.with(py, |b| b.snapshot(now, wall).to_json());
@@ -447,13 +401,7 @@ impl Breaker {
 
     /// Replaces the state with a snapshot (a dict or JSON text) taken with the same settings.
     #[pyo3(signature = (snapshot, now=None, wall_now_ms=None))]
-    fn restore(
-        &self,
-        py: Python<'_>,
-        snapshot: &Bound<'_, PyAny>,
-        now: Option<&Bound<'_, PyAny>>,
-        wall_now_ms: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
+    fn restore(&self, py: Python<'_>, snapshot: &Obj, now: Option<&Obj>, wall_now_ms: Option<&Obj>) -> PyResult<()> {
         let text = if snapshot.is_instance_of::<PyString>() {
             to_str(snapshot, "snapshot")?
         } else {
@@ -471,6 +419,82 @@ impl Breaker {
     fn __repr__(&self, py: Python<'_>) -> String {
         let state = self.with(py, |b| b.state().code());
         format!("CircuitBreaker(name={:?}, state={:?})", self.config.name, state)
+    }
+
+    /// The current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
+    /// rates in percent (-1.0 below the minimum number of calls) and counts,
+    /// `not_permitted_calls` included (per state; `rejections` is the running total).
+    #[pyo3(signature = (now=None))]
+    fn state_metrics<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let now = now_or_clock(now)?;
+        let m = self.with(py, |b| b.metrics(now));
+        conv::from_json(py, &serde_json::to_value(m).unwrap_or_default())
+    }
+
+    /// Records an outcome without a permit (resilience4j's `onError` /
+    /// `onSuccess` without `tryAcquirePermission`): it counts in the current
+    /// state's metrics and cannot be voided by a transition.
+    #[pyo3(signature = (outcome=None, now=None, duration=None))]
+    fn record_without_permit(
+        &self,
+        py: Python<'_>,
+        outcome: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        duration: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyTransition>>> {
+        let counted = outcome_of(py, &self.config, outcome)?;
+        let now = now_or_clock(now)?;
+        let duration = opt_secs(duration, "duration")?.unwrap_or(0);
+        let t = self.with(py, |b| b.record(now, counted, duration));
+        self.fire(py, t)
+    }
+
+    /// Opens for `duration` seconds by hand (resilience4j's `transitionToOpenStateFor`).
+    #[pyo3(signature = (duration, now=None))]
+    fn transition_to_open_for(
+        &self,
+        py: Python<'_>,
+        duration: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyTransition>> {
+        let d = conv::secs(duration, "duration")?;
+        let now = now_or_clock(now)?;
+        let t = self.with(py, |b| b.transition_to_open_for(d, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    }
+
+    /// Opens until `until`, in seconds on the clock `now` uses
+    /// (resilience4j's `transitionToOpenStateUntil`).
+    #[pyo3(signature = (until, now=None))]
+    fn transition_to_open_until(
+        &self,
+        py: Python<'_>,
+        until: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyTransition>> {
+        let until = conv::instant(until, "until")?;
+        let now = now_or_clock(now)?;
+        let t = self.with(py, |b| b.transition_to_open_until(until, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    }
+
+    /// What a break-duration generator sees now (Polly's
+    /// `BreakDurationGeneratorArguments`): `failure_rate` (0-1),
+    /// `failure_count`, `half_open_attempts`.
+    #[pyo3(signature = (now=None))]
+    fn break_arguments<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let now = now_or_clock(now)?;
+        let a = self.with(py, |b| b.break_arguments(now));
+        conv::from_json(py, &serde_json::to_value(a).unwrap_or_default())
+    }
+
+    /// Replaces the current open period's wait with `duration` seconds,
+    /// counted from when it opened (a host-computed break duration).
+    fn set_break_duration(&self, py: Python<'_>, duration: &Bound<'_, PyAny>) -> PyResult<()> {
+        let d = conv::secs(duration, "duration")?;
+        self.with(py, |b| b.set_break_duration(d)).py(py)
     }
 }
 
@@ -530,10 +554,10 @@ impl PyBudget {
     /// The arguments shared by `check`, `withdraw` and `try_withdraw`.
     fn flags(
         &self,
-        category: Option<&Bound<'_, PyAny>>,
-        now: Option<&Bound<'_, PyAny>>,
-        refused: Option<&Bound<'_, PyAny>>,
-        holds_retry_slot: Option<&Bound<'_, PyAny>>,
+        category: Option<&Obj>,
+        now: Option<&Obj>,
+        refused: Option<&Obj>,
+        holds_retry_slot: Option<&Obj>,
     ) -> PyResult<(Category, u64, bool, bool)> {
         let c = category_of(category)?;
         let refused = conv::bool_or(refused, "refused", false)?;
@@ -541,7 +565,7 @@ impl PyBudget {
         Ok((c, self.now(now)?, refused, holds))
     }
 
-    fn now(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    fn now(&self, now: Option<&Obj>) -> PyResult<u64> {
         match now {
             Some(x) if !x.is_none() => conv::instant(x, "now"),
             _ if self.config.depends_on_time() => Ok(conv::mono_ns()),
@@ -556,23 +580,20 @@ impl PyBudget {
     #[pyo3(signature = (config=None, *, kwargs=None, share=None, overrides=None))]
     fn new(
         py: Python<'_>,
-        config: Option<&Bound<'_, PyAny>>,
-        kwargs: Option<&Bound<'_, PyAny>>,
-        share: Option<&Bound<'_, PyAny>>,
-        overrides: Option<&Bound<'_, PyAny>>,
+        config: Option<&Obj>,
+        kwargs: Option<&Obj>,
+        share: Option<&Obj>,
+        overrides: Option<&Obj>,
     ) -> PyResult<PyBudget> {
         if let Some(b) = conv::opt_class_arg::<PyBudget>(share, "share", "a Budget")? {
             return Ok(PyBudget { shared: b.get().shared.clone(), config: b.get().config.clone() });
         }
         let mode = Mode::of(kwargs)?;
         let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
-        if config.is_none_or(|c| c.is_none()) && overrides.is_none_or(|o| o.is_empty()) {
-            return Err(err(py, ErrorCode::MissingField, "kind", "a budget names its kind"));
-        }
         PyBudget::from_doc(py, &to_json_over(config, overrides, mode)?, mode)
     }
 
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Obj<'py>> {
         conv::from_json(py, &self.config.to_json_value())
     }
 
@@ -598,7 +619,7 @@ impl PyBudget {
 
     /// The level: tokens, or window counts, as a dict.
     #[pyo3(signature = (now=None))]
-    fn level<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    fn level<'py>(&self, py: Python<'py>, now: Option<&Obj<'py>>) -> PyResult<Obj<'py>> {
         let now = self.now(now)?;
         let v = self.with(py, |b| b.level(now));
         conv::from_json(py, &v)
@@ -606,7 +627,7 @@ impl PyBudget {
 
     /// A logical operation starts (ratio deposit, concurrency call).
     #[pyo3(signature = (now=None))]
-    fn on_operation_start(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn on_operation_start(&self, py: Python<'_>, now: Option<&Obj>) -> PyResult<()> {
         let now = self.now(now)?;
         self.with(py, |b| b.on_operation_start(now));
         Ok(())
@@ -614,7 +635,7 @@ impl PyBudget {
 
     /// A logical operation ends.
     #[pyo3(signature = (held_retry_slot=None))]
-    fn on_operation_end(&self, py: Python<'_>, held_retry_slot: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn on_operation_end(&self, py: Python<'_>, held_retry_slot: Option<&Obj>) -> PyResult<()> {
         let held = conv::bool_or(held_retry_slot, "held_retry_slot", false)?;
         self.with(py, |b| b.on_operation_end(held));
         Ok(())
@@ -625,10 +646,10 @@ impl PyBudget {
     fn check(
         &self,
         py: Python<'_>,
-        category: Option<&Bound<'_, PyAny>>,
-        now: Option<&Bound<'_, PyAny>>,
-        refused: Option<&Bound<'_, PyAny>>,
-        holds_retry_slot: Option<&Bound<'_, PyAny>>,
+        category: Option<&Obj>,
+        now: Option<&Obj>,
+        refused: Option<&Obj>,
+        holds_retry_slot: Option<&Obj>,
     ) -> PyResult<Option<PyRefusal>> {
         let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
         Ok(self.with(py, |b| b.check(now, c, refused, holds)).err().map(refusal))
@@ -639,10 +660,10 @@ impl PyBudget {
     fn withdraw(
         &self,
         py: Python<'_>,
-        category: Option<&Bound<'_, PyAny>>,
-        now: Option<&Bound<'_, PyAny>>,
-        refused: Option<&Bound<'_, PyAny>>,
-        holds_retry_slot: Option<&Bound<'_, PyAny>>,
+        category: Option<&Obj>,
+        now: Option<&Obj>,
+        refused: Option<&Obj>,
+        holds_retry_slot: Option<&Obj>,
     ) -> PyResult<(Option<u32>, bool)> {
         let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
         Ok(self.with(py, |b| b.withdraw(now, c, refused, holds)))
@@ -653,23 +674,13 @@ impl PyBudget {
     fn try_withdraw(
         &self,
         py: Python<'_>,
-        category: Option<&Bound<'_, PyAny>>,
-        now: Option<&Bound<'_, PyAny>>,
-        refused: Option<&Bound<'_, PyAny>>,
-        holds_retry_slot: Option<&Bound<'_, PyAny>>,
+        category: Option<&Obj>,
+        now: Option<&Obj>,
+        refused: Option<&Obj>,
+        holds_retry_slot: Option<&Obj>,
     ) -> PyResult<Option<PyRefusal>> {
         let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
-        let r = self.with(py, |b| match b.check(now, c, refused, holds) {
-            Ok(()) => {
-                b.withdraw(now, c, refused, holds);
-                None
-            }
-            Err(r) => {
-                b.count_refusal();
-                Some(r)
-            }
-        });
-        Ok(r.map(refusal))
+        Ok(self.with(py, |b| b.try_withdraw(now, c, refused, holds)).err().map(refusal))
     }
 
     /// Records a failed attempt.
@@ -678,12 +689,12 @@ impl PyBudget {
     fn on_failure(
         &self,
         py: Python<'_>,
-        category: Option<&Bound<'_, PyAny>>,
-        now: Option<&Bound<'_, PyAny>>,
-        counts: Option<&Bound<'_, PyAny>>,
-        reached_backend: Option<&Bound<'_, PyAny>>,
-        declined_pushback: Option<&Bound<'_, PyAny>>,
-        refused: Option<&Bound<'_, PyAny>>,
+        category: Option<&Obj>,
+        now: Option<&Obj>,
+        counts: Option<&Obj>,
+        reached_backend: Option<&Obj>,
+        declined_pushback: Option<&Obj>,
+        refused: Option<&Obj>,
     ) -> PyResult<()> {
         let c = category_of(category)?;
         let facts = FailureFacts {
@@ -700,14 +711,9 @@ impl PyBudget {
 
     /// Records a success; `retry_cost` is what the token bucket took for the retry that led to it.
     #[pyo3(signature = (now=None, retry_cost=None))]
-    fn on_success(
-        &self,
-        py: Python<'_>,
-        now: Option<&Bound<'_, PyAny>>,
-        retry_cost: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
+    fn on_success(&self, py: Python<'_>, now: Option<&Obj>, retry_cost: Option<&Obj>) -> PyResult<()> {
         let now = self.now(now)?;
-        let cost = conv::opt_count(retry_cost, "retry_cost", u64::from(u32::MAX))?.map(|c| c as u32);
+        let cost = conv::opt(retry_cost, |c| conv::to_u32(c, "retry_cost"))?;
         self.with(py, |b| b.on_success(now, cost));
         Ok(())
     }
@@ -715,25 +721,37 @@ impl PyBudget {
     /// The adaptive throttle before an attempt: a `Refusal` or None. `r`
     /// is the draw in [0, 1) (default: from the OS).
     #[pyo3(signature = (now=None, r=None))]
-    fn before_attempt(
-        &self,
-        py: Python<'_>,
-        now: Option<&Bound<'_, PyAny>>,
-        r: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Option<PyRefusal>> {
+    fn before_attempt(&self, py: Python<'_>, now: Option<&Obj>, r: Option<&Obj>) -> PyResult<Option<PyRefusal>> {
         let now = self.now(now)?;
-        let r = match r.filter(|x| !x.is_none()) {
-            Some(x) => {
-                let v = conv::to_f64(x, "r")?;
-                retrycore::backoff::check_r(v).py(py)?;
-                v
-            }
-            None => crate::entropy::draw(),
-        };
+        let r = conv::opt(r, |x| {
+            let v = conv::to_f64(x, "r")?;
+            retrycore::backoff::check_r(v).py(py).map(|()| v)
+        })?
+        .unwrap_or_else(crate::entropy::draw);
         Ok(self.with(py, |b| b.before_attempt(now, r)).map(refusal))
     }
 
     fn __repr__(&self) -> String {
         format!("Budget(kind={:?}, name={:?})", self.config.kind_name(), self.config.name)
+    }
+}
+
+/// Reads an outcome without a permit: `"success"` (the default),
+/// `"failure"`, `"ignored"`, or an exception the breaker's rules count.
+fn outcome_of(py: Python<'_>, cfg: &BreakerConfig, o: Option<&Bound<'_, PyAny>>) -> PyResult<Counted> {
+    match o.filter(|o| !o.is_none()) {
+        None => Ok(Counted::Success),
+        Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(cfg, o),
+        Some(o) => match to_str(o, "outcome")?.as_str() {
+            "success" => Ok(Counted::Success),
+            "failure" => Ok(Counted::Failure),
+            "ignored" => Ok(Counted::Ignored),
+            other => Err(err(
+                py,
+                ErrorCode::InvalidValue,
+                "outcome",
+                format!("must be success, failure or ignored, got {other:?}"),
+            )),
+        },
     }
 }

@@ -16,6 +16,9 @@ use retrycore::{Error, ErrorCode};
 use serde_json::{Map, Value};
 use std::time::Instant;
 
+/// Any Python object: the arguments' type (every reader below checks it itself).
+pub type Obj<'py> = Bound<'py, PyAny>;
+
 /// Where a core error is raised: the config family's codes become
 /// `ConfigError`s, or `IdempotencyError`s in the idempotency functions
 /// (every other family has its own class, by the core's `ErrorCode::family`).
@@ -73,17 +76,15 @@ pub fn err_in(py: Python<'_>, family: Family, code: ErrorCode, field: &str, why:
     core_err(py, &Error::new(code, field.to_owned(), why.into()), family)
 }
 
-pub fn type_name(o: &Bound<'_, PyAny>) -> String {
+pub fn type_name(o: &Obj) -> String {
     o.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
 }
 
-fn wrong_type(o: &Bound<'_, PyAny>, field: &str, want: &str) -> PyErr {
+pub fn wrong_type(o: &Obj, field: &str, want: &str) -> PyErr {
     err(o.py(), ErrorCode::InvalidType, field, format!("must be {want}, got {}", type_name(o)))
 }
 
 // ---------------------------------------------------------------- host code
-
-static RETRYCORE_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 
 /// Turns an exception raised by the caller's own object while it was being
 /// converted (a throwing `__iter__`, `__index__`, getter…) into a retrycore
@@ -95,13 +96,9 @@ pub fn user_err(py: Python<'_>, e: PyErr, field: &str) -> PyErr {
     if !v.is_instance_of::<PyException>() {
         return e;
     }
-    let ours = RETRYCORE_ERROR
-        .get_or_try_init(py, || -> PyResult<Py<PyType>> {
-            Ok(errors_module(py)?.getattr("RetrycoreError")?.downcast_into::<PyType>()?.unbind())
-        })
-        .map(|t| v.is_instance(t.bind(py)).unwrap_or(false))
-        .unwrap_or(false);
-    if ours {
+    // Looked up here, not cached: this runs only on the way to raising.
+    let base = errors_module(py).and_then(|m| m.getattr("RetrycoreError"));
+    if base.is_ok_and(|t| v.is_instance(&t).unwrap_or(false)) {
         return e;
     }
     let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
@@ -114,7 +111,7 @@ pub fn user_err(py: Python<'_>, e: PyErr, field: &str) -> PyErr {
 /// at most [`limits::MAX_ITEMS`] elements: a longer or endless one is
 /// `too_large` before anything is converted, so converting an element (which
 /// may run the caller's code) cannot change what is walked.
-pub fn items<'py>(o: &Bound<'py, PyAny>, field: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+pub fn items<'py>(o: &Obj<'py>, field: &str) -> PyResult<Vec<Obj<'py>>> {
     let py = o.py();
     if o.is_exact_instance_of::<PyList>() || o.is_exact_instance_of::<PyTuple>() {
         limits::check_items(o.len()? as u64, field).py(py)?;
@@ -130,16 +127,21 @@ pub fn items<'py>(o: &Bound<'py, PyAny>, field: &str) -> PyResult<Vec<Bound<'py,
 }
 
 /// Reads a list or tuple of anything (see [`items`]); anything else is `invalid_type`.
-pub fn list_arg<'py>(o: &Bound<'py, PyAny>, field: &str, want: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+pub fn list_arg<'py>(o: &Obj<'py>, field: &str, want: &str) -> PyResult<Vec<Obj<'py>>> {
     if !(o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>()) {
         return Err(wrong_type(o, field, want));
     }
     items(o, field)
 }
 
+/// Reads an optional argument with `read`: left out and None are both None.
+pub fn opt<'a, 'py, T>(o: Option<&'a Obj<'py>>, read: impl FnOnce(&'a Obj<'py>) -> PyResult<T>) -> PyResult<Option<T>> {
+    o.filter(|x| !x.is_none()).map(read).transpose()
+}
+
 /// Reads an argument of a native class; anything else is `invalid_type`.
 pub fn class_arg<'a, 'py, T: pyo3::type_object::PyTypeCheck>(
-    o: &'a Bound<'py, PyAny>,
+    o: &'a Obj<'py>,
     field: &str,
     want: &str,
 ) -> PyResult<&'a Bound<'py, T>> {
@@ -147,49 +149,37 @@ pub fn class_arg<'a, 'py, T: pyo3::type_object::PyTypeCheck>(
 }
 
 pub fn opt_class_arg<'a, 'py, T: pyo3::type_object::PyTypeCheck>(
-    o: Option<&'a Bound<'py, PyAny>>,
+    o: Option<&'a Obj<'py>>,
     field: &str,
     want: &str,
 ) -> PyResult<Option<&'a Bound<'py, T>>> {
-    match o {
-        None => Ok(None),
-        Some(x) if x.is_none() => Ok(None),
-        Some(x) => class_arg(x, field, want).map(Some),
-    }
+    opt(o, |x| class_arg(x, field, want))
 }
 
 // ---------------------------------------------------------------- scalars
 
 /// Reads a `str`; a lone surrogate is `invalid_string`.
-pub fn to_str(o: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
+pub fn to_str(o: &Obj, field: &str) -> PyResult<String> {
     let s = o.downcast::<PyString>().map_err(|_| wrong_type(o, field, "a str"))?;
     s.to_cow()
         .map(|c| c.into_owned())
         .map_err(|_| err(o.py(), ErrorCode::InvalidString, field, "contains a lone surrogate, which has no UTF-8 form"))
 }
 
-pub fn opt_str(o: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<String>> {
-    match o {
-        None => Ok(None),
-        Some(x) if x.is_none() => Ok(None),
-        Some(x) => to_str(x, field).map(Some),
-    }
+pub fn opt_str(o: Option<&Obj>, field: &str) -> PyResult<Option<String>> {
+    opt(o, |x| to_str(x, field))
 }
 
-pub fn to_bool(o: &Bound<'_, PyAny>, field: &str) -> PyResult<bool> {
+pub fn to_bool(o: &Obj, field: &str) -> PyResult<bool> {
     o.downcast::<PyBool>().map(|b| b.is_true()).map_err(|_| wrong_type(o, field, "a bool"))
 }
 
-pub fn opt_bool(o: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<bool>> {
-    match o {
-        None => Ok(None),
-        Some(x) if x.is_none() => Ok(None),
-        Some(x) => to_bool(x, field).map(Some),
-    }
+pub fn opt_bool(o: Option<&Obj>, field: &str) -> PyResult<Option<bool>> {
+    opt(o, |x| to_bool(x, field))
 }
 
 /// A bool argument with a default (None is the default).
-pub fn bool_or(o: Option<&Bound<'_, PyAny>>, field: &str, default: bool) -> PyResult<bool> {
+pub fn bool_or(o: Option<&Obj>, field: &str, default: bool) -> PyResult<bool> {
     Ok(opt_bool(o, field)?.unwrap_or(default))
 }
 
@@ -197,7 +187,7 @@ static INT_INDEX: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
 
 /// The exact `int` value of an `int` or a subclass, read without calling
 /// any method the subclass overrides (`int.__index__` copies the digits).
-fn exact_int<'py>(o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+fn exact_int<'py>(o: &Obj<'py>) -> PyResult<Obj<'py>> {
     if o.is_exact_instance_of::<PyInt>() {
         return Ok(o.clone());
     }
@@ -207,7 +197,7 @@ fn exact_int<'py>(o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     index.bind(py).call1((o,))
 }
 
-fn is_int(o: &Bound<'_, PyAny>) -> bool {
+fn is_int(o: &Obj) -> bool {
     o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>()
 }
 
@@ -217,7 +207,7 @@ enum Int {
     Huge { negative: bool },
 }
 
-fn int_value(o: &Bound<'_, PyAny>) -> PyResult<Int> {
+fn int_value(o: &Obj) -> PyResult<Int> {
     let i = exact_int(o)?;
     if let Ok(v) = i.extract::<i128>() {
         return Ok(Int::Fits(v));
@@ -226,7 +216,7 @@ fn int_value(o: &Bound<'_, PyAny>) -> PyResult<Int> {
 }
 
 /// An `int` as the nearest double (±infinity past the double range).
-fn int_f64(o: &Bound<'_, PyAny>) -> PyResult<f64> {
+fn int_f64(o: &Obj) -> PyResult<f64> {
     let i = exact_int(o)?;
     match i.extract::<f64>() {
         Ok(v) => Ok(v),
@@ -236,7 +226,7 @@ fn int_f64(o: &Bound<'_, PyAny>) -> PyResult<f64> {
 
 /// Reads a count (an `int`, not a bool) in `0..=max` by the core's rule
 /// (`retrycore::limits::count_from_i128`): never a wrap, never a silent 0.
-pub fn to_count(o: &Bound<'_, PyAny>, field: &str, max: u64) -> PyResult<u64> {
+pub fn to_count(o: &Obj, field: &str, max: u64) -> PyResult<u64> {
     if !is_int(o) {
         return Err(wrong_type(o, field, "an int"));
     }
@@ -249,16 +239,17 @@ pub fn to_count(o: &Bound<'_, PyAny>, field: &str, max: u64) -> PyResult<u64> {
     }
 }
 
-pub fn opt_count(o: Option<&Bound<'_, PyAny>>, field: &str, max: u64) -> PyResult<Option<u64>> {
-    match o {
-        None => Ok(None),
-        Some(x) if x.is_none() => Ok(None),
-        Some(x) => to_count(x, field, max).map(Some),
-    }
+pub fn opt_count(o: Option<&Obj>, field: &str, max: u64) -> PyResult<Option<u64>> {
+    opt(o, |x| to_count(x, field, max))
+}
+
+/// Reads a count in `0..=u32::MAX` (see [`to_count`]).
+pub fn to_u32(o: &Obj, field: &str) -> PyResult<u32> {
+    Ok(to_count(o, field, u64::from(u32::MAX))? as u32)
 }
 
 /// Reads a real number (`float` or `int`, not a bool).
-pub fn to_f64(o: &Bound<'_, PyAny>, field: &str) -> PyResult<f64> {
+pub fn to_f64(o: &Obj, field: &str) -> PyResult<f64> {
     if let Ok(f) = o.downcast::<PyFloat>() {
         return Ok(f.value());
     }
@@ -276,7 +267,7 @@ pub fn to_f64(o: &Bound<'_, PyAny>, field: &str) -> PyResult<f64> {
 /// Whole seconds that fit are exact; everything else (NaN, infinities,
 /// negatives, amounts past the nanosecond range) follows the core's rule
 /// for a host float (`retrycore::duration::from_secs_f64`).
-pub fn secs(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+pub fn secs(o: &Obj, field: &str) -> PyResult<u64> {
     let py = o.py();
     if let Ok(f) = o.downcast::<PyFloat>() {
         return retrycore::duration::from_secs_f64(f.value(), field).py(py);
@@ -292,18 +283,14 @@ pub fn secs(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
     Err(wrong_type(o, field, "float seconds"))
 }
 
-pub fn opt_secs(o: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<u64>> {
-    match o {
-        None => Ok(None),
-        Some(x) if x.is_none() => Ok(None),
-        Some(x) => secs(x, field).map(Some),
-    }
+pub fn opt_secs(o: Option<&Obj>, field: &str) -> PyResult<Option<u64>> {
+    opt(o, |x| secs(x, field))
 }
 
 /// Reads an instant in float seconds on the monotonic clock (or an int) as
 /// nanoseconds by the core's rule (`retrycore::limits::time_from_host_f64`):
 /// one past the nanosecond range is `invalid_time`.
-pub fn instant(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+pub fn instant(o: &Obj, field: &str) -> PyResult<u64> {
     let v = if let Ok(f) = o.downcast::<PyFloat>() {
         f.value()
     } else if is_int(o) {
@@ -346,7 +333,7 @@ pub fn mono_ns() -> u64 {
 }
 
 /// `now` given as float seconds, or the monotonic clock.
-pub fn now_or_clock(now: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+pub fn now_or_clock(now: Option<&Obj>) -> PyResult<u64> {
     match now {
         Some(x) if !x.is_none() => instant(x, "now"),
         _ => Ok(mono_ns()),
@@ -364,7 +351,7 @@ pub fn wall_ms() -> u64 {
 /// Reads a wall-clock instant in Unix epoch milliseconds (an int, or a
 /// float rounded half to even), refused past the nanosecond range like any
 /// instant (`retrycore::limits::time_from_host_f64`: `invalid_time`).
-pub fn wall_arg(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+pub fn wall_arg(o: &Obj, field: &str) -> PyResult<u64> {
     let py = o.py();
     if is_int(o) {
         if let Int::Fits(v) = int_value(o)? {
@@ -385,15 +372,11 @@ pub fn wall_arg(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
     Err(wrong_type(o, field, "Unix epoch milliseconds (an int)"))
 }
 
-pub fn opt_wall(o: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<u64>> {
-    match o {
-        None => Ok(None),
-        Some(x) if x.is_none() => Ok(None),
-        Some(x) => wall_arg(x, field).map(Some),
-    }
+pub fn opt_wall(o: Option<&Obj>, field: &str) -> PyResult<Option<u64>> {
+    opt(o, |x| wall_arg(x, field))
 }
 
-pub fn wall_or_clock(w: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+pub fn wall_or_clock(w: Option<&Obj>) -> PyResult<u64> {
     Ok(opt_wall(w, "wall_now_ms")?.unwrap_or_else(wall_ms))
 }
 
@@ -415,7 +398,7 @@ pub const UNIT_NS: f64 = 1e9;
 
 impl Mode {
     /// Reads `kwargs` as a mode flag (true: keyword arguments).
-    pub fn of(kwargs: Option<&Bound<'_, PyAny>>) -> PyResult<Mode> {
+    pub fn of(kwargs: Option<&Obj>) -> PyResult<Mode> {
         Ok(if bool_or(kwargs, "kwargs", false)? { Mode::Kwargs } else { Mode::Document })
     }
 }
@@ -427,7 +410,7 @@ fn depth_err(py: Python<'_>, field: &str, depth: usize) -> PyErr {
     }
 }
 
-fn number_value(o: &Bound<'_, PyAny>, field: &str, mode: Mode) -> PyResult<Value> {
+fn number_value(o: &Obj, field: &str, mode: Mode) -> PyResult<Value> {
     let py = o.py();
     let finite = |v: f64| {
         serde_json::Number::from_f64(v)
@@ -456,7 +439,7 @@ fn number_value(o: &Bound<'_, PyAny>, field: &str, mode: Mode) -> PyResult<Value
 /// (`PyDict_Items` reads the table itself), so a value whose conversion
 /// mutates the dict changes nothing being walked.
 /// The `(key, value)` members of a mapping.
-type Members<'py> = Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>;
+type Members<'py> = Vec<(Obj<'py>, Obj<'py>)>;
 
 fn members<'py>(d: &Bound<'py, PyDict>, field: &str) -> PyResult<Members<'py>> {
     let py = d.py();
@@ -474,7 +457,7 @@ fn members<'py>(d: &Bound<'py, PyDict>, field: &str) -> PyResult<Members<'py>> {
 /// The members of a mapping that is not a dict (`collections.abc.Mapping`):
 /// its `items()`, walked like a list (at most [`limits::MAX_ITEMS`], a
 /// raising `items()` or iterator `invalid_type`), each a `(key, value)` tuple.
-fn mapping_members<'py>(o: &Bound<'py, PyAny>, field: &str) -> PyResult<Option<Members<'py>>> {
+fn mapping_members<'py>(o: &Obj<'py>, field: &str) -> PyResult<Option<Members<'py>>> {
     if o.downcast::<pyo3::types::PyMapping>().is_err() {
         return Ok(None);
     }
@@ -502,7 +485,7 @@ static TIMEDELTA: GILOnceCell<Timedelta> = GILOnceCell::new();
 
 /// A `datetime.timedelta` (or subclass) as whole microseconds, read with the
 /// base class's own division (never a method the subclass overrides).
-fn timedelta_us<'py>(o: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+fn timedelta_us<'py>(o: &Obj<'py>) -> PyResult<Option<Obj<'py>>> {
     let py = o.py();
     let td = TIMEDELTA.get_or_try_init(py, || -> PyResult<Timedelta> {
         let ty = py.import("datetime")?.getattr("timedelta")?.downcast_into::<PyType>()?;
@@ -521,16 +504,12 @@ fn timedelta_us<'py>(o: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>
 /// Converts a Python tree (dict with str keys, list/tuple, str, int, float,
 /// bool, None) to JSON: depth-limited, every list bounded by
 /// [`limits::MAX_ITEMS`], every dict read as a snapshot of its members.
-pub fn to_json(o: &Bound<'_, PyAny>, mode: Mode) -> PyResult<Value> {
+pub fn to_json(o: &Obj, mode: Mode) -> PyResult<Value> {
     to_json_at(o, mode, "", 0)
 }
 
 /// Converts `base` (a dict, or None) with `overrides` (keyword arguments) laid over it.
-pub fn to_json_over(
-    base: Option<&Bound<'_, PyAny>>,
-    overrides: Option<&Bound<'_, PyDict>>,
-    mode: Mode,
-) -> PyResult<Value> {
+pub fn to_json_over(base: Option<&Obj>, overrides: Option<&Bound<'_, PyDict>>, mode: Mode) -> PyResult<Value> {
     let mut doc = match base.filter(|b| !b.is_none()) {
         None => Map::new(),
         Some(b) => match to_json(b, mode)? {
@@ -554,7 +533,7 @@ fn join(field: &str, key: &str) -> String {
     }
 }
 
-fn to_json_at(o: &Bound<'_, PyAny>, mode: Mode, field: &str, depth: usize) -> PyResult<Value> {
+fn to_json_at(o: &Obj, mode: Mode, field: &str, depth: usize) -> PyResult<Value> {
     let py = o.py();
     if o.is_none() {
         return Ok(Value::Null);
@@ -622,7 +601,7 @@ fn to_json_at(o: &Bound<'_, PyAny>, mode: Mode, field: &str, depth: usize) -> Py
 }
 
 /// Converts JSON to Python (dicts, lists, str, int, float, bool, None).
-pub fn from_json<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+pub fn from_json<'py>(py: Python<'py>, v: &Value) -> PyResult<Obj<'py>> {
     Ok(match v {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -657,7 +636,7 @@ pub fn from_json<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>>
 /// canonical JSON: numbers become doubles (an int a double cannot hold
 /// exactly is `invalid_number`), object keys must be `str`
 /// (`invalid_type`), nesting stops at the core's limit (`too_deep`).
-pub fn to_host_json(o: &Bound<'_, PyAny>) -> PyResult<JsonValue> {
+pub fn to_host_json(o: &Obj) -> PyResult<JsonValue> {
     host_at(o, 0)
 }
 
@@ -665,7 +644,7 @@ fn ierr(py: Python<'_>, code: ErrorCode, why: impl Into<String>) -> PyErr {
     err_in(py, Family::Idempotency, code, "value", why)
 }
 
-fn host_at(o: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue> {
+fn host_at(o: &Obj, depth: usize) -> PyResult<JsonValue> {
     let py = o.py();
     if o.is_none() {
         return Ok(JsonValue::Null);
@@ -742,7 +721,7 @@ fn host_at(o: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue> {
 }
 
 /// The exact `int` a finite integral double stands for (`int(f)` of a plain float).
-fn exact_float_int(py: Python<'_>, f: f64) -> PyResult<Bound<'_, PyAny>> {
+fn exact_float_int(py: Python<'_>, f: f64) -> PyResult<Obj<'_>> {
     py.get_type::<PyInt>().call1((f,))
 }
 

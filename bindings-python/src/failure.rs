@@ -1,7 +1,7 @@
 //! What the host saw of one failed attempt, read from an exception, a dict
 //! or keyword arguments, and the classification verdict.
 
-use crate::conv::{self, err, opt_bool, opt_str, to_secs, to_str};
+use crate::conv::{self, err, opt_bool, opt_str, to_secs, to_str, Obj};
 use crate::see::{self, Name};
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
@@ -40,37 +40,51 @@ impl OwnedFailure {
             headers: &headers,
             elapsed: self.elapsed.map(std::time::Duration::from_nanos),
             wall_now_ms: wall,
+            ..Failure::default()
         };
         f(&failure)
     }
 
     /// Reads an exception (the cause chain and duck-typed HTTP shapes).
-    pub fn from_exception(e: &Bound<'_, PyAny>) -> PyResult<OwnedFailure> {
+    pub fn from_exception(e: &Obj) -> PyResult<OwnedFailure> {
         let mut f = OwnedFailure::default();
         see::see(e, &mut f)?;
         Ok(f)
     }
 }
 
-/// The keyword fields of a failure.
-#[derive(Default)]
-pub struct Fields<'a, 'py> {
-    pub status: Option<&'a Bound<'py, PyAny>>,
-    pub grpc_code: Option<&'a Bound<'py, PyAny>>,
-    pub error_names: Option<&'a Bound<'py, PyAny>>,
-    pub method: Option<&'a Bound<'py, PyAny>>,
-    pub idempotent: Option<&'a Bound<'py, PyAny>>,
-    pub idempotency_key_sent: Option<&'a Bound<'py, PyAny>>,
-    pub headers: Option<&'a Bound<'py, PyAny>>,
-    pub elapsed: Option<&'a Bound<'py, PyAny>>,
-    pub wall_now_ms: Option<&'a Bound<'py, PyAny>>,
+/// Declares [`Fields`] and its dict reader from the list of field names.
+macro_rules! fields {
+    ($($f:ident),*) => {
+        /// The keyword fields of a failure.
+        #[derive(Default)]
+        pub struct Fields<'py> {
+            $(pub $f: Option<Obj<'py>>,)*
+        }
+
+        impl<'py> Fields<'py> {
+            /// Reads a dict of fields: a key that is not one is `unknown_key`.
+            fn of_dict(d: &Bound<'py, PyDict>) -> PyResult<Fields<'py>> {
+                let mut f = Fields::default();
+                for (key, v) in d.iter() {
+                    match to_str(&key, "failure")?.as_str() {
+                        $(stringify!($f) => f.$f = Some(v),)*
+                        key => return Err(err(d.py(), ErrorCode::UnknownKey, key, "is not a failure field")),
+                    }
+                }
+                Ok(f)
+            }
+        }
+    };
 }
 
-fn some<'a, 'py>(o: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
-    o.filter(|x| !x.is_none())
+fields!(status, grpc_code, error_names, method, idempotent, idempotency_key_sent, headers, elapsed, wall_now_ms);
+
+fn some<'a, 'py>(o: &'a Option<Obj<'py>>) -> Option<&'a Obj<'py>> {
+    o.as_ref().filter(|x| !x.is_none())
 }
 
-fn grpc_value(v: &Bound<'_, PyAny>) -> PyResult<GrpcCode> {
+fn grpc_value(v: &Obj) -> PyResult<GrpcCode> {
     let py = v.py();
     if v.is_instance_of::<PyString>() {
         let s = to_str(v, "grpc_code")?;
@@ -83,80 +97,27 @@ fn grpc_value(v: &Bound<'_, PyAny>) -> PyResult<GrpcCode> {
 
 impl OwnedFailure {
     /// Builds a failure from an exception or a dict (`failure`), then applies keyword fields over it.
-    pub fn read(failure: Option<&Bound<'_, PyAny>>, k: &Fields<'_, '_>) -> PyResult<OwnedFailure> {
+    pub fn read(failure: Option<&Obj>, k: &Fields<'_>) -> PyResult<OwnedFailure> {
         let mut f = match failure.filter(|x| !x.is_none()) {
             None => OwnedFailure::default(),
             Some(x) if x.is_instance_of::<PyBaseException>() => OwnedFailure::from_exception(x)?,
-            Some(x) => match x.downcast::<PyDict>() {
-                Ok(d) => {
-                    for key in d.keys() {
-                        let key = to_str(&key, "failure")?;
-                        if ![
-                            "status",
-                            "grpc_code",
-                            "error_names",
-                            "method",
-                            "idempotent",
-                            "idempotency_key_sent",
-                            "headers",
-                            "elapsed",
-                            "wall_now_ms",
-                        ]
-                        .contains(&key.as_str())
-                        {
-                            return Err(err(x.py(), ErrorCode::UnknownKey, &key, "is not a failure field"));
-                        }
-                    }
-                    let g = |n: &str| d.get_item(n).ok().flatten();
-                    let (a, b, c, dd, e, ff, gg, h, i) = (
-                        g("status"),
-                        g("grpc_code"),
-                        g("error_names"),
-                        g("method"),
-                        g("idempotent"),
-                        g("idempotency_key_sent"),
-                        g("headers"),
-                        g("elapsed"),
-                        g("wall_now_ms"),
-                    );
-                    let fields = Fields {
-                        status: a.as_ref(),
-                        grpc_code: b.as_ref(),
-                        error_names: c.as_ref(),
-                        method: dd.as_ref(),
-                        idempotent: e.as_ref(),
-                        idempotency_key_sent: ff.as_ref(),
-                        headers: gg.as_ref(),
-                        elapsed: h.as_ref(),
-                        wall_now_ms: i.as_ref(),
-                    };
-                    return OwnedFailure::read(None, &fields).and_then(|mut f| {
-                        f.apply(k)?;
-                        Ok(f)
-                    });
-                }
-                Err(_) => {
-                    return Err(err(
-                        x.py(),
-                        ErrorCode::InvalidType,
-                        "failure",
-                        format!("must be an exception or a dict, got {}", conv::type_name(x)),
-                    ))
-                }
-            },
+            Some(x) => {
+                let d = x.downcast::<PyDict>().map_err(|_| conv::wrong_type(x, "failure", "an exception or a dict"))?;
+                OwnedFailure::read(None, &Fields::of_dict(d)?)?
+            }
         };
         f.apply(k)?;
         Ok(f)
     }
 
-    fn apply(&mut self, k: &Fields<'_, '_>) -> PyResult<()> {
-        if let Some(s) = some(k.status) {
+    fn apply(&mut self, k: &Fields<'_>) -> PyResult<()> {
+        if let Some(s) = some(&k.status) {
             self.status = Some(conv::to_count(s, "status", 999)? as u16);
         }
-        if let Some(g) = some(k.grpc_code) {
+        if let Some(g) = some(&k.grpc_code) {
             self.grpc_code = Some(grpc_value(g)?);
         }
-        if let Some(n) = some(k.error_names) {
+        if let Some(n) = some(&k.error_names) {
             if !(n.is_instance_of::<PyList>() || n.is_instance_of::<PyTuple>()) {
                 return Err(err(n.py(), ErrorCode::InvalidType, "error_names", "must be a list of str"));
             }
@@ -172,16 +133,16 @@ impl OwnedFailure {
             names.append(&mut self.names);
             self.names = names;
         }
-        if let Some(m) = opt_str(k.method, "method")? {
+        if let Some(m) = opt_str(k.method.as_ref(), "method")? {
             self.method = Some(m);
         }
-        if let Some(i) = opt_bool(k.idempotent, "idempotent")? {
+        if let Some(i) = opt_bool(k.idempotent.as_ref(), "idempotent")? {
             self.idempotent = Some(i);
         }
-        if let Some(s) = opt_bool(k.idempotency_key_sent, "idempotency_key_sent")? {
+        if let Some(s) = opt_bool(k.idempotency_key_sent.as_ref(), "idempotency_key_sent")? {
             self.key_sent = s;
         }
-        if let Some(h) = some(k.headers) {
+        if let Some(h) = some(&k.headers) {
             if h.is_instance_of::<PyString>() {
                 return Err(err(h.py(), ErrorCode::InvalidType, "headers", "must be a mapping or a list of pairs"));
             }
@@ -212,10 +173,10 @@ impl OwnedFailure {
             }
             self.headers = out;
         }
-        if let Some(e) = conv::opt_secs(k.elapsed, "elapsed")? {
+        if let Some(e) = conv::opt_secs(k.elapsed.as_ref(), "elapsed")? {
             self.elapsed = Some(e);
         }
-        if let Some(w) = conv::opt_wall(k.wall_now_ms, "wall_now_ms")? {
+        if let Some(w) = conv::opt_wall(k.wall_now_ms.as_ref(), "wall_now_ms")? {
             self.wall_now_ms = Some(w);
         }
         Ok(())
@@ -300,18 +261,17 @@ pub fn verdict(f: OwnedFailure, v: &Verdict) -> Verdict_ {
     idempotent=None, idempotency_key_sent=None, headers=None, elapsed=None, wall_now_ms=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn classify<'py>(
-    py: Python<'py>,
-    failure: Option<&Bound<'py, PyAny>>,
-    policy: Option<&Bound<'py, PyAny>>,
-    status: Option<&Bound<'py, PyAny>>,
-    grpc_code: Option<&Bound<'py, PyAny>>,
-    error_names: Option<&Bound<'py, PyAny>>,
-    method: Option<&Bound<'py, PyAny>>,
-    idempotent: Option<&Bound<'py, PyAny>>,
-    idempotency_key_sent: Option<&Bound<'py, PyAny>>,
-    headers: Option<&Bound<'py, PyAny>>,
-    elapsed: Option<&Bound<'py, PyAny>>,
-    wall_now_ms: Option<&Bound<'py, PyAny>>,
+    failure: Option<&Obj<'py>>,
+    policy: Option<&Obj<'py>>,
+    status: Option<Obj<'py>>,
+    grpc_code: Option<Obj<'py>>,
+    error_names: Option<Obj<'py>>,
+    method: Option<Obj<'py>>,
+    idempotent: Option<Obj<'py>>,
+    idempotency_key_sent: Option<Obj<'py>>,
+    headers: Option<Obj<'py>>,
+    elapsed: Option<Obj<'py>>,
+    wall_now_ms: Option<Obj<'py>>,
 ) -> PyResult<Verdict_> {
     let fields = Fields {
         status,
@@ -324,7 +284,6 @@ pub fn classify<'py>(
         elapsed,
         wall_now_ms,
     };
-    let _ = py;
     let f = OwnedFailure::read(failure, &fields)?;
     let v = match policy.filter(|p| !p.is_none()) {
         None => f.with(|x| Classifier::default().classify(x)),
@@ -338,7 +297,7 @@ pub fn classify<'py>(
 
 /// Returns the flattened cause chain of names of an exception (what classification reads).
 #[pyfunction]
-pub fn error_names<'py>(e: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+pub fn error_names<'py>(e: &Obj<'py>) -> PyResult<Bound<'py, PyList>> {
     if !e.is_instance_of::<PyBaseException>() {
         return Err(err(e.py(), ErrorCode::InvalidType, "exception", "must be an exception"));
     }

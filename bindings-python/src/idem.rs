@@ -1,7 +1,7 @@
 //! Idempotency keys, the `Idempotency-Key` header, canonical JSON,
 //! fingerprints, records and dead letters (docs/idempotency.md).
 
-use crate::conv::{self, err_in, to_host_json, to_json, to_str, CoreResult, Family, Mode};
+use crate::conv::{self, err_in, to_host_json, to_json, to_str, CoreResult, Family, Mode, Obj};
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -13,19 +13,14 @@ use std::time::Duration;
 
 const I: Family = Family::Idempotency;
 
-fn s(o: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
+fn s(o: &Obj, field: &str) -> PyResult<String> {
     to_str(o, field).map_err(|_| {
-        err_in(
-            o.py(),
-            I,
-            if o.is_instance_of::<PyString>() { ErrorCode::InvalidString } else { ErrorCode::InvalidType },
-            field,
-            "must be a str",
-        )
+        let code = if o.is_instance_of::<PyString>() { ErrorCode::InvalidString } else { ErrorCode::InvalidType };
+        err_in(o.py(), I, code, field, "must be a str")
     })
 }
 
-fn u(o: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+fn u(o: &Obj, field: &str) -> PyResult<u64> {
     conv::to_count(o, field, u64::MAX)
 }
 
@@ -42,7 +37,7 @@ pub fn derive_key(py: Python<'_>, parts: &Bound<'_, PyTuple>) -> PyResult<String
 /// Checks a key: 1–`max_len` visible ASCII characters, not starting with `sha256:`.
 #[pyfunction]
 #[pyo3(signature = (key, max_len=None))]
-pub fn validate_key(py: Python<'_>, key: &Bound<'_, PyAny>, max_len: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+pub fn validate_key(py: Python<'_>, key: &Obj, max_len: Option<&Obj>) -> PyResult<()> {
     let max = conv::opt_count(max_len, "max_len", u64::MAX)?
         .map_or(idem::DEFAULT_MAX_KEY_LEN, |m| usize::try_from(m).unwrap_or(usize::MAX));
     idem::validate_key(&s(key, "key")?, max).py_in(py, I)
@@ -50,13 +45,13 @@ pub fn validate_key(py: Python<'_>, key: &Bound<'_, PyAny>, max_len: Option<&Bou
 
 /// `len(tenant) ":" tenant ":" key`.
 #[pyfunction]
-pub fn scoped_key(py: Python<'_>, tenant: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn scoped_key(py: Python<'_>, tenant: &Obj, key: &Obj) -> PyResult<String> {
     idem::scoped_key(&s(tenant, "tenant")?, &s(key, "key")?).py_in(py, I)
 }
 
 /// The key itself when short enough, else `sha256:` + hex.
 #[pyfunction]
-pub fn storage_key(py: Python<'_>, key: &Bound<'_, PyAny>, max_len: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn storage_key(py: Python<'_>, key: &Obj, max_len: &Obj) -> PyResult<String> {
     let max = usize::try_from(u(max_len, "max_len")?).unwrap_or(usize::MAX);
     idem::storage_key(&s(key, "key")?, max).py_in(py, I)
 }
@@ -64,7 +59,7 @@ pub fn storage_key(py: Python<'_>, key: &Bound<'_, PyAny>, max_len: &Bound<'_, P
 /// A random UUIDv4 key from 16 bytes (default: from the OS).
 #[pyfunction]
 #[pyo3(signature = (entropy=None))]
-pub fn mint_key(py: Python<'_>, entropy: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+pub fn mint_key(py: Python<'_>, entropy: Option<&Obj>) -> PyResult<String> {
     let bytes: [u8; 16] = match entropy.filter(|e| !e.is_none()) {
         None => crate::entropy::bytes::<16>()
             .ok_or_else(|| err_in(py, I, ErrorCode::InvalidState, "entropy", "the operating system gave no entropy"))?,
@@ -82,18 +77,14 @@ pub fn mint_key(py: Python<'_>, entropy: Option<&Bound<'_, PyAny>>) -> PyResult<
 
 /// The `Idempotency-Key` header value for a key (an RFC 8941 sf-string).
 #[pyfunction]
-pub fn format_header(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn format_header(py: Python<'_>, key: &Obj) -> PyResult<String> {
     idem::format_header(&s(key, "key")?).py_in(py, I)
 }
 
 /// Reads an `Idempotency-Key` header value; `allow_token=True` also takes Stripe's bare token.
 #[pyfunction]
 #[pyo3(signature = (value, allow_token=None))]
-pub fn parse_header(
-    py: Python<'_>,
-    value: &Bound<'_, PyAny>,
-    allow_token: Option<&Bound<'_, PyAny>>,
-) -> PyResult<String> {
+pub fn parse_header(py: Python<'_>, value: &Obj, allow_token: Option<&Obj>) -> PyResult<String> {
     let form = if conv::bool_or(allow_token, "allow_token", false)? {
         idem::HeaderForm::SfStringOrToken
     } else {
@@ -104,21 +95,21 @@ pub fn parse_header(
 
 /// The RFC 8785 canonical JSON of a Python value.
 #[pyfunction]
-pub fn canonicalize(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn canonicalize(py: Python<'_>, value: &Obj) -> PyResult<String> {
     let v = to_host_json(value)?;
     idem::canonicalize_value(&v).py_in(py, I)
 }
 
 /// The RFC 8785 canonical form of JSON text.
 #[pyfunction]
-pub fn canonicalize_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn canonicalize_json(py: Python<'_>, text: &Obj) -> PyResult<String> {
     let t = s(text, "text")?;
     py.allow_threads(|| idem::canonicalize_json(&t)).py_in(py, I)
 }
 
 /// A float as RFC 8785 (ECMAScript) writes it.
 #[pyfunction]
-pub fn format_number(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn format_number(py: Python<'_>, x: &Obj) -> PyResult<String> {
     idem::format_number(conv::to_f64(x, "value")?).py_in(py, I)
 }
 
@@ -130,23 +121,22 @@ enum Body {
 fn fp(
     py: Python<'_>,
     body: Body,
-    method: Option<&Bound<'_, PyAny>>,
-    path: Option<&Bound<'_, PyAny>>,
-    operation: Option<&Bound<'_, PyAny>>,
-    selected: Option<&Bound<'_, PyAny>>,
+    method: Option<&Obj>,
+    path: Option<&Obj>,
+    operation: Option<&Obj>,
+    selected: Option<&Obj>,
     canonical: bool,
 ) -> PyResult<String> {
     let method = conv::opt_str(method, "method")?;
     let path = conv::opt_str(path, "path")?;
     let operation = conv::opt_str(operation, "operation")?;
-    let selected: Option<Vec<String>> = match selected.filter(|x| !x.is_none()) {
-        None => None,
-        Some(l) if l.is_instance_of::<PyList>() || l.is_instance_of::<PyTuple>() => {
-            let items = conv::items(l, "selected").map_err(|e| conv::as_idempotency(py, e))?;
-            Some(items.iter().map(|p| s(p, "selected")).collect::<PyResult<_>>()?)
+    let selected: Option<Vec<String>> = conv::opt(selected, |l| {
+        if !(l.is_instance_of::<PyList>() || l.is_instance_of::<PyTuple>()) {
+            return Err(err_in(py, I, ErrorCode::InvalidType, "selected", "must be a list of JSON pointers"));
         }
-        Some(_) => return Err(err_in(py, I, ErrorCode::InvalidType, "selected", "must be a list of JSON pointers")),
-    };
+        let items = conv::items(l, "selected").map_err(|e| conv::as_idempotency(py, e))?;
+        items.iter().map(|p| s(p, "selected")).collect()
+    })?;
     let r = py.allow_threads(|| {
         let body = match body {
             Body::Value(v) => v,
@@ -154,21 +144,11 @@ fn fp(
         };
         let sel: Option<Vec<&str>> = selected.as_ref().map(|v| v.iter().map(String::as_str).collect());
         let sel = sel.as_deref();
-        match (&operation, &method, &path) {
-            (Some(op), None, None) => {
-                if canonical {
-                    idem::fingerprint_operation_canonical(op, &body, sel)
-                } else {
-                    idem::fingerprint_operation(op, &body, sel)
-                }
-            }
-            (None, Some(m), Some(p)) => {
-                if canonical {
-                    idem::fingerprint_http_canonical(m, p, &body, sel)
-                } else {
-                    idem::fingerprint_http(m, p, &body, sel)
-                }
-            }
+        match (&operation, &method, &path, canonical) {
+            (Some(op), None, None, false) => idem::fingerprint_operation(op, &body, sel),
+            (Some(op), None, None, true) => idem::fingerprint_operation_canonical(op, &body, sel),
+            (None, Some(m), Some(p), false) => idem::fingerprint_http(m, p, &body, sel),
+            (None, Some(m), Some(p), true) => idem::fingerprint_http_canonical(m, p, &body, sel),
             _ => Err(retrycore::Error::new(ErrorCode::InvalidValue, "operation", "give method and path, or operation")),
         }
     });
@@ -182,12 +162,12 @@ fn fp(
 #[allow(clippy::too_many_arguments)]
 pub fn fingerprint(
     py: Python<'_>,
-    body: Option<&Bound<'_, PyAny>>,
-    method: Option<&Bound<'_, PyAny>>,
-    path: Option<&Bound<'_, PyAny>>,
-    operation: Option<&Bound<'_, PyAny>>,
-    selected: Option<&Bound<'_, PyAny>>,
-    canonical: Option<&Bound<'_, PyAny>>,
+    body: Option<&Obj>,
+    method: Option<&Obj>,
+    path: Option<&Obj>,
+    operation: Option<&Obj>,
+    selected: Option<&Obj>,
+    canonical: Option<&Obj>,
 ) -> PyResult<String> {
     let canonical = conv::bool_or(canonical, "canonical", false)?;
     let v = match body {
@@ -203,12 +183,12 @@ pub fn fingerprint(
 #[allow(clippy::too_many_arguments)]
 pub fn fingerprint_json(
     py: Python<'_>,
-    text: &Bound<'_, PyAny>,
-    method: Option<&Bound<'_, PyAny>>,
-    path: Option<&Bound<'_, PyAny>>,
-    operation: Option<&Bound<'_, PyAny>>,
-    selected: Option<&Bound<'_, PyAny>>,
-    canonical: Option<&Bound<'_, PyAny>>,
+    text: &Obj,
+    method: Option<&Obj>,
+    path: Option<&Obj>,
+    operation: Option<&Obj>,
+    selected: Option<&Obj>,
+    canonical: Option<&Obj>,
 ) -> PyResult<String> {
     let canonical = conv::bool_or(canonical, "canonical", false)?;
     fp(py, Body::Text(s(text, "text")?), method, path, operation, selected, canonical)
@@ -228,42 +208,24 @@ impl RecordConfig {
     #[pyo3(signature = (*, lease=None, retention=None, stripe=None, failure_handling=None, release_categories=None))]
     fn new(
         py: Python<'_>,
-        lease: Option<&Bound<'_, PyAny>>,
-        retention: Option<&Bound<'_, PyAny>>,
-        stripe: Option<&Bound<'_, PyAny>>,
-        failure_handling: Option<&Bound<'_, PyAny>>,
-        release_categories: Option<&Bound<'_, PyAny>>,
+        lease: Option<&Obj>,
+        retention: Option<&Obj>,
+        stripe: Option<&Obj>,
+        failure_handling: Option<&Obj>,
+        release_categories: Option<&Obj>,
     ) -> PyResult<RecordConfig> {
         let stripe = conv::bool_or(stripe, "stripe", false)?;
-        let release_categories = match release_categories.filter(|c| !c.is_none()) {
-            None => None,
-            Some(c) => Some(
-                conv::list_arg(c, "release_categories", "a list of str")?
-                    .iter()
-                    .map(|x| conv::to_str(x, "release_categories"))
-                    .collect::<PyResult<Vec<String>>>()?,
-            ),
-        };
+        let release_categories = conv::opt(release_categories, |c| {
+            let items = conv::list_arg(c, "release_categories", "a list of str")?;
+            items.iter().map(|x| conv::to_str(x, "release_categories")).collect::<PyResult<Vec<String>>>()
+        })?;
         let d = idem::RecordConfig::default();
         let lease = conv::opt_secs(lease, "lease")?.map_or(Duration::from_millis(d.lease_ms()), Duration::from_nanos);
         let retention = conv::opt_secs(retention, "retention")?
             .map_or(Duration::from_millis(d.retention_ms()), Duration::from_nanos);
         let mut c = idem::RecordConfig::new(lease, retention).py_in(py, I)?.with_stripe(stripe);
         if let Some(h) = conv::opt_str(failure_handling, "failure_handling")? {
-            c = c.with_failure_handling(match h.as_str() {
-                "by_category" => idem::FailureHandling::ByCategory,
-                "replay" => idem::FailureHandling::Replay,
-                "execute" => idem::FailureHandling::Execute,
-                other => {
-                    return Err(err_in(
-                        py,
-                        I,
-                        ErrorCode::InvalidValue,
-                        "failure_handling",
-                        format!("must be by_category, replay or execute, got {other:?}"),
-                    ))
-                }
-            });
+            c = c.with_failure_handling(idem::FailureHandling::parse(&h, "failure_handling").py_in(py, I)?);
         }
         if let Some(cats) = release_categories {
             c = c.with_release_categories(cats);
@@ -282,12 +244,12 @@ impl RecordConfig {
     }
 }
 
-fn record_of(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<idem::IdempotencyRecord> {
+fn record_of(py: Python<'_>, o: &Obj) -> PyResult<idem::IdempotencyRecord> {
     let v = to_json(o, Mode::Document)?;
     idem::IdempotencyRecord::from_json(&v.to_string()).py_in(py, I)
 }
 
-fn to_py<'py, T: serde::Serialize>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyAny>> {
+fn to_py<'py, T: serde::Serialize>(py: Python<'py>, v: &T) -> PyResult<Obj<'py>> {
     conv::from_json(py, &serde_json::to_value(v).unwrap_or(Value::Null))
 }
 
@@ -300,7 +262,7 @@ fn http_json(a: Option<idem::HttpAnswer>) -> Value {
     }
 }
 
-fn config_or_default(c: Option<&Bound<'_, PyAny>>) -> PyResult<idem::RecordConfig> {
+fn config_or_default(c: Option<&Obj>) -> PyResult<idem::RecordConfig> {
     Ok(conv::opt_class_arg::<RecordConfig>(c, "config", "a RecordConfig")?
         .map_or_else(idem::RecordConfig::default, |c| c.get().c.clone()))
 }
@@ -311,12 +273,12 @@ fn config_or_default(c: Option<&Bound<'_, PyAny>>) -> PyResult<idem::RecordConfi
 #[pyo3(signature = (record, key, fingerprint, wall_now_ms=None, config=None))]
 pub fn decide<'py>(
     py: Python<'py>,
-    record: Option<&Bound<'py, PyAny>>,
-    key: Option<&Bound<'py, PyAny>>,
-    fingerprint: &Bound<'py, PyAny>,
-    wall_now_ms: Option<&Bound<'py, PyAny>>,
-    config: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
+    record: Option<&Obj<'py>>,
+    key: Option<&Obj<'py>>,
+    fingerprint: &Obj<'py>,
+    wall_now_ms: Option<&Obj<'py>>,
+    config: Option<&Obj<'py>>,
+) -> PyResult<Obj<'py>> {
     let cfg = config_or_default(config)?;
     let Some(key) = key.filter(|k| !k.is_none()) else {
         return conv::from_json(
@@ -326,10 +288,7 @@ pub fn decide<'py>(
     };
     let key = s(key, "key")?;
     let fpr = s(fingerprint, "fingerprint")?;
-    let rec = match record.filter(|r| !r.is_none()) {
-        None => None,
-        Some(r) => Some(record_of(py, r)?),
-    };
+    let rec = conv::opt(record, |r| record_of(py, r))?;
     let now = conv::wall_or_clock(wall_now_ms)?;
     let d = idem::decide(rec.as_ref(), &key, &fpr, now, &cfg).py_in(py, I)?;
     let mut v = serde_json::to_value(&d).unwrap_or(Value::Null);
@@ -340,13 +299,11 @@ pub fn decide<'py>(
     conv::from_json(py, &v)
 }
 
-fn response_of(py: Python<'_>, o: Option<Bound<'_, PyAny>>) -> PyResult<Option<idem::StoredResponse>> {
-    match o.filter(|x| !x.is_none()) {
-        None => Ok(None),
-        Some(r) => serde_json::from_value(to_json(&r, Mode::Document)?)
-            .map(Some)
-            .map_err(|e| err_in(py, I, ErrorCode::InvalidType, "response", e.to_string())),
-    }
+fn response_of(py: Python<'_>, o: Option<Obj<'_>>) -> PyResult<Option<idem::StoredResponse>> {
+    conv::opt(o.as_ref(), |r| {
+        serde_json::from_value(to_json(r, Mode::Document)?)
+            .map_err(|e| err_in(py, I, ErrorCode::InvalidType, "response", e.to_string()))
+    })
 }
 
 /// Completes a record for the holder of `fence`: `outcome` is
@@ -355,12 +312,12 @@ fn response_of(py: Python<'_>, o: Option<Bound<'_, PyAny>>) -> PyResult<Option<i
 #[pyo3(signature = (record, fence, outcome, wall_now_ms=None, config=None))]
 pub fn complete<'py>(
     py: Python<'py>,
-    record: &Bound<'py, PyAny>,
-    fence: &Bound<'py, PyAny>,
-    outcome: &Bound<'py, PyAny>,
-    wall_now_ms: Option<&Bound<'py, PyAny>>,
-    config: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
+    record: &Obj<'py>,
+    fence: &Obj<'py>,
+    outcome: &Obj<'py>,
+    wall_now_ms: Option<&Obj<'py>>,
+    config: Option<&Obj<'py>>,
+) -> PyResult<Obj<'py>> {
     let cfg = config_or_default(config)?;
     let rec = record_of(py, record)?;
     let o =
@@ -399,11 +356,11 @@ pub fn complete<'py>(
 #[pyo3(signature = (record, fence, wall_now_ms=None, config=None))]
 pub fn renew_lease<'py>(
     py: Python<'py>,
-    record: &Bound<'py, PyAny>,
-    fence: &Bound<'py, PyAny>,
-    wall_now_ms: Option<&Bound<'py, PyAny>>,
-    config: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
+    record: &Obj<'py>,
+    fence: &Obj<'py>,
+    wall_now_ms: Option<&Obj<'py>>,
+    config: Option<&Obj<'py>>,
+) -> PyResult<Obj<'py>> {
     let cfg = config_or_default(config)?;
     let rec = record_of(py, record)?;
     let now = conv::wall_or_clock(wall_now_ms)?;
@@ -430,7 +387,7 @@ impl PyDeadLetter {
     }
 }
 
-fn class_name(e: &Bound<'_, PyAny>) -> String {
+fn class_name(e: &Obj) -> String {
     let t = e.get_type();
     let m = t.getattr("__module__").ok().and_then(|m| m.extract::<String>().ok());
     let q =
@@ -450,27 +407,27 @@ impl PyDeadLetter {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        msg_id: &Bound<'_, PyAny>,
-        message: &Bound<'_, PyAny>,
-        reason: &Bound<'_, PyAny>,
-        attempts: &Bound<'_, PyAny>,
-        error: Option<&Bound<'_, PyAny>>,
-        error_class: Option<&Bound<'_, PyAny>>,
-        error_message: Option<&Bound<'_, PyAny>>,
-        first_failure_ms: Option<&Bound<'_, PyAny>>,
-        last_failure_ms: Option<&Bound<'_, PyAny>>,
-        first_failure_at: Option<&Bound<'_, PyAny>>,
-        last_failure_at: Option<&Bound<'_, PyAny>>,
-        trace_id: Option<&Bound<'_, PyAny>>,
-        topic: Option<&Bound<'_, PyAny>>,
-        partition: Option<&Bound<'_, PyAny>>,
-        offset: Option<&Bound<'_, PyAny>>,
-        target_idempotent: Option<&Bound<'_, PyAny>>,
+        msg_id: &Obj,
+        message: &Obj,
+        reason: &Obj,
+        attempts: &Obj,
+        error: Option<&Obj>,
+        error_class: Option<&Obj>,
+        error_message: Option<&Obj>,
+        first_failure_ms: Option<&Obj>,
+        last_failure_ms: Option<&Obj>,
+        first_failure_at: Option<&Obj>,
+        last_failure_at: Option<&Obj>,
+        trace_id: Option<&Obj>,
+        topic: Option<&Obj>,
+        partition: Option<&Obj>,
+        offset: Option<&Obj>,
+        target_idempotent: Option<&Obj>,
     ) -> PyResult<PyDeadLetter> {
         let target_idempotent = conv::bool_or(target_idempotent, "target_idempotent", false)?;
         let mut b = idem::DeadLetter::builder(s(msg_id, "msg_id")?, to_json(message, Mode::Document)?)
             .reason(s(reason, "reason")?)
-            .attempts(conv::to_count(attempts, "attempts", u64::from(u32::MAX))? as u32)
+            .attempts(conv::to_u32(attempts, "attempts")?)
             .target_idempotent(target_idempotent);
         let (mut class, mut text) =
             (conv::opt_str(error_class, "error_class")?, conv::opt_str(error_message, "error_message")?);
@@ -509,18 +466,18 @@ impl PyDeadLetter {
 
     /// Reads a letter from a dict (validated).
     #[staticmethod]
-    fn from_dict(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<PyDeadLetter> {
+    fn from_dict(py: Python<'_>, d: &Obj) -> PyResult<PyDeadLetter> {
         let v = to_json(d, Mode::Document)?;
         Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_value(&v).py_in(py, I)?))
     }
 
     /// Reads a letter from JSON text (validated).
     #[staticmethod]
-    fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<PyDeadLetter> {
+    fn from_json(py: Python<'_>, text: &Obj) -> PyResult<PyDeadLetter> {
         Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_json(&s(text, "text")?).py_in(py, I)?))
     }
 
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Obj<'py>> {
         let v = self.with(py, |l| l.to_value());
         conv::from_json(py, &v)
     }
@@ -565,12 +522,12 @@ impl PyDeadLetter {
 
 /// Unix milliseconds as RFC 3339 UTC (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
 #[pyfunction]
-pub fn format_rfc3339_ms(py: Python<'_>, unix_ms: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn format_rfc3339_ms(py: Python<'_>, unix_ms: &Obj) -> PyResult<String> {
     idem::format_rfc3339_ms(u(unix_ms, "unix_ms")?).py_in(py, I)
 }
 
 /// RFC 3339 text as Unix milliseconds (rounded down).
 #[pyfunction]
-pub fn parse_rfc3339_ms(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<i64> {
+pub fn parse_rfc3339_ms(py: Python<'_>, text: &Obj) -> PyResult<i64> {
     idem::parse_rfc3339_ms(&s(text, "text")?).py_in(py, I)
 }

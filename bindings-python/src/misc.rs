@@ -1,6 +1,6 @@
 //! Durations, server delays, lint, the generator and the tables' vocabulary.
 
-use crate::conv::{self, to_json, to_secs, to_str, CoreResult, Mode};
+use crate::conv::{self, to_json, to_secs, to_str, CoreResult, Mode, Obj};
 use crate::failure::{Fields, OwnedFailure};
 use pyo3::prelude::*;
 use retrycore::lint::Service;
@@ -8,13 +8,13 @@ use retrycore::rng::{Rng, Xoshiro256pp};
 
 /// Parses a duration string (`"250ms"`, `"1.5s"`) into float seconds.
 #[pyfunction]
-pub fn parse_duration(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<f64> {
+pub fn parse_duration(py: Python<'_>, text: &Obj) -> PyResult<f64> {
     retrycore::duration::parse_duration(&to_str(text, "duration")?, "duration").map(to_secs).py(py)
 }
 
 /// Writes float seconds as the shortest exact duration string.
 #[pyfunction]
-pub fn format_duration(seconds: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn format_duration(seconds: &Obj) -> PyResult<String> {
     Ok(retrycore::duration::format_duration(conv::secs(seconds, "seconds")?))
 }
 
@@ -37,8 +37,11 @@ pub struct ServerAdvice {
 /// (an HTTP-date needs `wall_now_ms`, Unix epoch milliseconds; without it the date is ignored).
 #[pyfunction]
 #[pyo3(signature = (headers, wall_now_ms=None))]
-pub fn server_advice(headers: &Bound<'_, PyAny>, wall_now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<ServerAdvice> {
-    let f = OwnedFailure::read(None, &Fields { headers: Some(headers), wall_now_ms, ..Default::default() })?;
+pub fn server_advice(headers: &Obj, wall_now_ms: Option<&Obj>) -> PyResult<ServerAdvice> {
+    let f = OwnedFailure::read(
+        None,
+        &Fields { headers: Some(headers.clone()), wall_now_ms: wall_now_ms.cloned(), ..Default::default() },
+    )?;
     // Pure, like the core: without `wall_now_ms` an HTTP-date is ignored.
     let a =
         retrycore::retry_after::read_headers(f.headers.iter().map(|(a, b)| (a.as_str(), b.as_str())), f.wall_now_ms);
@@ -53,7 +56,7 @@ pub fn server_advice(headers: &Bound<'_, PyAny>, wall_now_ms: Option<&Bound<'_, 
 
 /// An HTTP-date as Unix seconds, or None when it is not one.
 #[pyfunction]
-pub fn parse_http_date(value: &Bound<'_, PyAny>, wall_now_ms: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+pub fn parse_http_date(value: &Obj, wall_now_ms: &Obj) -> PyResult<Option<i64>> {
     let v = to_str(value, "value")?;
     let now = conv::wall_arg(wall_now_ms, "wall_now_ms")?;
     Ok(retrycore::retry_after::parse_http_date(&v, now))
@@ -68,22 +71,14 @@ pub struct Finding {
     pub message: String,
 }
 
-#[pymethods]
-impl Finding {
-    fn __repr__(&self) -> String {
-        format!("Finding({:?}, {:?}, field={:?})", self.code, self.severity, self.field)
-    }
-}
+repr!(Finding, "Finding({:?}, {:?}, field={:?})", code, severity, field);
 
 /// Lints a policy, optionally with its service description (a dict).
 #[pyfunction]
 #[pyo3(signature = (policy, service=None))]
-pub fn lint(py: Python<'_>, policy: &Bound<'_, PyAny>, service: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Finding>> {
+pub fn lint(py: Python<'_>, policy: &Obj, service: Option<&Obj>) -> PyResult<Vec<Finding>> {
     let p = crate::policy::native_policy(policy)?;
-    let service = match service.filter(|s| !s.is_none()) {
-        None => None,
-        Some(s) => Some(Service::from_json_value(&to_json(s, Mode::Document)?).py(py)?),
-    };
+    let service = conv::opt(service, |s| Service::from_json_value(&to_json(s, Mode::Document)?).py(py))?;
     Ok(retrycore::lint::lint(p.get().inner.config(), service.as_ref())
         .into_iter()
         .map(|f| Finding { code: f.code, severity: f.severity.code(), field: f.field, message: f.message })
@@ -99,7 +94,7 @@ pub struct Random {
 #[pymethods]
 impl Random {
     #[new]
-    fn new(seed: &Bound<'_, PyAny>) -> PyResult<Random> {
+    fn new(seed: &Obj) -> PyResult<Random> {
         Ok(Random { g: std::sync::Mutex::new(Xoshiro256pp::seed_from_u64(conv::to_count(seed, "seed", u64::MAX)?)) })
     }
 
@@ -117,6 +112,6 @@ impl Random {
 /// Every list and table the core shows hosts (kinds, categories, reasons,
 /// error codes with their families, profiles, limits, defaults), as a dict.
 #[pyfunction]
-pub fn host_tables(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+pub fn host_tables(py: Python<'_>) -> PyResult<Obj<'_>> {
     conv::from_json(py, &retrycore::tables::host_tables())
 }

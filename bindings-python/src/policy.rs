@@ -5,7 +5,9 @@
 //! session for every decision.
 
 use crate::breaker::{fire, hook_done, Breaker, PyBudget, PyTransition};
-use crate::conv::{self, err, now_or_clock, opt_bool, opt_count, opt_str, to_json, to_secs, to_str, CoreResult, Mode};
+use crate::conv::{
+    self, err, now_or_clock, opt_bool, opt_count, opt_str, to_json, to_secs, to_str, CoreResult, Mode, Obj,
+};
 use crate::failure::{Fields, OwnedFailure};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -26,7 +28,7 @@ pub struct Policy {
     pub budgets: Vec<Py<PyBudget>>,
 }
 
-pub fn native_policy<'py>(o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Policy>> {
+pub fn native_policy<'py>(o: &Obj<'py>) -> PyResult<Bound<'py, Policy>> {
     if let Ok(p) = o.downcast::<Policy>() {
         return Ok(p.clone());
     }
@@ -36,34 +38,29 @@ pub fn native_policy<'py>(o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Policy>>
             return Ok(p);
         }
     }
-    Err(err(o.py(), ErrorCode::InvalidType, "policy", format!("must be a RetryPolicy, got {}", conv::type_name(o))))
+    Err(conv::wrong_type(o, "policy", "a RetryPolicy"))
 }
 
-fn floats(o: &Bound<'_, PyAny>, field: &str) -> PyResult<Vec<f64>> {
+fn floats(o: &Obj, field: &str) -> PyResult<Vec<f64>> {
     conv::list_arg(o, field, "a list of floats")?.iter().map(|x| conv::to_f64(x, field)).collect()
 }
 
 /// The positional and keyword arguments of a call: a tuple and a dict (or None).
+type CallArgs<'a, 'py> = (&'a Bound<'py, PyTuple>, Option<&'a Bound<'py, PyDict>>);
+
+/// [`args_of`] for a call of `func`, which must be callable.
 pub fn call_args<'a, 'py>(
-    func: &Bound<'py, PyAny>,
-    args: &'a Bound<'py, PyAny>,
-    kwargs: Option<&'a Bound<'py, PyAny>>,
-) -> PyResult<(&'a Bound<'py, PyTuple>, Option<&'a Bound<'py, PyDict>>)> {
+    func: &Obj<'py>,
+    args: &'a Obj<'py>,
+    kwargs: Option<&'a Obj<'py>>,
+) -> PyResult<CallArgs<'a, 'py>> {
     if !func.is_callable() {
-        return Err(err(
-            func.py(),
-            ErrorCode::InvalidType,
-            "func",
-            format!("must be callable, got {}", conv::type_name(func)),
-        ));
+        return Err(conv::wrong_type(func, "func", "callable"));
     }
     args_of(args, kwargs)
 }
 
-fn args_of<'a, 'py>(
-    args: &'a Bound<'py, PyAny>,
-    kwargs: Option<&'a Bound<'py, PyAny>>,
-) -> PyResult<(&'a Bound<'py, PyTuple>, Option<&'a Bound<'py, PyDict>>)> {
+fn args_of<'a, 'py>(args: &'a Obj<'py>, kwargs: Option<&'a Obj<'py>>) -> PyResult<CallArgs<'a, 'py>> {
     if let Some(d) = kwargs.and_then(|k| k.downcast::<PyDict>().ok()) {
         if !d.is_empty() && d.keys().iter().any(|k| !k.is_instance_of::<PyString>()) {
             return Err(err(d.py(), ErrorCode::InvalidType, "kwargs", "keyword names must be str"));
@@ -75,10 +72,6 @@ fn args_of<'a, 'py>(
     ))
 }
 
-fn entropy_arg(e: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
-    opt_count(e, "entropy", u64::MAX)
-}
-
 impl Policy {
     fn build(py: Python<'_>, config: PolicyConfig, entropy: Option<u64>) -> PyResult<Policy> {
         let inner = RetryPolicy::new(config, entropy).py(py)?;
@@ -86,10 +79,7 @@ impl Policy {
     }
 
     fn around(py: Python<'_>, inner: RetryPolicy) -> PyResult<Policy> {
-        let breaker = match inner.breaker() {
-            Some(b) => Some(Py::new(py, Breaker::wrap(py, b.clone()))?),
-            None => None,
-        };
+        let breaker = inner.breaker().map(|b| Py::new(py, Breaker::wrap(py, b.clone()))).transpose()?;
         let budgets =
             inner.budgets().iter().map(|b| Py::new(py, PyBudget::wrap(py, b.clone()))).collect::<PyResult<_>>()?;
         Ok(Policy { inner, breaker, budgets })
@@ -108,22 +98,23 @@ pub struct ScheduleRow {
     pub cumulative_high: f64,
 }
 
-#[pymethods]
-impl ScheduleRow {
-    fn __repr__(&self) -> String {
-        format!(
-            "ScheduleRow(retry={}, attempt={}, low={}, mid={}, high={}, cumulative_high={})",
-            self.retry, self.attempt, self.low, self.mid, self.high, self.cumulative_high
-        )
-    }
-}
+repr!(
+    ScheduleRow,
+    "ScheduleRow(retry={}, attempt={}, low={}, mid={}, high={}, cumulative_high={})",
+    retry,
+    attempt,
+    low,
+    mid,
+    high,
+    cumulative_high
+);
 
 #[pymethods]
 impl Policy {
     /// Parses a policy document (JSON text, as a str or UTF-8 bytes); never reads a file.
     #[staticmethod]
     #[pyo3(signature = (text, entropy=None))]
-    fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>, entropy: Option<&Bound<'_, PyAny>>) -> PyResult<Policy> {
+    fn from_json(py: Python<'_>, text: &Obj, entropy: Option<&Obj>) -> PyResult<Policy> {
         let text = match text.downcast::<PyBytes>() {
             Ok(b) => {
                 let b = b.as_bytes();
@@ -134,29 +125,24 @@ impl Policy {
             }
             Err(_) => to_str(text, "text")?,
         };
-        Policy::build(py, PolicyConfig::from_json(&text).py(py)?, entropy_arg(entropy)?)
+        Policy::build(py, PolicyConfig::from_json(&text).py(py)?, opt_count(entropy, "entropy", u64::MAX)?)
     }
 
     /// Reads a policy document given as a dict (`kwargs=True`: typed options, durations also float seconds).
     #[staticmethod]
     #[pyo3(signature = (doc, kwargs=None, entropy=None))]
-    fn from_dict(
-        py: Python<'_>,
-        doc: &Bound<'_, PyAny>,
-        kwargs: Option<&Bound<'_, PyAny>>,
-        entropy: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Policy> {
+    fn from_dict(py: Python<'_>, doc: &Obj, kwargs: Option<&Obj>, entropy: Option<&Obj>) -> PyResult<Policy> {
         let mode = Mode::of(kwargs)?;
         let v = to_json(doc, mode)?;
         let cfg = match mode {
             Mode::Kwargs => PolicyConfig::from_typed_value(&v, conv::UNIT_NS),
             Mode::Document => PolicyConfig::from_json_value(&v),
         };
-        Policy::build(py, cfg.py(py)?, entropy_arg(entropy)?)
+        Policy::build(py, cfg.py(py)?, opt_count(entropy, "entropy", u64::MAX)?)
     }
 
     /// The normalized document, every setting spelled out.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Obj<'py>> {
         conv::from_json(py, &self.inner.config().to_json_value())
     }
 
@@ -186,15 +172,15 @@ impl Policy {
 
     /// A policy with the same settings whose sessions share `breaker`.
     #[pyo3(signature = (breaker))]
-    fn with_breaker(&self, py: Python<'_>, breaker: Option<&Bound<'_, PyAny>>) -> PyResult<Policy> {
+    fn with_breaker(&self, py: Python<'_>, breaker: Option<&Obj>) -> PyResult<Policy> {
         let breaker =
             conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
         let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
-        Ok(Policy { inner, breaker, budgets: self.budgets.iter().map(|b| b.clone_ref(py)).collect() })
+        Ok(Policy { inner, breaker, budgets: self.budgets(py) })
     }
 
     /// A policy with the same settings whose sessions share `budgets`.
-    fn with_budgets(&self, py: Python<'_>, budgets: &Bound<'_, PyAny>) -> PyResult<Policy> {
+    fn with_budgets(&self, py: Python<'_>, budgets: &Obj) -> PyResult<Policy> {
         let budgets = conv::list_arg(budgets, "budgets", "a list of Budget objects")?
             .iter()
             .enumerate()
@@ -207,12 +193,11 @@ impl Policy {
                     let doc = to_json(b, Mode::Kwargs)?;
                     return Py::new(py, PyBudget::from_doc(py, &doc, Mode::Kwargs)?);
                 }
-                let why = format!("must be a Budget or a dict, got {}", conv::type_name(b));
-                Err(err(py, ErrorCode::InvalidType, &format!("budgets[{i}]"), why))
+                Err(conv::wrong_type(b, &format!("budgets[{i}]"), "a Budget or a dict"))
             })
             .collect::<PyResult<Vec<_>>>()?;
         let inner = self.inner.with_budgets(budgets.iter().map(|b| b.get().shared.clone()).collect());
-        Ok(Policy { inner, breaker: self.breaker.as_ref().map(|b| b.clone_ref(py)), budgets })
+        Ok(Policy { inner, breaker: self.breaker(py), budgets })
     }
 
     /// Low / mid / high delay per retry, in seconds.
@@ -241,28 +226,22 @@ impl Policy {
     /// The delay before `retry` (≥ 1) for the draw `r` in [0, 1]; `prev`
     /// is the previous decorrelated delay in seconds.
     #[pyo3(signature = (retry, r, prev=None))]
-    fn delay(
-        &self,
-        py: Python<'_>,
-        retry: &Bound<'_, PyAny>,
-        r: &Bound<'_, PyAny>,
-        prev: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<f64> {
-        let retry = conv::to_count(retry, "retry", u64::from(u32::MAX))? as u32;
+    fn delay(&self, py: Python<'_>, retry: &Obj, r: &Obj, prev: Option<&Obj>) -> PyResult<f64> {
+        let retry = conv::to_u32(retry, "retry")?;
         let r = conv::to_f64(r, "r")?;
         let prev = conv::opt_secs(prev, "prev")?;
         self.inner.config().backoff.delay_ns(retry, r, prev).map(to_secs).py(py)
     }
 
     /// The delays of retries 1..=count drawn from a generator seeded with `seed`.
-    fn sample_delays(&self, seed: &Bound<'_, PyAny>, count: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    fn sample_delays(&self, seed: &Obj, count: &Obj) -> PyResult<Vec<f64>> {
         let seed = conv::to_count(seed, "seed", u64::MAX)?;
         let count = conv::to_count(count, "count", retrycore::limits::MAX_ITEMS as u64)? as u32;
         Ok(self.inner.config().backoff.sample_sequence_ns(seed, count).into_iter().map(to_secs).collect())
     }
 
     /// The delays of retries 1..=len(draws), retry n taking draw n (anchors' vectors).
-    fn replay_delays(&self, py: Python<'_>, draws: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    fn replay_delays(&self, py: Python<'_>, draws: &Obj) -> PyResult<Vec<f64>> {
         let draws = floats(draws, "draws")?;
         Ok(self.inner.config().backoff.replay_ns(&draws).py(py)?.into_iter().map(to_secs).collect())
     }
@@ -273,17 +252,13 @@ impl Policy {
     fn session(
         &self,
         py: Python<'_>,
-        key: Option<&Bound<'_, PyAny>>,
-        seed: Option<&Bound<'_, PyAny>>,
-        idempotent: Option<&Bound<'_, PyAny>>,
-        idempotency_key_sent: Option<&Bound<'_, PyAny>>,
-        method: Option<&Bound<'_, PyAny>>,
-        draws: Option<&Bound<'_, PyAny>>,
+        key: Option<&Obj>,
+        seed: Option<&Obj>,
+        idempotent: Option<&Obj>,
+        idempotency_key_sent: Option<&Obj>,
+        method: Option<&Obj>,
+        draws: Option<&Obj>,
     ) -> PyResult<Session> {
-        let draws = match draws.filter(|d| !d.is_none()) {
-            None => None,
-            Some(d) => Some(floats(d, "draws")?),
-        };
         let opts = SessionOptions {
             key: opt_str(key, "key")?,
             key_entropy: crate::entropy::bytes::<16>(),
@@ -291,31 +266,22 @@ impl Policy {
             idempotent: opt_bool(idempotent, "idempotent")?,
             idempotency_key_sent: opt_bool(idempotency_key_sent, "idempotency_key_sent")?,
             method: opt_str(method, "method")?,
-            draws,
+            draws: conv::opt(draws, |d| floats(d, "draws"))?,
         };
         Session::new(py, &self.inner, opts)
     }
 
     /// A policy for test suites: at most `attempts` calls, every delay capped at `max_delay` seconds.
     #[pyo3(signature = (attempts, max_delay=None))]
-    fn testing(
-        &self,
-        py: Python<'_>,
-        attempts: &Bound<'_, PyAny>,
-        max_delay: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Policy> {
-        let attempts = conv::to_count(attempts, "attempts", u64::from(u32::MAX))? as u32;
+    fn testing(&self, py: Python<'_>, attempts: &Obj, max_delay: Option<&Obj>) -> PyResult<Policy> {
+        let attempts = conv::to_u32(attempts, "attempts")?;
         let max = conv::opt_secs(max_delay, "max_delay")?.unwrap_or(0);
         let inner = self.inner.testing(attempts, max).py(py)?;
-        Ok(Policy {
-            inner,
-            breaker: self.breaker.as_ref().map(|b| b.clone_ref(py)),
-            budgets: self.budgets.iter().map(|b| b.clone_ref(py)).collect(),
-        })
+        Ok(Policy { inner, breaker: self.breaker(py), budgets: self.budgets(py) })
     }
 
     /// The counters of all sessions (the `retry_attempts_total` family of metric names).
-    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Obj<'py>> {
         conv::from_json(py, &self.inner.counters().snapshot().to_json_value())
     }
 
@@ -363,33 +329,10 @@ pub struct GiveUp {
     pub budget_reason: Option<&'static str>,
 }
 
-#[pymethods]
-impl Proceed {
-    fn __repr__(&self) -> String {
-        format!("Proceed(attempt={}, max_attempts={}, timeout={:?})", self.attempt, self.max_attempts, self.timeout)
-    }
-}
-#[pymethods]
-impl Reject {
-    fn __repr__(&self) -> String {
-        format!("Reject(reason={:?}, retry_after={:?}, budget={:?})", self.reason, self.retry_after, self.budget)
-    }
-}
-#[pymethods]
-impl Retry {
-    fn __repr__(&self) -> String {
-        format!(
-            "Retry(retry={}, attempt={}, delay={}, category={:?})",
-            self.retry, self.attempt, self.delay, self.category
-        )
-    }
-}
-#[pymethods]
-impl GiveUp {
-    fn __repr__(&self) -> String {
-        format!("GiveUp(reason={:?}, category={:?}, attempts={})", self.reason, self.category, self.attempts)
-    }
-}
+repr!(Proceed, "Proceed(attempt={}, max_attempts={}, timeout={:?})", attempt, max_attempts, timeout);
+repr!(Reject, "Reject(reason={:?}, retry_after={:?}, budget={:?})", reason, retry_after, budget);
+repr!(Retry, "Retry(retry={}, attempt={}, delay={}, category={:?})", retry, attempt, delay, category);
+repr!(GiveUp, "GiveUp(reason={:?}, category={:?}, attempts={})", reason, category, attempts);
 
 fn dur_secs(d: std::time::Duration) -> f64 {
     to_secs(retrycore::duration::from_std(d))
@@ -455,6 +398,7 @@ pub struct Session {
     /// The key as a Python string, made on first read (the core formats a
     /// minted key only then too): a call whose key nobody reads mints nothing.
     key: GILOnceCell<Py<PyString>>,
+    #[pyo3(get)]
     max_attempts: u32,
 }
 
@@ -505,11 +449,6 @@ impl Session {
         self.with(py, |st| st.s.attempts())
     }
 
-    #[getter]
-    fn max_attempts(&self) -> u32 {
-        self.max_attempts
-    }
-
     /// Seconds the current attempt may take (min of `attempt_timeout` and the time left), or None.
     #[getter]
     fn timeout(&self, py: Python<'_>) -> Option<f64> {
@@ -528,7 +467,7 @@ impl Session {
 
     /// Gates the next attempt: a `Proceed` or a `Reject`.
     #[pyo3(signature = (now=None))]
-    fn before_attempt(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn before_attempt(&self, py: Python<'_>, now: Option<&Obj>) -> PyResult<Py<PyAny>> {
         let now = now_or_clock(now)?;
         let g = self.with(py, |st| {
             let g = st.s.before_attempt_ns(now);
@@ -548,17 +487,17 @@ impl Session {
     fn on_failure(
         &self,
         py: Python<'_>,
-        failure: Option<&Bound<'_, PyAny>>,
-        now: Option<&Bound<'_, PyAny>>,
-        status: Option<&Bound<'_, PyAny>>,
-        grpc_code: Option<&Bound<'_, PyAny>>,
-        error_names: Option<&Bound<'_, PyAny>>,
-        method: Option<&Bound<'_, PyAny>>,
-        idempotent: Option<&Bound<'_, PyAny>>,
-        idempotency_key_sent: Option<&Bound<'_, PyAny>>,
-        headers: Option<&Bound<'_, PyAny>>,
-        elapsed: Option<&Bound<'_, PyAny>>,
-        wall_now_ms: Option<&Bound<'_, PyAny>>,
+        failure: Option<&Obj>,
+        now: Option<&Obj>,
+        status: Option<Obj>,
+        grpc_code: Option<Obj>,
+        error_names: Option<Obj>,
+        method: Option<Obj>,
+        idempotent: Option<Obj>,
+        idempotency_key_sent: Option<Obj>,
+        headers: Option<Obj>,
+        elapsed: Option<Obj>,
+        wall_now_ms: Option<Obj>,
     ) -> PyResult<Py<PyAny>> {
         let fields = Fields {
             status,
@@ -579,12 +518,7 @@ impl Session {
 
     /// Records a successful attempt and finishes the session.
     #[pyo3(signature = (now=None, elapsed=None))]
-    fn on_success(
-        &self,
-        py: Python<'_>,
-        now: Option<&Bound<'_, PyAny>>,
-        elapsed: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
+    fn on_success(&self, py: Python<'_>, now: Option<&Obj>, elapsed: Option<&Obj>) -> PyResult<()> {
         let now = now_or_clock(now)?;
         let elapsed = conv::opt_secs(elapsed, "elapsed")?;
         // The refusal (a session not in flight) becomes an exception after the lock is released.
@@ -593,7 +527,7 @@ impl Session {
 
     /// Ends the session as cancelled (does nothing once done).
     #[pyo3(signature = (now=None))]
-    fn cancel(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn cancel(&self, py: Python<'_>, now: Option<&Obj>) -> PyResult<()> {
         let now = now_or_clock(now)?;
         self.with(py, |st| st.s.cancel_ns(now));
         Ok(())
@@ -619,7 +553,7 @@ impl Session {
 
 // ---------------------------------------------------------------- the loop
 
-fn session_of<'a, 'py>(o: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Session>> {
+fn session_of<'a, 'py>(o: &'a Obj<'py>) -> PyResult<&'a Bound<'py, Session>> {
     conv::class_arg::<Session>(o, "session", "a RetrySession")
 }
 
@@ -641,15 +575,15 @@ pub struct RetryEvent {
     pub key: Py<PyString>,
 }
 
-#[pymethods]
-impl RetryEvent {
-    fn __repr__(&self) -> String {
-        format!(
-            "RetryEvent(attempt={}, retry={:?}, category={:?}, delay={:?}, reason={:?})",
-            self.attempt, self.retry, self.category, self.delay, self.reason
-        )
-    }
-}
+repr!(
+    RetryEvent,
+    "RetryEvent(attempt={}, retry={:?}, category={:?}, delay={:?}, reason={:?})",
+    attempt,
+    retry,
+    category,
+    delay,
+    reason
+);
 
 /// The bound `set` and `reset` methods of `retrycore._context.CURRENT` (looked up once).
 struct CurrentVar {
@@ -667,7 +601,7 @@ fn current_var(py: Python<'_>) -> PyResult<&CurrentVar> {
     })
 }
 
-fn time_sleep(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+fn time_sleep(py: Python<'_>) -> PyResult<&Obj<'_>> {
     TIME_SLEEP.get_or_try_init(py, || Ok::<_, PyErr>(py.import("time")?.getattr("sleep")?.unbind())).map(|v| v.bind(py))
 }
 
@@ -722,12 +656,7 @@ impl Runner {
         }
     }
 
-    fn new_session(
-        &self,
-        py: Python<'_>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<Session>> {
+    fn new_session(&self, py: Python<'_>, (args, kwargs): CallArgs) -> PyResult<Py<Session>> {
         let key = match &self.key_fn {
             None => None,
             Some(f) => Some(to_str(&f.bind(py).call(args, kwargs)?, "key")?),
@@ -752,27 +681,16 @@ impl Runner {
         fire(py, &[self.on_state_change.as_ref(), b], &ts)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn event(
-        &self,
-        py: Python<'_>,
-        s: &Session,
-        attempt: u32,
-        retry: Option<u32>,
-        category: Option<&'static str>,
-        delay: Option<f64>,
-        reason: Option<&'static str>,
-        budget: Option<String>,
-        exc: Option<&Bound<'_, PyAny>>,
-    ) -> RetryEvent {
+    /// The event of `attempt` of session `s` (every optional field None).
+    fn event(&self, py: Python<'_>, s: &Session, attempt: u32, exc: Option<&Obj>) -> RetryEvent {
         RetryEvent {
             attempt,
-            retry,
+            retry: None,
             max_attempts: s.max_attempts,
-            category,
-            delay,
-            reason,
-            budget,
+            category: None,
+            delay: None,
+            reason: None,
+            budget: None,
             exception: exc.map(|e| e.clone().unbind()),
             key: s.key_str(py),
         }
@@ -818,15 +736,16 @@ impl Runner {
         s: &Session,
         ending: Ending,
         end: End,
-        exc: Option<&Bound<'_, PyAny>>,
-        last: Option<&Bound<'_, PyAny>>,
+        exc: Option<&Obj>,
+        last: Option<&Obj>,
     ) -> PyResult<Option<PyErr>> {
         let reason = match ending {
             Ending::Raise { reason, .. } => reason,
             _ => end.reason,
         };
         if let (Some(h), true) = (&self.on_give_up, fires_on_give_up(end.attempts, false, false)) {
-            let ev = self.event(py, s, end.attempts, None, end.category, None, Some(reason), end.budget.clone(), exc);
+            let (category, budget) = (end.category, end.budget.clone());
+            let ev = RetryEvent { category, reason: Some(reason), budget, ..self.event(py, s, end.attempts, exc) };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
         }
         let Ending::Raise { class, code, reason, has_cause, .. } = ending else { return Ok(None) };
@@ -854,7 +773,7 @@ impl Runner {
     }
 
     /// Answers a failed attempt: Ok(delay ns) to retry, or the error to raise.
-    fn failed(&self, py: Python<'_>, s: &Session, exc: &Bound<'_, PyAny>) -> PyResult<u64> {
+    fn failed(&self, py: Python<'_>, s: &Session, exc: &Obj) -> PyResult<u64> {
         let f = OwnedFailure::from_exception(exc)?;
         match self.answer(py, s, f, exc, false)? {
             Some(delay) => Ok(delay),
@@ -866,7 +785,7 @@ impl Runner {
     /// non-ok response that nothing retries), Ok(Some(delay ns)) to retry
     /// (a non-ok response that is retried like a failure, docs/sessions.md),
     /// or the `RetryError` to raise.
-    fn returned(&self, py: Python<'_>, s: &Session, value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    fn returned(&self, py: Python<'_>, s: &Session, value: &Obj) -> PyResult<Option<u64>> {
         match crate::see::response_failure(value) {
             None => {
                 self.succeeded(py, s)?;
@@ -883,7 +802,7 @@ impl Runner {
         py: Python<'_>,
         s: &Session,
         mut f: OwnedFailure,
-        last: &Bound<'_, PyAny>,
+        last: &Obj,
         response: bool,
     ) -> PyResult<Option<u64>> {
         if let (Some(w), false) = (&self.wall_clock, f.headers.is_empty()) {
@@ -906,7 +825,12 @@ impl Runner {
                 if let Some(h) = &self.on_retry {
                     let n = RetryNumbers::of_retry(retry);
                     let (cat, secs) = (Some(category.code()), Some(to_secs(delay)));
-                    let ev = self.event(py, s, n.attempt, Some(n.retry), cat, secs, None, None, exc);
+                    let ev = RetryEvent {
+                        retry: Some(n.retry),
+                        category: cat,
+                        delay: secs,
+                        ..self.event(py, s, n.attempt, exc)
+                    };
                     hook_done(py, "on_retry", h.call1(py, (ev,)))?;
                 }
                 Ok(Some(delay))
@@ -945,9 +869,12 @@ impl Runner {
         self.transitions(py, ts)
     }
 
-    /// Sleeps `delay` ns: the caller's `sleep` gets the whole delay, the
-    /// default `time.sleep` gets it in parts of at most [`SLEEP_CHUNK_NS`].
+    /// Sleeps `delay` ns (0: not at all): the caller's `sleep` gets the whole
+    /// delay, the default `time.sleep` gets it in parts of at most [`SLEEP_CHUNK_NS`].
     fn wait(&self, py: Python<'_>, delay: u64) -> PyResult<()> {
+        if delay == 0 {
+            return Ok(());
+        }
         if let Some(f) = &self.sleep {
             return f.bind(py).call1((to_secs(delay),)).map(drop);
         }
@@ -964,53 +891,31 @@ impl Runner {
     /// Runs the attempts; whatever ends the loop with an error leaves the
     /// session done (cancelled if the error came from the host side: a
     /// clock, a sleep, an exception that could not be read).
-    fn run(
-        &self,
-        py: Python<'_>,
-        s: &Session,
-        func: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        let r = self.attempts(py, s, func, args, kwargs);
+    fn run(&self, py: Python<'_>, s: &Session, func: &Obj, (args, kwargs): CallArgs) -> PyResult<Py<PyAny>> {
+        let attempts = || -> PyResult<Py<PyAny>> {
+            loop {
+                self.gate(py, s)?;
+                let delay = match func.call(args, kwargs) {
+                    Ok(v) => match self.returned(py, s, &v)? {
+                        None => return Ok(v.unbind()),
+                        Some(delay) => delay,
+                    },
+                    // KeyboardInterrupt, SystemExit, GeneratorExit: cancel, re-raise.
+                    Err(e) if !e.value(py).is_instance_of::<PyException>() => return Err(e),
+                    Err(e) => self.failed(py, s, e.value(py).as_any())?,
+                };
+                self.wait(py, delay)?;
+            }
+        };
+        self.or_cancel(py, s, attempts())
+    }
+
+    /// Passes `r` on, cancelling the session first when it is an error.
+    fn or_cancel<T>(&self, py: Python<'_>, s: &Session, r: PyResult<T>) -> PyResult<T> {
         if r.is_err() {
             self.cancelled(py, s)?;
         }
         r
-    }
-
-    fn attempts(
-        &self,
-        py: Python<'_>,
-        s: &Session,
-        func: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        loop {
-            self.gate(py, s)?;
-            match func.call(args, kwargs) {
-                Ok(v) => match self.returned(py, s, &v)? {
-                    None => return Ok(v.unbind()),
-                    Some(delay) => {
-                        if delay > 0 {
-                            self.wait(py, delay)?;
-                        }
-                    }
-                },
-                Err(e) => {
-                    let exc = e.value(py).clone().into_any();
-                    if !exc.is_instance_of::<PyException>() {
-                        // KeyboardInterrupt, SystemExit, GeneratorExit: cancel, re-raise.
-                        return Err(e);
-                    }
-                    let delay = self.failed(py, s, &exc)?;
-                    if delay > 0 {
-                        self.wait(py, delay)?;
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -1022,16 +927,16 @@ impl Runner {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        policy: &Bound<'_, PyAny>,
+        policy: &Obj,
         sleep: Option<Py<PyAny>>,
         clock: Option<Py<PyAny>>,
         on_retry: Option<Py<PyAny>>,
         on_give_up: Option<Py<PyAny>>,
         on_state_change: Option<Py<PyAny>>,
         key: Option<Py<PyAny>>,
-        idempotent: Option<&Bound<'_, PyAny>>,
-        idempotency_key_sent: Option<&Bound<'_, PyAny>>,
-        method: Option<&Bound<'_, PyAny>>,
+        idempotent: Option<&Obj>,
+        idempotency_key_sent: Option<&Obj>,
+        method: Option<&Obj>,
         wall_clock: Option<Py<PyAny>>,
     ) -> PyResult<Runner> {
         Ok(Runner {
@@ -1051,80 +956,51 @@ impl Runner {
 
     /// Calls `func(*args, **kwargs)` with retries (synchronous; sleeps with `sleep`, default `time.sleep`).
     #[pyo3(signature = (func, args, kwargs=None))]
-    fn call(
-        &self,
-        py: Python<'_>,
-        func: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyAny>,
-        kwargs: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let (args, kwargs) = call_args(func, args, kwargs)?;
-        let s = self.new_session(py, args, kwargs)?;
+    fn call(&self, py: Python<'_>, func: &Obj, args: &Obj, kwargs: Option<&Obj>) -> PyResult<Py<PyAny>> {
+        let call = call_args(func, args, kwargs)?;
+        let s = self.new_session(py, call)?;
         let var = current_var(py)?;
         let token = var.set.call1(py, (s.clone_ref(py),))?;
-        let r = self.run(py, s.get(), func, args, kwargs);
+        let r = self.run(py, s.get(), func, call);
         var.reset.call1(py, (token,))?;
         r
     }
 
     /// Starts a session for one call (the async loop's first step).
     #[pyo3(signature = (args, kwargs=None))]
-    fn start(
-        &self,
-        py: Python<'_>,
-        args: &Bound<'_, PyAny>,
-        kwargs: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<Session>> {
-        let (args, kwargs) = args_of(args, kwargs)?;
-        self.new_session(py, args, kwargs)
+    fn start(&self, py: Python<'_>, args: &Obj, kwargs: Option<&Obj>) -> PyResult<Py<Session>> {
+        self.new_session(py, args_of(args, kwargs)?)
     }
 
     /// Gates an attempt: the timeout in seconds (or None), or raises the local rejection / `RetryError`.
-    fn before(&self, py: Python<'_>, session: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    fn before(&self, py: Python<'_>, session: &Obj) -> PyResult<Option<f64>> {
         Ok(self.gate(py, session_of(session)?.get())?.map(to_secs))
     }
 
     /// Answers a failed attempt: the delay in seconds, or raises (`RetryError`, or the error itself).
-    fn failed_attempt(&self, py: Python<'_>, session: &Bound<'_, PyAny>, exc: &Bound<'_, PyAny>) -> PyResult<f64> {
+    fn failed_attempt(&self, py: Python<'_>, session: &Obj, exc: &Obj) -> PyResult<f64> {
         let s = session_of(session)?.get();
         if !exc.is_instance_of::<pyo3::exceptions::PyBaseException>() {
             return Err(err(py, ErrorCode::InvalidType, "exc", "must be an exception"));
         }
-        match self.failed(py, s, exc) {
-            Ok(d) => Ok(to_secs(d)),
-            Err(e) => {
-                self.cancelled(py, s)?;
-                Err(e)
-            }
-        }
+        self.or_cancel(py, s, self.failed(py, s, exc)).map(to_secs)
     }
 
     /// Records the successful attempt.
-    fn succeeded_attempt(&self, py: Python<'_>, session: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn succeeded_attempt(&self, py: Python<'_>, session: &Obj) -> PyResult<()> {
         self.succeeded(py, session_of(session)?.get())
     }
 
     /// Answers a returned value: None to return it (recorded as a success, or
     /// a non-ok response nothing retries), the delay in seconds to retry a
     /// non-ok response, or raises `RetryError`.
-    fn returned_attempt(
-        &self,
-        py: Python<'_>,
-        session: &Bound<'_, PyAny>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<f64>> {
+    fn returned_attempt(&self, py: Python<'_>, session: &Obj, value: &Obj) -> PyResult<Option<f64>> {
         let s = session_of(session)?.get();
-        match self.returned(py, s, value) {
-            Ok(d) => Ok(d.map(to_secs)),
-            Err(e) => {
-                self.cancelled(py, s)?;
-                Err(e)
-            }
-        }
+        Ok(self.or_cancel(py, s, self.returned(py, s, value))?.map(to_secs))
     }
 
     /// Cancels the session (no-op once done).
-    fn cancel(&self, py: Python<'_>, session: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn cancel(&self, py: Python<'_>, session: &Obj) -> PyResult<()> {
         self.cancelled(py, session_of(session)?.get())
     }
 

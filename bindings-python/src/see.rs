@@ -10,7 +10,7 @@
 //! `retrycore:retry_exhausted` and `retrycore:breaker_open`. The tables that
 //! read the names live in the core.
 
-use crate::conv::errors_module;
+use crate::conv::{errors_module, Obj};
 use crate::failure::OwnedFailure;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -106,7 +106,7 @@ static KNOWN: GILOnceCell<Known> = GILOnceCell::new();
 fn known(py: Python<'_>) -> PyResult<&Known> {
     KNOWN.get_or_try_init(py, || {
         let errors = errors_module(py)?;
-        let ty = |o: Bound<'_, PyAny>| -> PyResult<Py<PyType>> { Ok(o.downcast_into::<PyType>()?.unbind()) };
+        let ty = |o: Obj<'_>| -> PyResult<Py<PyType>> { Ok(o.downcast_into::<PyType>()?.unbind()) };
         Ok(Known {
             oserror: ty(py.import("builtins")?.getattr("OSError")?)?,
             ssl_error: py.import("ssl").and_then(|m| m.getattr("SSLError")).ok().and_then(|t| ty(t).ok()),
@@ -189,12 +189,12 @@ fn errno_name(py: Python<'_>, k: &Known, n: i64) -> Option<Name> {
 
 /// Reads an attribute if the instance or its class has it, without raising.
 fn attr<'py>(
-    e: &Bound<'py, PyAny>,
+    e: &Obj<'py>,
     dict: Option<&Bound<'py, PyDict>>,
     info: &TypeInfo,
     name: &Bound<'py, PyString>,
     bit: u8,
-) -> Option<Bound<'py, PyAny>> {
+) -> Option<Obj<'py>> {
     if let Some(d) = dict {
         if let Ok(Some(v)) = d.get_item(name) {
             return (!v.is_none()).then_some(v);
@@ -206,14 +206,14 @@ fn attr<'py>(
     None
 }
 
-fn status_of(v: &Bound<'_, PyAny>) -> Option<u16> {
+fn status_of(v: &Obj) -> Option<u16> {
     if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
         return None;
     }
     v.extract::<u16>().ok()
 }
 
-fn header_text(v: &Bound<'_, PyAny>) -> Option<String> {
+fn header_text(v: &Obj) -> Option<String> {
     // Longer than any header kept: not copied at all.
     if v.len().is_ok_and(|n| n > MAX_HEADER_VALUE_BYTES)
         && (v.is_instance_of::<PyString>() || v.is_instance_of::<pyo3::types::PyBytes>())
@@ -230,7 +230,7 @@ fn header_text(v: &Bound<'_, PyAny>) -> Option<String> {
 }
 
 /// Reads headers from a mapping (`items()`) or an iterable of pairs.
-pub fn read_headers(h: &Bound<'_, PyAny>, out: &mut Vec<(String, String)>) {
+pub fn read_headers(h: &Obj, out: &mut Vec<(String, String)>) {
     let items = match h.getattr("items").and_then(|f| f.call0()) {
         Ok(it) => it,
         Err(_) => h.clone(),
@@ -239,15 +239,14 @@ pub fn read_headers(h: &Bound<'_, PyAny>, out: &mut Vec<(String, String)>) {
     for pair in iter.take(MAX_HEADERS) {
         let Ok(pair) = pair else { break };
         let (Ok(k), Ok(v)) = (pair.get_item(0), pair.get_item(1)) else { continue };
-        if let (Some(k), Some(v)) = (header_text(&k), header_text(&v)) {
-            if k.len() <= MAX_NAME_BYTES && v.len() <= MAX_HEADER_VALUE_BYTES {
-                out.push((k, v));
-            }
+        match (header_text(&k), header_text(&v)) {
+            (Some(k), Some(v)) if k.len() <= MAX_NAME_BYTES && v.len() <= MAX_HEADER_VALUE_BYTES => out.push((k, v)),
+            _ => {}
         }
     }
 }
 
-fn grpc_of(v: &Bound<'_, PyAny>) -> Option<GrpcCode> {
+fn grpc_of(v: &Obj) -> Option<GrpcCode> {
     if let Some(n) = status_of(v) {
         return u8::try_from(n).ok().and_then(GrpcCode::new);
     }
@@ -265,7 +264,7 @@ fn grpc_of(v: &Bound<'_, PyAny>) -> Option<GrpcCode> {
 /// The failure a returned value stands for: a response (an object with an
 /// int `status_code`, as requests and httpx return) whose status is not
 /// 2xx, with its headers; None for anything else.
-pub fn response_failure(v: &Bound<'_, PyAny>) -> Option<OwnedFailure> {
+pub fn response_failure(v: &Obj) -> Option<OwnedFailure> {
     use pyo3::types::{PyBytes, PyFloat, PyList};
     // Plain values are not responses: no attribute lookup for them.
     if v.is_none()
@@ -286,16 +285,14 @@ pub fn response_failure(v: &Bound<'_, PyAny>) -> Option<OwnedFailure> {
         return None;
     }
     let mut f = OwnedFailure { status: Some(status), ..Default::default() };
-    if let Ok(h) = v.getattr(intern!(py, "headers")) {
-        if !h.is_none() {
-            read_headers(&h, &mut f.headers);
-        }
+    if let Some(h) = v.getattr(intern!(py, "headers")).ok().filter(|h| !h.is_none()) {
+        read_headers(&h, &mut f.headers);
     }
     Some(f)
 }
 
 /// Fills `f` from an exception and its causes.
-pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
+pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
     let py = e.py();
     let k = known(py)?;
     let mut seen = [0usize; MAX_CHAIN];
@@ -321,12 +318,9 @@ pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
         let dict = dict.as_ref();
         // The code: a real errno name.
         if info.oserror {
-            if let Some(n) = ex.getattr(intern!(py, "errno")).ok().and_then(|v| v.extract::<i64>().ok()) {
-                if n > 0 {
-                    if let Some(name) = errno_name(py, k, n) {
-                        f.names.push(name);
-                    }
-                }
+            let errno = ex.getattr(intern!(py, "errno")).ok().and_then(|v| v.extract::<i64>().ok());
+            if let Some(name) = errno.filter(|&n| n > 0).and_then(|n| errno_name(py, k, n)) {
+                f.names.push(name);
             }
         }
         // HTTP status, headers, gRPC code: the outermost error that has them.
@@ -334,11 +328,9 @@ pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
             if let Ok(d) = resp.downcast::<PyDict>() {
                 // botocore ClientError: a dict.
                 if let Ok(Some(err)) = d.get_item(intern!(py, "Error")) {
-                    if let Some(code) = err.get_item(intern!(py, "Code")).ok().and_then(|c| c.extract::<String>().ok())
-                    {
-                        if !code.is_empty() {
-                            f.names.push(code.into());
-                        }
+                    let code = err.get_item(intern!(py, "Code")).ok().and_then(|c| c.extract::<String>().ok());
+                    if let Some(code) = code.filter(|c| !c.is_empty()) {
+                        f.names.push(code.into());
                     }
                 }
                 if !have_http {
@@ -390,12 +382,9 @@ pub fn see(e: &Bound<'_, PyAny>, f: &mut OwnedFailure) -> PyResult<()> {
                 if let Some(g) = c.call0().ok().and_then(|v| grpc_of(&v)) {
                     f.grpc_code = Some(g);
                     have_http = true;
-                    if let Some(tm) = attr(&ex, dict, &info, intern!(py, "trailing_metadata"), A_TRAILING) {
-                        if let Ok(md) = tm.call0() {
-                            if !md.is_none() {
-                                read_headers(&md, &mut f.headers);
-                            }
-                        }
+                    let tm = attr(&ex, dict, &info, intern!(py, "trailing_metadata"), A_TRAILING);
+                    if let Some(md) = tm.and_then(|tm| tm.call0().ok()).filter(|md| !md.is_none()) {
+                        read_headers(&md, &mut f.headers);
                     }
                 }
             }

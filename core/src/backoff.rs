@@ -93,6 +93,7 @@ pub struct Backoff {
     increment: u64,
     jitter: Jitter,
     min_delay: u64,
+    immediate_first_retry: bool,
 }
 
 /// The settings of a [`Backoff`] before validation; unset fields take the defaults.
@@ -112,6 +113,9 @@ pub struct BackoffBuilder {
     pub jitter: Option<Jitter>,
     /// The floor in nanoseconds; default none.
     pub min_delay: Option<u64>,
+    /// The first retry waits 0 and retry n ≥ 2 keeps its delay (urllib3's
+    /// `Retry.get_backoff_time`); default false.
+    pub immediate_first_retry: Option<bool>,
     /// An anchor whose delay formula replaces retrycore's (see [`crate::profile`]).
     pub profile: Option<crate::profile::Profile>,
 }
@@ -226,6 +230,7 @@ impl BackoffBuilder {
             increment: self.increment.unwrap_or(initial),
             jitter,
             min_delay,
+            immediate_first_retry: self.immediate_first_retry.unwrap_or(false),
         })
     }
 }
@@ -376,6 +381,11 @@ impl Backoff {
         self.min_delay
     }
 
+    /// Returns true when the first retry waits 0 (urllib3's backoff).
+    pub fn immediate_first_retry(&self) -> bool {
+        self.immediate_first_retry
+    }
+
     /// Returns true when a delay takes a random draw (jitter not none, or decorrelated).
     pub fn draws(&self) -> bool {
         self.kind == BackoffKind::Decorrelated || self.jitter != Jitter::None
@@ -437,6 +447,12 @@ impl Backoff {
         throttled: bool,
         state: &mut crate::profile::DelayState,
     ) -> u64 {
+        // urllib3 sleeps only from the second consecutive error on
+        // (`get_backoff_time` returns 0 while the history holds ≤ 1 error);
+        // the draw is taken and the state left as it was.
+        if retry == 1 && self.immediate_first_retry {
+            return 0;
+        }
         if let Some(p) = self.profile {
             return crate::profile::delay(
                 p,

@@ -580,6 +580,9 @@ pub struct WindowTotals {
     pub failures: u32,
     /// Slow calls.
     pub slow: u32,
+    /// Slow calls that failed (absent from version-1 snapshots: 0).
+    #[serde(default)]
+    pub slow_failures: u32,
 }
 
 impl WindowTotals {
@@ -587,11 +590,13 @@ impl WindowTotals {
         self.calls += 1;
         self.failures += u32::from(bits & FAIL != 0);
         self.slow += u32::from(bits & SLOW != 0);
+        self.slow_failures += u32::from(bits == FAIL | SLOW);
     }
     fn sub(&mut self, bits: u8) {
         self.calls -= 1;
         self.failures -= u32::from(bits & FAIL != 0);
         self.slow -= u32::from(bits & SLOW != 0);
+        self.slow_failures -= u32::from(bits == FAIL | SLOW);
     }
 
     /// Returns the failure rate in percent (0 with no calls).
@@ -621,6 +626,7 @@ struct Bucket {
     calls: u32,
     failures: u32,
     slow: u32,
+    slow_failures: u32,
 }
 
 /// The sliding window.
@@ -717,7 +723,24 @@ impl Sampling {
     }
 
     fn totals(&self) -> WindowTotals {
-        WindowTotals { calls: self.successes + self.failures, failures: self.failures, slow: 0 }
+        WindowTotals { calls: self.successes + self.failures, failures: self.failures, ..Default::default() }
+    }
+
+    /// The totals a read at `now` sees, without moving the windows (Polly
+    /// moves them only when it records: a read must not shift them).
+    fn totals_at(&self, now: u64) -> WindowTotals {
+        if self.single {
+            return match self.started {
+                Some(s) if now.saturating_sub(s) >= self.sampling => WindowTotals::default(),
+                _ => self.totals(),
+            };
+        }
+        let (mut s, mut f) = (0u32, 0u32);
+        for w in self.windows.iter().filter(|w| now.saturating_sub(w.0) < self.sampling) {
+            s += w.1;
+            f += w.2;
+        }
+        WindowTotals { calls: s + f, failures: f, ..Default::default() }
     }
 }
 
@@ -761,6 +784,7 @@ impl Window {
                         totals.calls -= b.calls;
                         totals.failures -= b.failures;
                         totals.slow -= b.slow;
+                        totals.slow_failures -= b.slow_failures;
                     }
                 }
             }
@@ -795,6 +819,7 @@ impl Window {
                 b.calls += 1;
                 b.failures += u32::from(bits & FAIL != 0);
                 b.slow += u32::from(bits & SLOW != 0);
+                b.slow_failures += u32::from(bits == FAIL | SLOW);
                 totals.add(bits);
             }
             Window::Consecutive { failures } => {
@@ -811,13 +836,41 @@ impl Window {
     fn totals(&self) -> WindowTotals {
         match self {
             Window::Count { totals, .. } | Window::Time { totals, .. } => *totals,
-            Window::Consecutive { failures } => WindowTotals { calls: *failures, failures: *failures, slow: 0 },
+            Window::Consecutive { failures } => {
+                WindowTotals { calls: *failures, failures: *failures, ..Default::default() }
+            }
             Window::Sampling(m) => m.totals(),
         }
     }
 
     fn clear(&mut self, c: &BreakerConfig) {
         *self = Window::new(c);
+    }
+
+    /// A count window of `n` calls (resilience4j's half-open metrics).
+    fn count(n: u32) -> Window {
+        Window::Count { ring: vec![0; n.max(1) as usize], next: 0, len: 0, totals: WindowTotals::default() }
+    }
+
+    /// Empties a count window in place (no allocation).
+    fn empty_count(&mut self) {
+        if let Window::Count { next, len, totals, .. } = self {
+            *next = 0;
+            *len = 0;
+            *totals = WindowTotals::default();
+        }
+    }
+
+    /// A count window's calls, oldest first.
+    fn calls(&self) -> Option<Vec<u8>> {
+        match self {
+            Window::Count { ring, next, len, .. } => {
+                let n = ring.len();
+                let start = (*next + n - *len) % n;
+                Some((0..*len).map(|i| ring[(start + i) % n]).collect())
+            }
+            _ => None,
+        }
     }
 }
 
@@ -876,6 +929,85 @@ pub enum Acquire {
     },
 }
 
+/// Which metrics an open breaker keeps: those of the state it left
+/// (resilience4j's `new OpenState(attempts + 1, currentState.getMetrics())`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenMetrics {
+    /// The sliding window that opened it (from closed).
+    #[default]
+    Window,
+    /// The half-open trial calls (from half_open).
+    Trials,
+    /// Nothing (from disabled or forced_open, whose metrics are empty).
+    Empty,
+}
+
+/// A breaker's metrics in its current state (resilience4j's
+/// `CircuitBreaker.Metrics`). They reset on every transition except into
+/// open, which keeps the metrics of the state it left.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Percent of failed calls; −1 below the minimum number of calls.
+    pub failure_rate: f64,
+    /// Percent of slow calls; −1 below the minimum number of calls.
+    pub slow_call_rate: f64,
+    /// Calls in the window.
+    pub buffered_calls: u32,
+    /// Failed calls in the window.
+    pub failed_calls: u32,
+    /// Successful calls in the window.
+    pub successful_calls: u32,
+    /// Slow calls in the window.
+    pub slow_calls: u32,
+    /// Slow calls that succeeded.
+    pub slow_successful_calls: u32,
+    /// Slow calls that failed.
+    pub slow_failed_calls: u32,
+    /// Calls refused in this state (kept into open, like the other metrics).
+    pub not_permitted_calls: u64,
+}
+
+impl Metrics {
+    fn of(t: WindowTotals, min: Option<u32>, not_permitted: u64) -> Metrics {
+        let judged = min.is_some_and(|m| t.calls > 0 && t.calls >= m);
+        Metrics {
+            failure_rate: if judged { t.failure_rate() } else { -1.0 },
+            slow_call_rate: if judged { t.slow_rate() } else { -1.0 },
+            buffered_calls: t.calls,
+            failed_calls: t.failures,
+            successful_calls: t.calls - t.failures,
+            slow_calls: t.slow,
+            slow_successful_calls: t.slow - t.slow_failures,
+            slow_failed_calls: t.slow_failures,
+            not_permitted_calls: not_permitted,
+        }
+    }
+}
+
+/// What a break-duration generator sees when a breaker opens (Polly v8's
+/// `BreakDurationGeneratorArguments`).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+pub struct BreakArguments {
+    /// The failure ratio in [0, 1] of the metrics the open state keeps.
+    pub failure_rate: f64,
+    /// The failed calls in those metrics.
+    pub failure_count: u32,
+    /// Consecutive open → half_open transitions since the last close.
+    pub half_open_attempts: u32,
+}
+
+/// Returns true when resilience4j's `StateTransition` table has `from → to`.
+///
+/// Every pair is there, a state to itself included, except closed →
+/// half_open, metrics_only → open and metrics_only → half_open.
+pub const fn transition_allowed(from: State, to: State) -> bool {
+    !matches!(
+        (from, to),
+        (State::Closed, State::HalfOpen) | (State::MetricsOnly, State::Open) | (State::MetricsOnly, State::HalfOpen)
+    )
+}
+
 /// A circuit breaker: plain data with pure transitions.
 ///
 /// Share it among sessions behind a lock ([`SharedBreaker`]).
@@ -893,11 +1025,20 @@ pub struct CircuitBreaker {
     opens: u32,
     /// Half-open: trials admitted and still counting toward the limit.
     trials_admitted: u32,
-    /// Half-open: trial outcomes.
-    trials: WindowTotals,
+    /// Half-open: trial outcomes, a count window of the permitted calls
+    /// (resilience4j's `CircuitBreakerMetrics.forHalfOpen`).
+    trials: Window,
     last_now: u64,
     rejections: u64,
     transitions: u64,
+    /// Calls refused in the current state (kept into open).
+    not_permitted: u64,
+    /// open → half_open transitions since the last close (Polly's `HalfOpenAttempts`).
+    half_open_attempts: u32,
+    /// Open: which metrics it kept.
+    open_metrics: OpenMetrics,
+    /// Open: the wait was given by hand or by the host (not the configured one).
+    open_wait_given: bool,
 }
 
 /// A breaker shared by reference among sessions (`Send + Sync`).
@@ -919,10 +1060,14 @@ impl CircuitBreaker {
             open_wait: config.wait_duration_in_open_state,
             opens: 0,
             trials_admitted: 0,
-            trials: WindowTotals::default(),
+            trials: Window::count(config.permitted_number_of_calls_in_half_open_state),
             last_now: 0,
             rejections: 0,
             transitions: 0,
+            not_permitted: 0,
+            half_open_attempts: 0,
+            open_metrics: OpenMetrics::Window,
+            open_wait_given: false,
             config,
         })
     }
@@ -943,13 +1088,97 @@ impl CircuitBreaker {
         self.state
     }
 
-    /// Returns the window's totals (for half-open: the trials so far).
+    /// Returns the totals of the current state's metrics: the window in
+    /// closed and metrics_only, the trials so far in half_open, and in open
+    /// those of the state it left (see [`Metrics`]); a `sampling` breaker's
+    /// health window in every state.
     pub fn totals(&self) -> WindowTotals {
-        if self.state == State::HalfOpen {
-            self.trials
-        } else {
-            self.window.totals()
+        match self.metrics_source() {
+            OpenMetrics::Window => self.window.totals(),
+            OpenMetrics::Trials => self.trials.totals(),
+            OpenMetrics::Empty => WindowTotals::default(),
         }
+    }
+
+    /// Which metrics the current state shows.
+    fn metrics_source(&self) -> OpenMetrics {
+        if self.config.kind == BreakerKind::Sampling {
+            return OpenMetrics::Window;
+        }
+        match self.state {
+            State::Closed | State::MetricsOnly | State::Disabled | State::ForcedOpen => OpenMetrics::Window,
+            State::HalfOpen => OpenMetrics::Trials,
+            State::Open => self.open_metrics,
+        }
+    }
+
+    /// The minimum number of calls before the rates of the current metrics
+    /// are judged (`None`: they are never rates, as for `consecutive`).
+    fn metrics_minimum(&self) -> Option<u32> {
+        let c = &self.config;
+        let half_open = c.minimum_number_of_calls.min(c.permitted_number_of_calls_in_half_open_state);
+        match (c.kind, self.metrics_source()) {
+            (BreakerKind::Consecutive, OpenMetrics::Window) => None,
+            (BreakerKind::Sampling, _) => Some(c.minimum_number_of_calls),
+            (_, OpenMetrics::Trials) => Some(half_open),
+            (BreakerKind::CountBased, _) => Some(c.minimum_number_of_calls.min(c.sliding_window_size)),
+            _ => Some(c.minimum_number_of_calls),
+        }
+    }
+
+    /// Returns the current state's metrics read at `now` (resilience4j's
+    /// `getMetrics()`): a time window first drops the seconds that left it
+    /// by `now`, whether or not anything was recorded since.
+    pub fn metrics(&mut self, now: u64) -> Metrics {
+        let now = self.clock(now);
+        let totals = match (&self.window, self.metrics_source()) {
+            (Window::Sampling(m), _) => m.totals_at(now),
+            (_, OpenMetrics::Window) => {
+                self.window.advance(now);
+                self.window.totals()
+            }
+            _ => self.totals(),
+        };
+        Metrics::of(totals, self.metrics_minimum(), self.not_permitted)
+    }
+
+    /// Returns what a break-duration generator would see now (Polly v8's
+    /// `BreakDurationGeneratorArguments`): a host that computes break
+    /// durations itself calls it after a transition to open and passes its
+    /// answer to [`set_break_duration`](Self::set_break_duration).
+    pub fn break_arguments(&mut self, now: u64) -> BreakArguments {
+        let m = self.metrics(now);
+        let rate = if m.buffered_calls == 0 { 0.0 } else { f64::from(m.failed_calls) / f64::from(m.buffered_calls) };
+        BreakArguments {
+            failure_rate: rate,
+            failure_count: m.failed_calls,
+            half_open_attempts: self.half_open_attempts,
+        }
+    }
+
+    /// Returns the open → half_open transitions since the last close
+    /// (Polly v8's `HalfOpenAttempts`).
+    pub fn half_open_attempts(&self) -> u32 {
+        self.half_open_attempts
+    }
+
+    /// Replaces the wait of the current open period, counted from when it
+    /// opened, with a duration the host computed (Polly v8's
+    /// `BreakDurationGenerator`, which a pure core cannot call).
+    ///
+    /// # Errors
+    /// `invalid_state` when the breaker is not open.
+    pub fn set_break_duration(&mut self, duration: u64) -> Result<()> {
+        if self.state != State::Open {
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                "state",
+                format!("a break duration applies to an open breaker, not {}", self.state.code()),
+            ));
+        }
+        self.open_wait = duration;
+        self.open_wait_given = true;
+        Ok(())
     }
 
     /// Returns the bytes the breaker occupies: the struct, its window and its settings' heap.
@@ -960,11 +1189,16 @@ impl CircuitBreaker {
             Window::Consecutive { .. } => 0,
             Window::Sampling(m) => m.windows.capacity() * std::mem::size_of::<(u64, u32, u32)>(),
         };
+        let trials = match &self.trials {
+            Window::Count { ring, .. } => ring.capacity(),
+            _ => 0,
+        };
         let rules = self.config.count_rules.capacity() * std::mem::size_of::<CountRule>();
-        std::mem::size_of::<Self>() + window + rules + self.config.name.as_ref().map_or(0, String::capacity)
+        std::mem::size_of::<Self>() + window + trials + rules + self.config.name.as_ref().map_or(0, String::capacity)
     }
 
-    /// Returns how many calls were refused.
+    /// Returns how many calls were refused since the breaker was created
+    /// (a running total; the per-state count is [`Metrics::not_permitted_calls`]).
     pub fn rejections(&self) -> u64 {
         self.rejections
     }
@@ -982,29 +1216,66 @@ impl CircuitBreaker {
     }
 
     fn go(&mut self, to: State, reason: TransitionReason, now: u64) -> Transition {
+        self.enter(to, reason, now, None)
+    }
+
+    /// Enters `to` (a new state object, as resilience4j builds one for every
+    /// transition, to the same state included). Metrics reset, except into
+    /// open, which keeps those of the state it left. `wait` is a wait given
+    /// for the open period (resilience4j's `transitionToOpenStateFor`, which
+    /// does not count as a re-open); `None` takes the configured one.
+    fn enter(&mut self, to: State, reason: TransitionReason, now: u64, wait: Option<u64>) -> Transition {
         let from = self.state;
+        let sampling = self.config.kind == BreakerKind::Sampling;
         self.state = to;
         self.epoch += 1;
         self.since = now;
         self.transitions += 1;
-        match to {
-            State::Open => {
-                self.opens = self.opens.saturating_add(1);
-                self.open_wait = self.config.wait_for(self.opens);
+        self.trials_admitted = 0;
+        if to == State::Open {
+            self.open_metrics = match from {
+                State::Closed | State::MetricsOnly => OpenMetrics::Window,
+                State::HalfOpen => OpenMetrics::Trials,
+                State::Open => self.open_metrics,
+                State::Disabled | State::ForcedOpen => OpenMetrics::Empty,
+            };
+            match self.open_metrics {
+                OpenMetrics::Window => self.trials.empty_count(),
+                OpenMetrics::Trials if !sampling => self.window.clear(&self.config),
+                OpenMetrics::Trials => {}
+                OpenMetrics::Empty => {
+                    self.trials.empty_count();
+                    self.window.clear(&self.config);
+                }
             }
-            State::HalfOpen => {
-                self.trials_admitted = 0;
-                self.trials = WindowTotals::default();
+            match wait {
+                Some(w) => {
+                    self.open_wait = w;
+                    self.open_wait_given = true;
+                }
+                None => {
+                    self.opens = self.opens.saturating_add(1);
+                    // Polly keys its generator on half-open attempts; resilience4j on opens.
+                    let k = if sampling { self.half_open_attempts.saturating_add(1) } else { self.opens };
+                    self.open_wait = self.config.wait_for(k);
+                    self.open_wait_given = false;
+                }
             }
-            State::Closed => {
-                self.opens = 0;
+        } else {
+            self.not_permitted = 0;
+            self.trials.empty_count();
+            // Polly's health metrics survive half-open; only a close resets them.
+            if !(sampling && to == State::HalfOpen) {
                 self.window.clear(&self.config);
             }
-            _ => {}
-        }
-        if to != State::HalfOpen {
-            self.trials_admitted = 0;
-            self.trials = WindowTotals::default();
+            match to {
+                State::Closed | State::Disabled | State::MetricsOnly => {
+                    self.opens = 0;
+                    self.half_open_attempts = 0;
+                }
+                State::ForcedOpen => self.opens = self.opens.saturating_add(1),
+                _ => self.half_open_attempts = self.half_open_attempts.saturating_add(1),
+            }
         }
         Transition { from, to, reason, at: now }
     }
@@ -1031,6 +1302,7 @@ impl CircuitBreaker {
             State::Closed | State::Disabled | State::MetricsOnly => (permit(self, false), t),
             State::ForcedOpen => {
                 self.rejections += 1;
+                self.not_permitted += 1;
                 (Acquire::Rejected { state: State::ForcedOpen, retry_after: u64::MAX }, t)
             }
             State::Open => {
@@ -1044,6 +1316,7 @@ impl CircuitBreaker {
                     (permit(self, true), t)
                 } else {
                     self.rejections += 1;
+                    self.not_permitted += 1;
                     (Acquire::Rejected { state: State::Open, retry_after: until - now + at_end }, t)
                 }
             }
@@ -1053,6 +1326,7 @@ impl CircuitBreaker {
                     (permit(self, true), t)
                 } else {
                     self.rejections += 1;
+                    self.not_permitted += 1;
                     let max = self.config.max_wait_duration_in_half_open_state;
                     let retry_after =
                         if max == 0 { u64::MAX } else { self.since.saturating_add(max).saturating_sub(now).max(1) };
@@ -1088,10 +1362,58 @@ impl CircuitBreaker {
         if counted == Counted::Ignored {
             return self.release(permit, now);
         }
+        match self.state {
+            State::Closed | State::MetricsOnly => self.record_bits(now, self.bits(counted, duration)),
+            State::HalfOpen if permit.trial => self.record_bits(now, self.bits(counted, duration)),
+            _ => None,
+        }
+    }
+
+    /// Records an outcome without a permit (resilience4j's `onError` /
+    /// `onSuccess` called without `tryAcquirePermission`, for callers that
+    /// gate elsewhere): it counts in the current state's metrics — the
+    /// window in closed and metrics_only, a trial in half_open (which may
+    /// decide it), the kept metrics in open (no transition) — and nothing in
+    /// disabled or forced_open. Having no permit, it cannot be voided by a
+    /// transition. A half-open evaluation past its maximum wait first
+    /// returns to open, as on every call.
+    pub fn record(&mut self, now: u64, counted: Counted, duration: u64) -> Option<Transition> {
+        let now = self.clock(now);
+        let expired = self.expire_half_open(now);
+        if counted == Counted::Ignored {
+            return expired;
+        }
+        let bits = self.bits(counted, duration);
+        let t = match self.state {
+            State::Closed | State::MetricsOnly | State::HalfOpen => self.record_bits(now, bits),
+            State::Open => {
+                match self.metrics_source() {
+                    OpenMetrics::Window => {
+                        self.window.advance(now);
+                        self.window.record(now, bits);
+                    }
+                    OpenMetrics::Trials => self.trials.record(now, bits),
+                    OpenMetrics::Empty => {}
+                }
+                None
+            }
+            State::Disabled | State::ForcedOpen => None,
+        };
+        expired.or(t)
+    }
+
+    /// The window bits of an outcome.
+    fn bits(&self, counted: Counted, duration: u64) -> u8 {
         let mut bits = if counted == Counted::Failure { FAIL } else { 0 };
         if duration > self.config.slow_call_duration_threshold && self.config.kind != BreakerKind::Sampling {
             bits |= SLOW;
         }
+        bits
+    }
+
+    /// Records a counted outcome in closed, metrics_only or half_open and
+    /// judges it.
+    fn record_bits(&mut self, now: u64, bits: u8) -> Option<Transition> {
         match self.state {
             State::Closed | State::MetricsOnly => {
                 self.window.advance(now);
@@ -1103,9 +1425,8 @@ impl CircuitBreaker {
                 }
                 None
             }
-            State::HalfOpen if permit.trial => {
-                self.trials.add(bits);
-                let permitted = self.config.permitted_number_of_calls_in_half_open_state;
+            State::HalfOpen => {
+                self.trials.record(now, bits);
                 if self.config.kind == BreakerKind::Consecutive {
                     return Some(if bits & FAIL != 0 {
                         self.go(State::Open, TransitionReason::TrialsFailed, now)
@@ -1113,10 +1434,14 @@ impl CircuitBreaker {
                         self.go(State::Closed, TransitionReason::TrialsPassed, now)
                     });
                 }
-                if self.trials.calls >= permitted {
-                    let t = self.trials;
-                    let failed = t.failure_rate() >= self.config.failure_rate_threshold
-                        || t.slow_rate() >= self.config.slow_call_rate_threshold;
+                // resilience4j's half-open metrics: a count window of the
+                // permitted calls, judged at min(minimum, permitted) calls.
+                let c = &self.config;
+                let judge_at = c.permitted_number_of_calls_in_half_open_state.min(c.minimum_number_of_calls);
+                let t = self.trials.totals();
+                if t.calls >= judge_at {
+                    let failed =
+                        t.failure_rate() >= c.failure_rate_threshold || t.slow_rate() >= c.slow_call_rate_threshold;
                     return Some(if failed {
                         self.go(State::Open, TransitionReason::TrialsFailed, now)
                     } else {
@@ -1200,22 +1525,52 @@ impl CircuitBreaker {
 
     /// Moves to `to` by hand (resilience4j's `transitionTo…State`).
     ///
+    /// Follows resilience4j's `StateTransition` table
+    /// ([`transition_allowed`]): a transition to the current state is legal
+    /// and starts that state afresh (new metrics, a new open wait counted as
+    /// a re-open, void permits).
+    ///
     /// # Errors
-    /// `invalid_transition` for a transition to the current state.
+    /// `invalid_transition` for a pair the table lacks (closed → half_open,
+    /// metrics_only → open or half_open).
     pub fn transition_to(&mut self, to: State, now: u64) -> Result<Transition> {
         let now = self.clock(now);
-        if to == self.state {
-            return Err(Error::new(
-                ErrorCode::InvalidTransition,
-                "state",
-                format!("the breaker is already {}", to.code()),
-            ));
+        self.check_transition(to)?;
+        Ok(self.go(to, TransitionReason::Manual, now))
+    }
+
+    fn check_transition(&self, to: State) -> Result<()> {
+        if transition_allowed(self.state, to) {
+            return Ok(());
         }
-        let t = self.go(to, TransitionReason::Manual, now);
-        if matches!(to, State::Disabled | State::ForcedOpen | State::MetricsOnly) {
-            self.window.clear(&self.config);
-        }
-        Ok(t)
+        Err(Error::new(
+            ErrorCode::InvalidTransition,
+            "state",
+            format!("no transition from {} to {} (resilience4j's StateTransition table)", self.state.code(), to.code()),
+        ))
+    }
+
+    /// Opens the breaker for `duration` by hand (resilience4j 2.x's
+    /// `transitionToOpenStateFor`): the wait is the one given, and it does
+    /// not count as a re-open for the growing wait.
+    ///
+    /// # Errors
+    /// `invalid_transition` from metrics_only (the table has no metrics_only → open).
+    pub fn transition_to_open_for(&mut self, duration: u64, now: u64) -> Result<Transition> {
+        let now = self.clock(now);
+        self.check_transition(State::Open)?;
+        Ok(self.enter(State::Open, TransitionReason::Manual, now, Some(duration)))
+    }
+
+    /// Opens the breaker until the instant `until` of the caller's monotonic
+    /// clock (resilience4j 2.x's `transitionToOpenStateUntil`); an instant
+    /// already past leaves a wait of 0.
+    ///
+    /// # Errors
+    /// As [`transition_to_open_for`](Self::transition_to_open_for).
+    pub fn transition_to_open_until(&mut self, until: u64, now: u64) -> Result<Transition> {
+        let at = self.clock(now);
+        self.transition_to_open_for(until.saturating_sub(at), now)
     }
 
     /// Returns to closed with an empty window (resilience4j's `reset`).
@@ -1224,6 +1579,8 @@ impl CircuitBreaker {
         if self.state == State::Closed {
             self.window.clear(&self.config);
             self.opens = 0;
+            self.half_open_attempts = 0;
+            self.not_permitted = 0;
             self.epoch += 1;
             return None;
         }
@@ -1251,6 +1608,7 @@ impl CircuitBreaker {
                         calls: b.calls,
                         failures: b.failures,
                         slow: b.slow,
+                        slow_failures: b.slow_failures,
                     })
                     .collect();
                 bs.sort_by_key(|b| std::cmp::Reverse(b.age_s));
@@ -1272,7 +1630,7 @@ impl CircuitBreaker {
             _ => None,
         };
         BreakerSnapshot {
-            version: 1,
+            version: SNAPSHOT_VERSION,
             config_digest: self.config.digest(),
             taken_at_ms: wall_now_ms,
             state: self.state,
@@ -1280,7 +1638,8 @@ impl CircuitBreaker {
             open_wait_ns: self.open_wait,
             opens: self.opens,
             trials_admitted: self.trials_admitted,
-            trials: self.trials,
+            trials: self.trials.totals(),
+            trial_calls: self.trials.calls(),
             consecutive_failures: match self.window {
                 Window::Consecutive { failures } => failures,
                 _ => 0,
@@ -1288,6 +1647,10 @@ impl CircuitBreaker {
             calls: ring,
             buckets: totals_time,
             sampling,
+            not_permitted: self.not_permitted,
+            half_open_attempts: self.half_open_attempts,
+            open_metrics: self.open_metrics,
+            open_wait_given: self.open_wait_given,
         }
     }
 
@@ -1299,12 +1662,16 @@ impl CircuitBreaker {
     /// Outstanding permits of the snapshotting process do not carry over:
     /// half-open trials admitted there count as taken.
     ///
+    /// A version-1 snapshot (before per-state metrics) restores with no
+    /// not-permitted calls, no half-open attempts, no slow failures, and an
+    /// open breaker keeping its window.
+    ///
     /// # Errors
     /// `invalid_snapshot` for an unknown version or inconsistent contents;
     /// `snapshot_mismatch` when it was taken with other settings.
     pub fn restore(config: BreakerConfig, snap: &BreakerSnapshot, now: u64, wall_now_ms: u64) -> Result<Self> {
         let bad = |field: String, why: &str| Error::new(ErrorCode::InvalidSnapshot, field, why.to_owned());
-        if snap.version != 1 {
+        if !(1..=SNAPSHOT_VERSION).contains(&snap.version) {
             return Err(Error::new(
                 ErrorCode::InvalidSnapshot,
                 "snapshot.version",
@@ -1325,15 +1692,37 @@ impl CircuitBreaker {
         b.state = snap.state;
         b.since = now.saturating_sub(elapsed);
         b.opens = snap.opens;
-        if snap.open_wait_ns > b.config.max_wait_duration_in_open_state.max(b.config.wait_duration_in_open_state) {
+        let max_wait = b.config.max_wait_duration_in_open_state.max(b.config.wait_duration_in_open_state);
+        if snap.open_wait_ns > max_wait && !snap.open_wait_given {
             return Err(bad("snapshot.open_wait_ns".into(), "open wait beyond the configured maximum"));
         }
         b.open_wait = snap.open_wait_ns;
-        if snap.trials_admitted > b.config.permitted_number_of_calls_in_half_open_state {
+        b.open_wait_given = snap.open_wait_given;
+        b.not_permitted = snap.not_permitted;
+        b.half_open_attempts = snap.half_open_attempts;
+        b.open_metrics = snap.open_metrics;
+        let permitted = b.config.permitted_number_of_calls_in_half_open_state;
+        if snap.trials_admitted > permitted {
             return Err(bad("snapshot.trials_admitted".into(), "more trial calls than the settings permit"));
         }
-        if snap.trials.calls > snap.trials_admitted {
-            return Err(bad("snapshot.trials.calls".into(), "more trial outcomes than trial calls admitted"));
+        // Permitless outcomes count as trials too, so only an unfinished
+        // half-open evaluation bounds them: it decides at min(minimum, permitted).
+        let judge_at = match b.config.kind {
+            BreakerKind::Consecutive => 1,
+            _ => permitted.min(b.config.minimum_number_of_calls),
+        };
+        if let Some(calls) = &snap.trial_calls {
+            if calls.len() > permitted as usize {
+                return Err(bad("snapshot.trial_calls".into(), "more trial calls than the half-open window holds"));
+            }
+            if let Some(i) = calls.iter().position(|c| *c & !(FAIL | SLOW) != 0) {
+                return Err(bad(format!("snapshot.trial_calls[{i}]"), "not an outcome (0 to 3)"));
+            }
+        } else if snap.trials.calls > permitted {
+            return Err(bad("snapshot.trials.calls".into(), "more trial outcomes than the half-open window holds"));
+        }
+        if snap.state == State::HalfOpen && snap.trials.calls >= judge_at {
+            return Err(bad("snapshot.trials.calls".into(), "more trial outcomes than an unfinished evaluation holds"));
         }
         if snap.trials.failures > snap.trials.calls {
             return Err(bad("snapshot.trials.failures".into(), "more failures than calls"));
@@ -1341,8 +1730,34 @@ impl CircuitBreaker {
         if snap.trials.slow > snap.trials.calls {
             return Err(bad("snapshot.trials.slow".into(), "more slow calls than calls"));
         }
+        if snap.trials.slow_failures > snap.trials.slow.min(snap.trials.failures) {
+            return Err(bad("snapshot.trials.slow_failures".into(), "more slow failures than slow calls or failures"));
+        }
         b.trials_admitted = snap.trials_admitted;
-        b.trials = snap.trials;
+        // Version 1 has the trial counts only; their order does not matter
+        // until the window is full, which an unfinished evaluation never is.
+        let t = snap.trials;
+        let calls = match &snap.trial_calls {
+            Some(c) => c.clone(),
+            None => {
+                // Checked above: calls ≤ permitted, failures and slow ≤ calls,
+                // slow_failures ≤ both; the fast successes must not be negative.
+                let Some(fast_ok) = t.calls.checked_sub(t.failures + t.slow - t.slow_failures) else {
+                    return Err(bad("snapshot.trials.calls".into(), "fewer calls than failures and slow calls"));
+                };
+                let mut v = vec![FAIL | SLOW; t.slow_failures as usize];
+                v.extend(std::iter::repeat_n(FAIL, (t.failures - t.slow_failures) as usize));
+                v.extend(std::iter::repeat_n(SLOW, (t.slow - t.slow_failures) as usize));
+                v.extend(std::iter::repeat_n(0, fast_ok as usize));
+                v
+            }
+        };
+        for bits in calls {
+            b.trials.record(now, bits);
+        }
+        if b.trials.totals() != t {
+            return Err(bad("snapshot.trials".into(), "the trial counts do not match the trial calls"));
+        }
         if now < elapsed && snap.state == State::Open {
             // The clock origin is too recent to place `since`; keep the remaining wait exact.
             b.since = 0;
@@ -1375,6 +1790,12 @@ impl CircuitBreaker {
                     if sb.slow > sb.calls {
                         return Err(bad(format!("snapshot.buckets[{j}].slow"), "more slow calls than calls"));
                     }
+                    if sb.slow_failures > sb.slow.min(sb.failures) {
+                        return Err(bad(
+                            format!("snapshot.buckets[{j}].slow_failures"),
+                            "more slow failures than slow calls or failures",
+                        ));
+                    }
                     // The window's totals are u32s: a snapshot whose sums wrap cannot have been taken.
                     let sum = |a: u32, b: u32, what: &str| {
                         a.checked_add(b)
@@ -1392,10 +1813,17 @@ impl CircuitBreaker {
                     if buckets[i].second == second {
                         return Err(bad(format!("snapshot.buckets[{j}].age_s"), "two buckets for one second"));
                     }
-                    buckets[i] = Bucket { second, calls: sb.calls, failures: sb.failures, slow: sb.slow };
+                    buckets[i] = Bucket {
+                        second,
+                        calls: sb.calls,
+                        failures: sb.failures,
+                        slow: sb.slow,
+                        slow_failures: sb.slow_failures,
+                    };
                     totals.calls += sb.calls;
                     totals.failures += sb.failures;
                     totals.slow += sb.slow;
+                    totals.slow_failures += sb.slow_failures;
                 }
                 *head = sec;
             }
@@ -1443,6 +1871,10 @@ impl CircuitBreaker {
             }
             _ => return Err(bad("snapshot".into(), "window kind does not match the settings")),
         }
+        // A version-1 half-open breaker kept its closed window; the state shows the trials.
+        if b.metrics_source() != OpenMetrics::Window {
+            b.window.clear(&b.config);
+        }
         Ok(b)
     }
 }
@@ -1459,13 +1891,20 @@ pub struct SnapshotBucket {
     pub failures: u32,
     /// Slow calls in that second.
     pub slow: u32,
+    /// Slow failures in that second (absent from version 1: 0).
+    #[serde(default)]
+    pub slow_failures: u32,
 }
+
+/// The version of the snapshots [`CircuitBreaker::snapshot`] writes; older
+/// versions still restore.
+pub const SNAPSHOT_VERSION: u32 = 2;
 
 /// A breaker's full state, with remaining durations instead of instants.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BreakerSnapshot {
-    /// Format version (1).
+    /// Format version (2; 1 still restores).
     pub version: u32,
     /// A digest of the settings it was taken with.
     pub config_digest: String,
@@ -1481,8 +1920,11 @@ pub struct BreakerSnapshot {
     pub opens: u32,
     /// Half-open trials admitted.
     pub trials_admitted: u32,
-    /// Half-open trial outcomes.
+    /// Half-open trial outcomes (their totals).
     pub trials: WindowTotals,
+    /// The half-open window's calls, oldest first (version 2; bit 1 failure, bit 2 slow).
+    #[serde(default)]
+    pub trial_calls: Option<Vec<u8>>,
     /// Consecutive failures (consecutive breakers).
     pub consecutive_failures: u32,
     /// Count window: the recorded calls, oldest first (bit 1 failure, bit 2 slow).
@@ -1492,6 +1934,18 @@ pub struct BreakerSnapshot {
     /// Sampling (Polly) metrics.
     #[serde(default)]
     pub sampling: Option<SamplingSnapshot>,
+    /// Calls refused in the state (version 2).
+    #[serde(default)]
+    pub not_permitted: u64,
+    /// open → half_open transitions since the last close (version 2).
+    #[serde(default)]
+    pub half_open_attempts: u32,
+    /// Open: which metrics it kept (version 2; version 1: the window).
+    #[serde(default)]
+    pub open_metrics: OpenMetrics,
+    /// Open: the wait was given by hand or by the host (version 2).
+    #[serde(default)]
+    pub open_wait_given: bool,
 }
 
 /// One Polly health window in a snapshot.
@@ -1649,6 +2103,8 @@ mod tests {
     #[test]
     fn half_open_times_out() {
         let mut b = CircuitBreaker::new(small()).unwrap();
+        assert_eq!(b.transition_to(State::HalfOpen, 0).unwrap_err().code(), "invalid_transition");
+        b.transition_to(State::Open, 0).unwrap();
         b.transition_to(State::HalfOpen, 0).unwrap();
         let (a, _) = b.try_acquire(1);
         let p = match a {
@@ -1681,28 +2137,29 @@ mod tests {
         assert_eq!(refused(&count, snap.clone(), |s| s.trials_admitted = 3), is("snapshot.trials_admitted"));
         assert_eq!(
             refused(&count, snap.clone(), |s| {
+                s.state = State::HalfOpen;
                 s.trials_admitted = 1;
-                s.trials = WindowTotals { calls: 2, failures: 0, slow: 0 };
+                s.trials = WindowTotals { calls: 2, ..Default::default() };
             }),
             is("snapshot.trials.calls")
         );
         assert_eq!(
             refused(&count, snap.clone(), |s| {
                 s.trials_admitted = 2;
-                s.trials = WindowTotals { calls: 1, failures: 2, slow: 0 };
+                s.trials = WindowTotals { calls: 1, failures: 2, ..Default::default() };
             }),
             is("snapshot.trials.failures")
         );
         assert_eq!(
             refused(&count, snap.clone(), |s| {
                 s.trials_admitted = 2;
-                s.trials = WindowTotals { calls: 1, failures: 0, slow: 2 };
+                s.trials = WindowTotals { calls: 1, slow: 2, ..Default::default() };
             }),
             is("snapshot.trials.slow")
         );
         let time = BreakerConfig { kind: BreakerKind::TimeBased, sliding_window_size: 10, ..small() };
         let snap = CircuitBreaker::new(time.clone()).unwrap().snapshot(0, 0);
-        let bucket = |age_s, calls, failures, slow| SnapshotBucket { age_s, calls, failures, slow };
+        let bucket = |age_s, calls, failures, slow| SnapshotBucket { age_s, calls, failures, slow, slow_failures: 0 };
         assert_eq!(
             refused(&time, snap.clone(), |s| s.buckets = Some(vec![bucket(0, 1, 2, 0)])),
             is("snapshot.buckets[0].failures")

@@ -46,6 +46,13 @@ pub enum BudgetKind {
         throttling_cost: u32,
         /// Tokens a success without a retry adds (1).
         success_increment: u32,
+        /// Tokens at the start (default: `capacity`).
+        initial_tokens: Option<u32>,
+        /// Tokens added per whole second of `now` (smithy-rs `refill_rate`; 0: none).
+        refill_rate: f64,
+        /// Fractional tokens every success adds instead of the refund and
+        /// `success_increment` (smithy-rs `success_reward`; 0: off).
+        success_reward: f64,
     },
     /// gRFC A6 retry throttling.
     Grpc {
@@ -314,8 +321,12 @@ impl WindowedAdder {
 /// The mutable state of a budget.
 #[derive(Clone, Debug, PartialEq)]
 enum Tokens {
+    /// Whole tokens, smithy-rs's fractional accumulator, and the whole
+    /// second of `now` it last refilled at (0 at the start).
     Bucket {
         tokens: u32,
+        fraction: f64,
+        refilled_at_s: u64,
     },
     Grpc {
         milli: u64,
@@ -387,6 +398,9 @@ impl BudgetConfig {
                 timeout_cost: 10,
                 throttling_cost: 5,
                 success_increment: 1,
+                initial_tokens: None,
+                refill_rate: 0.0,
+                success_reward: 0.0,
             },
         }
     }
@@ -449,13 +463,28 @@ impl BudgetConfig {
     /// Checks the settings.
     ///
     /// # Errors
-    /// `out_of_range` for ratios outside [0, 1], a zero capacity or window,
-    /// a negative minimum, K < 1.
+    /// `out_of_range` for ratios outside [0, 1], a zero window, a negative
+    /// minimum, K < 1, a token bucket's `refill_rate` or `success_reward`
+    /// negative or not finite; `invalid_combination` for `initial_tokens`
+    /// above `capacity`.
     pub fn validate(&self) -> Result<()> {
         match &self.kind {
-            BudgetKind::TokenBucket { capacity, .. } => {
-                if *capacity == 0 {
-                    return Err(Error::new(ErrorCode::OutOfRange, "capacity", "must be at least 1"));
+            BudgetKind::TokenBucket { capacity, initial_tokens, refill_rate, success_reward, .. } => {
+                if initial_tokens.is_some_and(|t| t > *capacity) {
+                    return Err(Error::new(
+                        ErrorCode::InvalidCombination,
+                        "initial_tokens",
+                        format!("must not exceed capacity ({capacity})"),
+                    ));
+                }
+                for (v, field) in [(refill_rate, "refill_rate"), (success_reward, "success_reward")] {
+                    if !(v.is_finite() && *v >= 0.0 && *v <= 1e9) {
+                        return Err(Error::new(
+                            ErrorCode::OutOfRange,
+                            field,
+                            format!("must be a finite number in [0, 1e9], got {v}"),
+                        ));
+                    }
                 }
             }
             BudgetKind::Grpc { max_milli, ratio_milli } => {
@@ -529,7 +558,11 @@ impl BudgetConfig {
     /// concurrency budget ignore `now`, so a host may skip reading its clock
     /// for them and pass 0.
     pub fn depends_on_time(&self) -> bool {
-        matches!(self.kind, BudgetKind::Ratio { .. } | BudgetKind::Finagle { .. } | BudgetKind::Adaptive { .. })
+        match self.kind {
+            BudgetKind::TokenBucket { refill_rate, .. } => refill_rate > 0.0,
+            BudgetKind::Ratio { .. } | BudgetKind::Finagle { .. } | BudgetKind::Adaptive { .. } => true,
+            BudgetKind::Grpc { .. } | BudgetKind::Concurrency { .. } => false,
+        }
     }
 
     /// Reads a budget object of a policy document: `kind` plus the kind's keys.
@@ -558,10 +591,13 @@ impl BudgetConfig {
                     timeout_cost,
                     throttling_cost,
                     success_increment,
+                    initial_tokens,
+                    refill_rate,
+                    success_reward,
                 } = &mut c.kind
                 {
                     let max = u64::from(u32::MAX);
-                    if let Some(x) = o.uint("capacity", &["max_capacity"], 1, max)? {
+                    if let Some(x) = o.uint("capacity", &["max_capacity"], 0, max)? {
                         *capacity = x as u32;
                     }
                     if let Some(x) = o.uint("retry_cost", &[], 0, max)? {
@@ -575,6 +611,15 @@ impl BudgetConfig {
                     }
                     if let Some(x) = o.uint("success_increment", &["no_retry_increment"], 0, max)? {
                         *success_increment = x as u32;
+                    }
+                    if let Some(x) = o.uint("initial_tokens", &["initial_capacity"], 0, max)? {
+                        *initial_tokens = Some(x as u32);
+                    }
+                    if let Some(x) = o.f64("refill_rate", &[])? {
+                        *refill_rate = x;
+                    }
+                    if let Some(x) = o.f64("success_reward", &[])? {
+                        *success_reward = x;
                     }
                 }
                 c
@@ -671,12 +716,30 @@ impl BudgetConfig {
         m.insert("kind".into(), self.kind_name().into());
         m.insert("name".into(), self.name.as_str().into());
         match &self.kind {
-            BudgetKind::TokenBucket { capacity, retry_cost, timeout_cost, throttling_cost, success_increment } => {
+            BudgetKind::TokenBucket {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                throttling_cost,
+                success_increment,
+                initial_tokens,
+                refill_rate,
+                success_reward,
+            } => {
                 m.insert("capacity".into(), (*capacity).into());
                 m.insert("retry_cost".into(), (*retry_cost).into());
                 m.insert("timeout_cost".into(), (*timeout_cost).into());
                 m.insert("throttling_cost".into(), (*throttling_cost).into());
                 m.insert("success_increment".into(), (*success_increment).into());
+                if let Some(t) = initial_tokens {
+                    m.insert("initial_tokens".into(), (*t).into());
+                }
+                if *refill_rate > 0.0 {
+                    m.insert("refill_rate".into(), (*refill_rate).into());
+                }
+                if *success_reward > 0.0 {
+                    m.insert("success_reward".into(), (*success_reward).into());
+                }
             }
             BudgetKind::Grpc { max_milli, ratio_milli } => {
                 m.insert("max_tokens".into(), (*max_milli as f64 / 1000.0).into());
@@ -707,9 +770,32 @@ impl BudgetConfig {
     /// Describes the budget in one line, for `explain`.
     pub fn describe(&self) -> String {
         match &self.kind {
-            BudgetKind::TokenBucket { capacity, retry_cost, timeout_cost, throttling_cost, success_increment } => format!(
-                "token bucket of {capacity}: a retry costs {retry_cost} ({timeout_cost} after a timeout, {throttling_cost} after overload); a success refunds its retry's cost or adds {success_increment}"
-            ),
+            BudgetKind::TokenBucket {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                throttling_cost,
+                success_increment,
+                initial_tokens,
+                refill_rate,
+                success_reward,
+            } => {
+                let mut d = format!(
+                    "token bucket of {capacity}: a retry costs {retry_cost} ({timeout_cost} after a timeout, {throttling_cost} after overload)"
+                );
+                if *success_reward > 0.0 {
+                    d.push_str(&format!("; a success adds {success_reward}"));
+                } else {
+                    d.push_str(&format!("; a success refunds its retry's cost or adds {success_increment}"));
+                }
+                if *refill_rate > 0.0 {
+                    d.push_str(&format!("; refills {refill_rate} per second"));
+                }
+                if let Some(t) = initial_tokens {
+                    d.push_str(&format!("; starts with {t}"));
+                }
+                d
+            }
             BudgetKind::Grpc { max_milli, ratio_milli } => format!(
                 "grpc throttling: {} tokens, a retryable failure takes 1, an OK adds {}; retries stop at or below {} tokens",
                 *max_milli as f64 / 1000.0,
@@ -735,15 +821,52 @@ impl BudgetConfig {
     }
 }
 
+/// Brings a token bucket up to `now` the way smithy-rs's `TokenBucket::acquire`
+/// does: the time-based refill (`refill_tokens_based_on_time`: whole
+/// seconds elapsed × rate into the fractional accumulator, which never
+/// exceeds the capacity), then `convert_fractional_tokens` (whole tokens
+/// move into the bucket up to its capacity; the excess is dropped).
+fn settle_bucket(state: &mut Tokens, kind: &BudgetKind, now: u64) {
+    let (Tokens::Bucket { tokens, fraction, refilled_at_s }, BudgetKind::TokenBucket { capacity, refill_rate, .. }) =
+        (state, kind)
+    else {
+        return;
+    };
+    let cap = f64::from(*capacity);
+    if *refill_rate > 0.0 {
+        let secs = now / NS_PER_S;
+        if secs > *refilled_at_s {
+            let elapsed = secs - *refilled_at_s;
+            *refilled_at_s = secs;
+            if *fraction < cap {
+                *fraction = (*fraction + elapsed as f64 * refill_rate).min(cap);
+            }
+        }
+    }
+    if !fraction.is_finite() {
+        *fraction = 0.0;
+        return;
+    }
+    let whole = fraction.floor();
+    if whole >= 1.0 {
+        // `add_permits`: up to the capacity.
+        let room = capacity.saturating_sub(*tokens);
+        *tokens += (whole.min(f64::from(room))) as u32;
+        *fraction -= whole;
+    }
+}
+
 impl Budget {
-    /// Creates a full budget.
+    /// Creates a budget (full, or a token bucket's `initial_tokens`).
     ///
     /// # Errors
     /// As [`BudgetConfig::validate`].
     pub fn new(config: BudgetConfig) -> Result<Budget> {
         config.validate()?;
         let state = match &config.kind {
-            BudgetKind::TokenBucket { capacity, .. } => Tokens::Bucket { tokens: *capacity },
+            BudgetKind::TokenBucket { capacity, initial_tokens, .. } => {
+                Tokens::Bucket { tokens: initial_tokens.unwrap_or(*capacity), fraction: 0.0, refilled_at_s: 0 }
+            }
             BudgetKind::Grpc { max_milli, .. } => Tokens::Grpc { milli: *max_milli },
             BudgetKind::Ratio { window, .. } => Tokens::Ratio { ring: Ring::new(*window, RATIO_BUCKETS) },
             BudgetKind::Concurrency { .. } => {
@@ -800,7 +923,17 @@ impl Budget {
     pub fn level(&self, now: u64) -> Value {
         let now = now.max(self.last_now);
         match &self.state {
-            Tokens::Bucket { tokens } => serde_json::json!({ "tokens": tokens }),
+            Tokens::Bucket { .. } => {
+                let mut settled = self.state.clone();
+                settle_bucket(&mut settled, &self.config.kind, now);
+                match settled {
+                    Tokens::Bucket { tokens, fraction, .. } if fraction > 0.0 => {
+                        serde_json::json!({ "tokens": tokens, "fraction": fraction })
+                    }
+                    Tokens::Bucket { tokens, .. } => serde_json::json!({ "tokens": tokens }),
+                    _ => Value::Null,
+                }
+            }
             Tokens::Grpc { milli } => serde_json::json!({ "tokens": *milli as f64 / 1000.0 }),
             Tokens::Ratio { ring } => {
                 let (requests, retries) = ring.sums(now);
@@ -821,7 +954,7 @@ impl Budget {
     /// Returns the token count of a token bucket (or grpc tokens in thousandths).
     pub fn tokens(&self) -> Option<u64> {
         match self.state {
-            Tokens::Bucket { tokens } => Some(u64::from(tokens)),
+            Tokens::Bucket { tokens, .. } => Some(u64::from(tokens)),
             Tokens::Grpc { milli } => Some(milli),
             _ => None,
         }
@@ -901,10 +1034,23 @@ impl Budget {
 
     /// Records a successful attempt; `retry_cost` is what the token bucket
     /// took for the retry that led to it (`None` for a first attempt).
+    ///
+    /// With a `success_reward`, a token bucket adds the reward to its
+    /// fractional tokens instead and keeps the retry's cost (smithy-rs
+    /// `release_retry_permit`: `reward_success`, then the permit is
+    /// forgotten); the reward turns into whole tokens at the next withdrawal.
     pub fn on_success(&mut self, now: u64, retry_cost: Option<u32>) {
         let now = self.clock(now);
         match (&mut self.state, &self.config.kind) {
-            (Tokens::Bucket { tokens }, BudgetKind::TokenBucket { capacity, success_increment, .. }) => {
+            (Tokens::Bucket { fraction, .. }, BudgetKind::TokenBucket { capacity, success_reward, .. })
+                if *success_reward > 0.0 =>
+            {
+                let cap = f64::from(*capacity);
+                if *fraction < cap {
+                    *fraction = (*fraction + success_reward).min(cap);
+                }
+            }
+            (Tokens::Bucket { tokens, .. }, BudgetKind::TokenBucket { capacity, success_increment, .. }) => {
                 let add = retry_cost.unwrap_or(*success_increment);
                 *tokens = tokens.saturating_add(add).min(*capacity);
             }
@@ -939,7 +1085,8 @@ impl Budget {
     /// holds a concurrency retry slot.
     ///
     /// Takes `&mut self` only for Finagle's window, which re-bases itself on
-    /// every access as twitter-util's `WindowedAdder` does; no budget is spent.
+    /// every access as twitter-util's `WindowedAdder` does, and for a token
+    /// bucket's lazy refill (smithy-rs refills in `acquire`); no budget is spent.
     pub fn check(
         &mut self,
         now: u64,
@@ -951,12 +1098,13 @@ impl Budget {
         if let Tokens::Finagle { adder, .. } = &mut self.state {
             adder.expire((now / 1_000_000) as i64);
         }
+        settle_bucket(&mut self.state, &self.config.kind, now);
         self.expire_leases(now);
         let refuse = |reason: &'static str, detail: RefusalDetail| {
             Err(Refusal { budget: self.config.name.clone(), reason, detail })
         };
         match (&self.state, &self.config.kind) {
-            (Tokens::Bucket { tokens }, _) => {
+            (Tokens::Bucket { tokens, .. }, _) => {
                 let cost = self.cost(category, refused);
                 if cost > *tokens {
                     return refuse(
@@ -1077,6 +1225,52 @@ impl Budget {
         }
     }
 
+    /// Takes `amount` tokens from a token bucket if it holds that many,
+    /// after the time-based refill (smithy-rs `try_acquire_many`, botocore
+    /// `RetryQuota.acquire`); returns whether it took them. Counts no
+    /// withdrawal or refusal: this is the raw bucket, for callers that
+    /// price their own operations.
+    ///
+    /// # Errors
+    /// `invalid_state` for a budget that is not a token bucket.
+    pub fn acquire(&mut self, now: u64, amount: u32) -> Result<bool> {
+        let now = self.clock(now);
+        settle_bucket(&mut self.state, &self.config.kind, now);
+        match &mut self.state {
+            Tokens::Bucket { tokens, .. } if amount <= *tokens => {
+                *tokens -= amount;
+                Ok(true)
+            }
+            Tokens::Bucket { .. } => Ok(false),
+            _ => Err(self.not_a_bucket()),
+        }
+    }
+
+    /// Returns `amount` tokens to a token bucket, up to its capacity
+    /// (botocore `RetryQuota.release`).
+    ///
+    /// # Errors
+    /// `invalid_state` for a budget that is not a token bucket.
+    pub fn release(&mut self, now: u64, amount: u32) -> Result<()> {
+        let now = self.clock(now);
+        settle_bucket(&mut self.state, &self.config.kind, now);
+        match (&mut self.state, &self.config.kind) {
+            (Tokens::Bucket { tokens, .. }, BudgetKind::TokenBucket { capacity, .. }) => {
+                *tokens = tokens.saturating_add(amount).min(*capacity);
+                Ok(())
+            }
+            _ => Err(self.not_a_bucket()),
+        }
+    }
+
+    fn not_a_bucket(&self) -> Error {
+        Error::new(
+            ErrorCode::InvalidState,
+            "kind",
+            format!("budget {:?} is a {} budget, not a token bucket", self.config.name, self.config.kind_name()),
+        )
+    }
+
     /// Counts a refusal found by [`check`](Self::check).
     pub fn count_refusal(&mut self) {
         self.refusals += 1;
@@ -1095,8 +1289,9 @@ impl Budget {
         let now = self.clock(now);
         self.withdrawals += 1;
         let cost = self.cost(category, refused);
+        settle_bucket(&mut self.state, &self.config.kind, now);
         match &mut self.state {
-            Tokens::Bucket { tokens } => {
+            Tokens::Bucket { tokens, .. } => {
                 *tokens = tokens.saturating_sub(cost);
                 (Some(cost), false)
             }
@@ -1197,6 +1392,32 @@ mod tests {
         assert_eq!(b.tokens(), Some(0));
         assert_eq!(b.check(0, Category::ServerError, false, false).unwrap_err().reason, "insufficient_tokens");
         assert!(b.check(0, Category::Connect, true, false).is_ok());
+    }
+
+    #[test]
+    fn acquire_and_release_any_amount() {
+        // botocore retries/quota.py RetryQuota.acquire / release.
+        let mut b = Budget::new(BudgetConfig::token_bucket()).unwrap();
+        assert!(b.acquire(0, 498).unwrap());
+        assert!(!b.acquire(0, 3).unwrap());
+        assert_eq!(b.tokens(), Some(2));
+        b.release(0, 1000).unwrap();
+        assert_eq!(b.tokens(), Some(500));
+        assert!(b.acquire(0, 0).unwrap());
+        // With a refill, acquire refills first (smithy-rs TokenBucket::acquire).
+        let mut c = BudgetConfig::token_bucket();
+        if let BudgetKind::TokenBucket { initial_tokens, refill_rate, .. } = &mut c.kind {
+            *initial_tokens = Some(0);
+            *refill_rate = 3.0;
+        }
+        let mut b = Budget::new(c).unwrap();
+        assert!(b.config().depends_on_time());
+        assert!(!b.acquire(NS_PER_S, 4).unwrap());
+        assert!(b.acquire(2 * NS_PER_S, 4).unwrap());
+        assert_eq!(b.tokens(), Some(2));
+        let mut r = Budget::new(BudgetConfig::ratio()).unwrap();
+        assert_eq!(r.acquire(0, 1).unwrap_err().code(), "invalid_state");
+        assert_eq!(r.release(0, 1).unwrap_err().code(), "invalid_state");
     }
 
     #[test]

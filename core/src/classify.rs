@@ -9,8 +9,8 @@
 //! It is an allow-list: what nothing knows is `unknown`, never retried.
 //! Precedence (docs/classification-rules.md, "Precedence"): the retry-exhausted marker, `cancelled` names and
 //! open-breaker names decide first wherever they stand in the chain; then
-//! the user's rules, first match wins; then the built-in tables — a gRPC code
-//! (not OK), then an HTTP status the table knows, then the names in chain
+//! the user's rules, first match wins; then the built-in tables — Smithy's
+//! `@retryable` trait, a gRPC code (not OK), then an HTTP status the table knows, then the names in chain
 //! order (the first name any table knows decides; wrappers that defer to
 //! their cause decide only when nothing else does).
 
@@ -400,13 +400,31 @@ pub struct Failure<'a> {
     pub elapsed: Option<std::time::Duration>,
     /// Wall-clock Unix epoch milliseconds, to resolve HTTP-dates.
     pub wall_now_ms: Option<u64>,
+    /// The error's message, for rules that match messages. A host sends it
+    /// only when the policy has such a rule ([`Classifier::needs_message`]).
+    pub message: Option<&'a str>,
+    /// The error is modelled retryable (Smithy's `@retryable` trait).
+    pub retryable: Option<RetryableTrait>,
+    /// The error's own verdict on a retry (Stripe's `should_retry` on its
+    /// connection errors): `Some(false)` declines, `Some(true)` vouches, as
+    /// the `Stripe-Should-Retry` header does.
+    pub should_retry: Option<bool>,
+}
+
+/// Smithy's `@retryable` trait on an error shape: the service models the
+/// error as retryable, and `throttling` marks it a throttle.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RetryableTrait {
+    /// The trait's `throttling` flag.
+    pub throttling: bool,
 }
 
 impl Failure<'_> {
     /// Returns true when repeating the request is safe: an idempotent
     /// method, or the caller's declaration (docs/classification-rules.md,
     /// "Idempotency gating"). A key the session
-    /// minted by itself does not count.
+    /// minted by itself does not count. RFC 9110's methods only: a policy's
+    /// `allowed_methods` is applied by [`Classifier::is_safe`].
     pub fn is_safe(&self) -> bool {
         self.idempotent == Some(true)
             || self.idempotency_key_sent
@@ -437,6 +455,12 @@ pub struct FailureBuf<S = String> {
     pub elapsed: Option<std::time::Duration>,
     /// Wall-clock Unix epoch milliseconds, to resolve HTTP-dates.
     pub wall_now_ms: Option<u64>,
+    /// The error's message (see [`Failure::message`]).
+    pub message: Option<S>,
+    /// Smithy's `@retryable` trait (see [`Failure::retryable`]).
+    pub retryable: Option<RetryableTrait>,
+    /// The error's own `should_retry` (see [`Failure::should_retry`]).
+    pub should_retry: Option<bool>,
 }
 
 impl<S: AsRef<str>> FailureBuf<S> {
@@ -477,6 +501,9 @@ impl<S: AsRef<str>> FailureBuf<S> {
             headers,
             elapsed: self.elapsed,
             wall_now_ms: self.wall_now_ms,
+            message: self.message.as_ref().map(AsRef::as_ref),
+            retryable: self.retryable,
+            should_retry: self.should_retry,
         })
     }
 }
@@ -489,6 +516,8 @@ pub enum DecidedBy {
     Marker(Option<usize>),
     /// The user rule at this index.
     Rule(usize),
+    /// Smithy's `@retryable` trait on the error.
+    RetryableTrait,
     /// The gRPC code.
     GrpcCode,
     /// The HTTP status.
@@ -520,7 +549,7 @@ pub struct Verdict {
     pub decided_by: DecidedBy,
 }
 
-/// A pattern over statuses: one status, a class (`"5xx"`) or a range (`"500-504"`).
+/// A pattern over statuses (0 to 999): one status, a class (`"5xx"`) or a range (`"500-504"`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StatusRange {
     /// Lowest status matched.
@@ -540,6 +569,13 @@ pub struct Matcher {
     pub name: Vec<String>,
     /// Built-in categories (any may match the category the tables give).
     pub category: Vec<Category>,
+    /// Message patterns: a substring, or with `*` a glob over the whole
+    /// message (any may match the failure's message).
+    pub message: Vec<String>,
+    /// HTTP methods, upper case (any may match the method, ASCII case-insensitively).
+    pub method: Vec<String>,
+    /// Header names, lower case: matches when any is present with a non-empty value.
+    pub header: Vec<String>,
 }
 
 /// One user classification rule: a matcher, the retry rule to apply and
@@ -581,6 +617,26 @@ pub fn glob(pattern: &str, text: &str) -> bool {
     pi == p.len()
 }
 
+/// Returns true when a message pattern matches a message: a pattern with
+/// `*` is a glob over the whole message, any other pattern a substring
+/// (case-sensitive, like the anchors' string tests).
+pub fn message_matches(pattern: &str, message: &str) -> bool {
+    if pattern.contains('*') {
+        glob(pattern, message)
+    } else {
+        message.contains(pattern)
+    }
+}
+
+/// Returns true when one of `names` is among the headers with a non-empty
+/// value (names compared ASCII case-insensitively; urllib3 tests
+/// `bool(response.headers.get("Retry-After"))`).
+pub fn has_header(headers: &[(&str, &str)], names: &[String]) -> bool {
+    headers.iter().any(|(n, v)| {
+        !v.trim_matches(|c| c == ' ' || c == '\t').is_empty() && names.iter().any(|x| x.eq_ignore_ascii_case(n))
+    })
+}
+
 /// Returns true when a chain holds a refused connection (ECONNREFUSED and
 /// its equivalents; not a connect timeout).
 pub fn is_refused(names: &[&str]) -> bool {
@@ -610,6 +666,15 @@ impl Matcher {
         if !self.name.is_empty() && !f.error_names.iter().any(|n| self.name.iter().any(|p| name_matches(p, n))) {
             return false;
         }
+        if !self.message.is_empty() && !f.message.is_some_and(|m| self.message.iter().any(|p| message_matches(p, m))) {
+            return false;
+        }
+        if !self.method.is_empty() && !f.method.is_some_and(|m| self.method.iter().any(|x| x.eq_ignore_ascii_case(m))) {
+            return false;
+        }
+        if !self.header.is_empty() && !has_header(f.headers, &self.header) {
+            return false;
+        }
         if !self.category.is_empty() && !self.category.contains(&builtin()) {
             return false;
         }
@@ -618,7 +683,18 @@ impl Matcher {
 
     /// Returns true when no matcher is given.
     pub fn is_empty(&self) -> bool {
-        self.status.is_empty() && self.grpc_code.is_empty() && self.name.is_empty() && self.category.is_empty()
+        self.status.is_empty()
+            && self.grpc_code.is_empty()
+            && self.name.is_empty()
+            && self.category.is_empty()
+            && self.message.is_empty()
+            && self.method.is_empty()
+            && self.header.is_empty()
+    }
+
+    /// Returns true when the matcher matches by category alone.
+    fn only_category(&self) -> bool {
+        Matcher { category: Vec::new(), ..self.clone() }.is_empty()
     }
 }
 
@@ -632,11 +708,26 @@ pub struct Classifier {
     pub rules: Vec<Rule>,
     /// Also know AWS's throttling and transient error codes (the aws profiles).
     pub aws_codes: bool,
+    /// The methods safe to repeat (urllib3's `allowed_methods`, upper case):
+    /// `None` is RFC 9110's idempotent methods. A method of that set left
+    /// out is no longer safe; a method added beyond it is the caller's
+    /// declaration that its requests are idempotent.
+    pub allowed_methods: Option<Vec<String>>,
+    /// The statuses whose server delay is honoured (urllib3's
+    /// `RETRY_AFTER_STATUS_CODES`); `None`: any. gRPC pushbacks are not
+    /// HTTP delays and always count.
+    pub retry_after_statuses: Option<Vec<u16>>,
 }
 
 impl Default for Classifier {
     fn default() -> Self {
-        Classifier { defaults: true, rules: Vec::new(), aws_codes: false }
+        Classifier {
+            defaults: true,
+            rules: Vec::new(),
+            aws_codes: false,
+            allowed_methods: None,
+            retry_after_statuses: None,
+        }
     }
 }
 
@@ -686,8 +777,7 @@ impl Classifier {
             if !r.when.category.contains(&cat) {
                 continue;
             }
-            let only_category = r.when.status.is_empty() && r.when.grpc_code.is_empty() && r.when.name.is_empty();
-            if only_category {
+            if r.when.only_category() {
                 return CategoryRule {
                     retry: r.retry,
                     decided_by: CategoryDecidedBy::Rule(i),
@@ -705,6 +795,29 @@ impl Classifier {
         CategoryRule { retry, decided_by, reported_as: None, partial }
     }
 
+    /// Returns true when a rule matches messages: only then does a host
+    /// need to send an error's message ([`Failure::message`]).
+    pub fn needs_message(&self) -> bool {
+        self.rules.iter().any(|r| !r.when.message.is_empty())
+    }
+
+    /// Returns true when a method is safe to repeat under this classifier:
+    /// listed in `allowed_methods`, or RFC 9110 idempotent when there is no list.
+    pub fn method_is_safe(&self, method: &str) -> bool {
+        match &self.allowed_methods {
+            Some(list) => list.iter().any(|m| m.eq_ignore_ascii_case(method)),
+            None => is_idempotent_method(method),
+        }
+    }
+
+    /// Returns true when repeating the request is safe: the caller's
+    /// declaration, else its method ([`method_is_safe`](Self::method_is_safe)).
+    pub fn is_safe(&self, f: &Failure<'_>) -> bool {
+        f.idempotent == Some(true)
+            || f.idempotency_key_sent
+            || (f.idempotent != Some(false) && f.method.is_some_and(|m| self.method_is_safe(m)))
+    }
+
     /// Classifies a failure with the built-in tables and the user rules.
     pub fn classify(&self, f: &Failure<'_>) -> Verdict {
         let advice = read_headers(f.headers.iter().copied(), f.wall_now_ms);
@@ -712,8 +825,17 @@ impl Classifier {
     }
 
     /// Classifies a failure whose headers were already read.
-    pub fn classify_with(&self, f: &Failure<'_>, advice: ServerAdvice) -> Verdict {
-        let safe = f.is_safe();
+    pub fn classify_with(&self, f: &Failure<'_>, mut advice: ServerAdvice) -> Verdict {
+        let safe = self.is_safe(f);
+        if let Some(listed) = &self.retry_after_statuses {
+            let pushback = advice.has_pushback();
+            if !pushback && !f.status.is_some_and(|s| listed.contains(&s)) {
+                advice.delay = None;
+            }
+        }
+        if let Some(own) = f.should_retry {
+            advice.should_retry = Some(own && advice.should_retry != Some(false));
+        }
         // Each name is looked up once.
         // On the stack for chains of up to 16 names (the common case).
         let mut small = [None; 16];
@@ -796,6 +918,11 @@ impl Classifier {
 
 /// The rule a category gets by default, with conflict lifted by a sent key.
 fn default_rule(c: Category, f: &Failure<'_>) -> RetryRule {
+    // The tables' category came from the trait, which decides first: the
+    // service models the error as safe to retry.
+    if f.retryable.is_some() {
+        return RetryRule::Always;
+    }
     if c == Category::Conflict && f.idempotency_key_sent {
         RetryRule::Always
     } else {
@@ -814,6 +941,10 @@ fn builtin_category(
     skip_cancelled: bool,
     aws: bool,
 ) -> (Category, DecidedBy) {
+    if let Some(t) = f.retryable {
+        let c = if t.throttling { Category::Overloaded } else { Category::ServerError };
+        return (c, DecidedBy::RetryableTrait);
+    }
     if let Some(code) = f.grpc_code {
         if let Some(c) = grpc_category(code) {
             let c = if code == GrpcCode::UNAVAILABLE && advice.has_pushback() { Category::Overloaded } else { c };
@@ -862,7 +993,7 @@ fn status_range(v: &Value, field: &str) -> Result<StatusRange> {
     let bad = |why: String| Error::new(ErrorCode::InvalidValue, field.to_owned(), why);
     match v {
         Value::Number(_) => {
-            let s = doc::uint(v, field, 100, 599)? as u16;
+            let s = doc::uint(v, field, 0, 999)? as u16;
             Ok(StatusRange { lo: s, hi: s })
         }
         Value::String(s) => {
@@ -873,7 +1004,11 @@ fn status_range(v: &Value, field: &str) -> Result<StatusRange> {
                     return Ok(StatusRange { lo: c * 100, hi: c * 100 + 99 });
                 }
             }
-            let parse = |t: &str| t.parse::<u16>().ok().filter(|x| (100..=599).contains(x));
+            let parse = |t: &str| {
+                (!t.is_empty() && t.len() <= 3 && t.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| t.parse::<u16>().ok())
+                    .flatten()
+            };
             if let Some((lo, hi)) = s.split_once('-') {
                 if let (Some(lo), Some(hi)) = (parse(lo), parse(hi)) {
                     if lo <= hi {
@@ -883,7 +1018,9 @@ fn status_range(v: &Value, field: &str) -> Result<StatusRange> {
             } else if let Some(x) = parse(s) {
                 return Ok(StatusRange { lo: x, hi: x });
             }
-            Err(bad(format!("must be a status (429), a class (\"5xx\") or a range (\"500-504\"), got {s:?}")))
+            Err(bad(format!(
+                "must be a status 0 to 999 (429), a class 1xx to 5xx (\"5xx\") or a range (\"500-504\"), got {s:?}"
+            )))
         }
         other => Err(Error::new(
             ErrorCode::InvalidType,
@@ -961,7 +1098,73 @@ fn retry_value(v: &Value, field: &str) -> Result<RetryRule> {
     }
 }
 
-/// Reads the matcher keys (`status`, `grpc_code`, `name`, `category`) of a rule object.
+fn message_value(v: &Value, field: &str) -> Result<String> {
+    match v {
+        Value::String(s) if !s.is_empty() && s.len() <= 512 => Ok(s.clone()),
+        Value::String(_) => Err(Error::new(ErrorCode::InvalidValue, field.to_owned(), "must be 1 to 512 characters")),
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be a message pattern string, got {}", doc::type_name(other)),
+        )),
+    }
+}
+
+/// Returns true for an RFC 9110 token (a method or a header name).
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn token_value(v: &Value, field: &str, what: &str) -> Result<String> {
+    match v {
+        Value::String(s) if is_token(s) => Ok(s.clone()),
+        Value::String(s) => Err(Error::new(
+            ErrorCode::InvalidValue,
+            field.to_owned(),
+            format!("must be {what} (an RFC 9110 token of 1 to 64 characters), got {s:?}"),
+        )),
+        other => Err(Error::new(
+            ErrorCode::InvalidType,
+            field.to_owned(),
+            format!("must be {what} string, got {}", doc::type_name(other)),
+        )),
+    }
+}
+
+/// Reads a method (`"get"` is `"GET"`).
+pub(crate) fn method_value(v: &Value, field: &str) -> Result<String> {
+    token_value(v, field, "an HTTP method").map(|m| m.to_ascii_uppercase())
+}
+
+/// Reads a status the way a rule does, as one number 0 to 999.
+pub(crate) fn status_value(v: &Value, field: &str) -> Result<u16> {
+    Ok(doc::uint(v, field, 0, 999)? as u16)
+}
+
+/// Reads a list (or one item) of methods, without repeats.
+pub(crate) fn parse_methods(v: &Value, field: &str) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for m in one_or_many(v, field, method_value)? {
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads a list (or one) of statuses 0 to 999, without repeats.
+pub(crate) fn parse_statuses(v: &Value, field: &str) -> Result<Vec<u16>> {
+    let mut out: Vec<u16> = Vec::new();
+    for s in one_or_many(v, field, status_value)? {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads the matcher keys (`status`, `grpc_code`, `name`, `category`,
+/// `message`, `method`, `header`) of a rule object.
 pub(crate) fn parse_matcher(o: &mut Obj<'_>) -> Result<Matcher> {
     let mut m = Matcher::default();
     if let Some((v, f)) = o.take("status", &[])? {
@@ -976,10 +1179,19 @@ pub(crate) fn parse_matcher(o: &mut Obj<'_>) -> Result<Matcher> {
     if let Some((v, f)) = o.take("category", &[])? {
         m.category = one_or_many(v, &f, category_value)?;
     }
+    if let Some((v, f)) = o.take("message", &["messages"])? {
+        m.message = one_or_many(v, &f, message_value)?;
+    }
+    if let Some((v, f)) = o.take("method", &["methods"])? {
+        m.method = parse_methods(v, &f)?;
+    }
+    if let Some((v, f)) = o.take("header", &["headers"])? {
+        m.header = one_or_many(v, &f, |v, f| token_value(v, f, "a header name").map(|h| h.to_ascii_lowercase()))?;
+    }
     Ok(m)
 }
 
-/// Reads one rule object (`status`, `grpc_code`, `name`, `category`, `retry`, `as`).
+/// Reads one rule object (the matcher keys, `retry`, `as`).
 pub(crate) fn parse_rule(v: &Value, path: &str) -> Result<Rule> {
     let mut o = Obj::new(v, path)?;
     let when = parse_matcher(&mut o)?;
@@ -1026,6 +1238,15 @@ pub(crate) fn matcher_to_json(r: &Matcher, m: &mut serde_json::Map<String, Value
     }
     if !r.category.is_empty() {
         m.insert("category".into(), many(r.category.iter().map(|c| Value::from(c.code())).collect()));
+    }
+    if !r.message.is_empty() {
+        m.insert("message".into(), many(r.message.iter().map(|x| Value::from(x.as_str())).collect()));
+    }
+    if !r.method.is_empty() {
+        m.insert("method".into(), many(r.method.iter().map(|x| Value::from(x.as_str())).collect()));
+    }
+    if !r.header.is_empty() {
+        m.insert("header".into(), many(r.header.iter().map(|x| Value::from(x.as_str())).collect()));
     }
 }
 
@@ -1127,11 +1348,75 @@ mod tests {
                 retry: RetryRule::Always,
                 set_category: None,
             }],
-            aws_codes: false,
+            ..Default::default()
         };
         let v = c.classify(&names(&["retrycore:retry_exhausted"]));
         assert_eq!(v.category, Category::RetryExhausted);
         assert!(!v.retryable);
+    }
+
+    fn rules(doc: serde_json::Value) -> Classifier {
+        crate::policy::PolicyConfig::from_json_value(&doc).unwrap().classifier
+    }
+
+    #[test]
+    fn message_rules_match_substrings_and_globs() {
+        // go-retryablehttp client.go baseRetryPolicy: redirect-limit, scheme,
+        // invalid-header and certificate messages are not retried.
+        let c = rules(serde_json::json!({"classification": {"rules": [
+            {"message": ["*stopped after * redirects", "unsupported protocol scheme", "invalid header",
+                         "certificate is not trusted"], "retry": "never"},
+            {"name": "*", "retry": "always"}]}}));
+        assert!(c.needs_message());
+        assert!(!Classifier::default().needs_message());
+        let f = |m: Option<&'static str>| Failure { error_names: &["url.Error"], message: m, ..Default::default() };
+        let never = |m| c.classify(&f(Some(m))).retry == RetryRule::Never;
+        assert!(never("Get \"http://x\": stopped after 10 redirects"));
+        assert!(!never("Get \"http://x\": stopped after 10 redirects, then more"));
+        assert!(never("Get \"ftp://x\": unsupported protocol scheme \"ftp\""));
+        assert!(never("net/http: invalid header field value for \"X\""));
+        assert!(never("x509: certificate is not trusted"));
+        assert!(!never("connection reset by peer"));
+        // Case-sensitive, like the anchors' regexps.
+        assert!(!never("UNSUPPORTED PROTOCOL SCHEME"));
+        // A host that sent no message matches no message rule.
+        assert_eq!(c.classify(&f(None)).retry, RetryRule::Always);
+    }
+
+    #[test]
+    fn smithy_retryable_trait_decides_in_the_tables() {
+        let t = |throttling| Some(RetryableTrait { throttling });
+        let v =
+            classify(&Failure { status: Some(400), retryable: t(true), method: Some("POST"), ..Default::default() });
+        assert_eq!((v.category, v.retry, v.retryable), (Category::Overloaded, RetryRule::Always, true));
+        assert_eq!(v.decided_by, DecidedBy::RetryableTrait);
+        let v =
+            classify(&Failure { status: Some(500), retryable: t(false), method: Some("POST"), ..Default::default() });
+        assert_eq!((v.category, v.retry, v.retryable), (Category::ServerError, RetryRule::Always, true));
+        // Markers and user rules still come first.
+        let v = classify(&Failure { error_names: &[RETRY_EXHAUSTED_NAME], retryable: t(true), ..Default::default() });
+        assert_eq!(v.category, Category::RetryExhausted);
+        let c = rules(serde_json::json!({"classification": {"rules": [{"status": 400, "retry": "never"}]}}));
+        assert!(!c.classify(&Failure { status: Some(400), retryable: t(true), ..Default::default() }).retryable);
+        // With the tables off the trait is not read.
+        let c = rules(serde_json::json!({"classification": {"defaults": false}}));
+        assert!(!c.classify(&Failure { retryable: t(true), ..Default::default() }).retryable);
+    }
+
+    #[test]
+    fn a_failure_should_retry_acts_like_the_header() {
+        // Stripe's APIConnectionError.should_retry (stripe-python _http_client.py, _should_retry).
+        let lost = Failure { error_names: &["ECONNRESET"], method: Some("POST"), ..Default::default() };
+        assert!(!classify(&lost).retryable);
+        let v = classify(&Failure { should_retry: Some(true), ..lost });
+        assert!(v.retryable && !v.server_declined);
+        let v = classify(&Failure { should_retry: Some(false), method: Some("GET"), ..lost });
+        assert!(!v.retryable && v.server_declined);
+        // The header's false wins over the error's true; the error's false over the header's true.
+        let no = [("Stripe-Should-Retry", "false")];
+        let yes = [("Stripe-Should-Retry", "true")];
+        assert!(classify(&Failure { should_retry: Some(true), headers: &no, ..lost }).server_declined);
+        assert!(classify(&Failure { should_retry: Some(false), headers: &yes, ..lost }).server_declined);
     }
 
     #[test]

@@ -26,7 +26,9 @@
 
 pub mod backoff;
 pub mod breaker;
+mod breaker_outcome;
 pub mod budget;
+mod budget_pay;
 mod civil;
 pub mod classify;
 pub mod counters;

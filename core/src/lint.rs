@@ -76,6 +76,11 @@ pub const CODES: &[(&str, Severity, &str)] = &[
     ("half_open_waits_forever", Severity::Warning, "half-open max wait 0 can leave a breaker stuck half-open"),
     ("capped_server_delay", Severity::Warning, "capping the server's Retry-After retries before the server is ready"),
     ("seed_in_policy", Severity::Error, "a fixed seed makes every instance retry in lock-step"),
+    (
+        "non_idempotent_allowed_method",
+        Severity::Warning,
+        "allowed_methods lists POST or PATCH: every such request is declared safe to repeat",
+    ),
 ];
 
 fn severity_of(code: &str) -> Severity {
@@ -257,6 +262,19 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
                 "overrides_idempotency",
                 &field,
                 "retries a may-have-run failure (timeout, reset, 5xx) always: a POST may run twice".into(),
+            );
+        }
+    }
+    if let Some(ms) = &policy.classifier.allowed_methods {
+        let risky: Vec<&str> = ms.iter().map(String::as_str).filter(|m| *m == "POST" || *m == "PATCH").collect();
+        if !risky.is_empty() {
+            add(
+                "non_idempotent_allowed_method",
+                "allowed_methods",
+                format!(
+                    "{} listed: every such request counts as idempotent and a may-have-run failure repeats it (RFC 9110 §9.2.2)",
+                    risky.join(" and ")
+                ),
             );
         }
     }
@@ -448,6 +466,14 @@ mod tests {
         ] {
             assert!(c.contains(&want), "{want} missing from {c:?}");
         }
+    }
+
+    #[test]
+    fn flags_post_and_patch_in_allowed_methods() {
+        let c = codes(r#"{"deadline": "10s", "allowed_methods": ["GET", "post"]}"#, None);
+        assert!(c.contains(&"non_idempotent_allowed_method"), "{c:?}");
+        let c = codes(r#"{"deadline": "10s", "allowed_methods": ["GET", "PUT"]}"#, None);
+        assert!(!c.contains(&"non_idempotent_allowed_method"), "{c:?}");
     }
 
     #[test]

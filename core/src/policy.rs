@@ -301,6 +301,7 @@ impl PolicyConfig {
         b.multiplier = o.f64("multiplier", &["backoff_multiplier"])?;
         b.increment = o.duration("increment", &[])?;
         b.min_delay = o.duration("min_delay", &[])?;
+        b.immediate_first_retry = o.bool("immediate_first_retry", &[])?;
         if let Some((v, f)) = o.take("jitter", &[])? {
             b.jitter = Some(jitter_value(v, &f, unit)?);
         }
@@ -332,8 +333,14 @@ impl PolicyConfig {
             c.classifier.rules.push(classify::parse_name_list(v, &f, RetryRule::Always)?);
         }
         c.idempotent = o.bool("idempotent", &[])?;
+        if let Some((v, f)) = o.take("allowed_methods", &[])? {
+            c.classifier.allowed_methods = Some(classify::parse_methods(v, &f)?);
+        }
         if let Some(h) = o.bool("honor_retry_after", &["honour_retry_after"])? {
             c.honor_retry_after = h;
+        }
+        if let Some((v, f)) = o.take("retry_after_statuses", &["retry_after_status_codes"])? {
+            c.classifier.retry_after_statuses = Some(classify::parse_statuses(v, &f)?);
         }
         if let Some(m) = o.duration("max_retry_after", &[])? {
             c.max_retry_after = m;
@@ -437,6 +444,9 @@ impl PolicyConfig {
         if b.min_delay_ns() > 0 {
             m.insert("min_delay".into(), format_duration(b.min_delay_ns()).into());
         }
+        if b.immediate_first_retry() {
+            m.insert("immediate_first_retry".into(), true.into());
+        }
         m.insert("jitter".into(), jitter_to_json(b.jitter()));
         if !self.classifier.defaults || !self.classifier.rules.is_empty() {
             let mut co = Map::new();
@@ -447,7 +457,13 @@ impl PolicyConfig {
         if let Some(i) = self.idempotent {
             m.insert("idempotent".into(), i.into());
         }
+        if let Some(ms) = &self.classifier.allowed_methods {
+            m.insert("allowed_methods".into(), ms.iter().map(|x| Value::from(x.as_str())).collect());
+        }
         m.insert("honor_retry_after".into(), self.honor_retry_after.into());
+        if let Some(ss) = &self.classifier.retry_after_statuses {
+            m.insert("retry_after_statuses".into(), ss.iter().map(|&x| Value::from(x)).collect());
+        }
         m.insert("max_retry_after".into(), format_duration(self.max_retry_after).into());
         m.insert("cap_retry_after".into(), (self.on_long_retry_after == LongServerDelay::Cap).into());
         if let Some(s) = self.seed {
@@ -643,6 +659,7 @@ impl RetryPolicy {
                 j => j,
             }),
             min_delay: Some(b.min_delay_ns().min(max_delay)),
+            immediate_first_retry: Some(b.immediate_first_retry()),
             profile: None,
         };
         c.backoff = if b.kind() == BackoffKind::Decorrelated && max_delay == 0 {

@@ -43,6 +43,7 @@ prop_compose! {
             increment: Some(inc),
             jitter: Some(if k == BackoffKind::Decorrelated { Jitter::None } else { j }),
             min_delay: Some(((max as f64) * floor_frac * 0.5) as u64),
+            immediate_first_retry: None,
             profile: None,
         }
     }
@@ -260,6 +261,49 @@ proptest! {
             }
             let t = b.tokens().unwrap();
             prop_assert!(t <= u64::from(capacity));
+        }
+    }
+
+    /// With smithy-rs's refill and fractional reward, a token bucket still
+    /// stays within its capacity, its level's fraction in [0, capacity], and
+    /// a retry is allowed exactly when its cost fits the tokens.
+    #[test]
+    fn refilling_token_bucket_bounds(
+        ops in proptest::collection::vec((0u8..5, 0u8..4, 0u64..3_000_000_000), 1..300),
+        capacity in 0u32..600, initial in 0u32..600, rate in 0.0f64..50.0, reward in 0.0f64..3.0,
+    ) {
+        let mut cfg = BudgetConfig::token_bucket();
+        if let retrycore::budget::BudgetKind::TokenBucket { capacity: c, initial_tokens, refill_rate, success_reward, .. } = &mut cfg.kind {
+            *c = capacity;
+            *initial_tokens = Some(initial.min(capacity));
+            *refill_rate = rate;
+            *success_reward = reward;
+        }
+        let mut b = Budget::new(cfg).unwrap();
+        let cats = [Category::Timeout, Category::Overloaded, Category::ServerError, Category::Connect];
+        let mut now = 0u64;
+        for (op, c, dt) in ops {
+            now += dt;
+            let cat = cats[c as usize];
+            match op {
+                0 => {
+                    let ok = b.check(now, cat, false, false).is_ok();
+                    let before = b.tokens().unwrap();
+                    if ok {
+                        let (cost, _) = b.withdraw(now, cat, false, false);
+                        prop_assert!(u64::from(cost.unwrap()) <= before);
+                    }
+                }
+                1 => b.on_success(now, None),
+                2 => b.on_success(now, Some(10)),
+                3 => { b.acquire(now, c.into()).unwrap(); }
+                _ => b.release(now, c.into()).unwrap(),
+            }
+            prop_assert!(b.tokens().unwrap() <= u64::from(capacity));
+            let level = b.level(now);
+            prop_assert!(level["tokens"].as_u64().unwrap() <= u64::from(capacity));
+            let f = level.get("fraction").and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+            prop_assert!((0.0..=f64::from(capacity)).contains(&f), "{level}");
         }
     }
 

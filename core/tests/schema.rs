@@ -34,9 +34,10 @@ const PARSER_ONLY: &[&str] = &[
 fn schema_agrees_with_the_parser() {
     let schema = load(&root().join("schema/policy.schema.json"));
     let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let doc = load(&root().join("tests/vectors/policy/documents.json"));
     let mut checked = 0;
-    for case in doc["cases"].as_array().unwrap() {
+    let files = ["tests/vectors/policy/documents.json", "tests/vectors/policy/anchor-keys.json"];
+    let docs: Vec<Value> = files.iter().map(|f| load(&root().join(f))).collect();
+    for case in docs.iter().flat_map(|d| d["cases"].as_array().unwrap()) {
         let name = case["name"].as_str().unwrap();
         let Some(document) = case.get("document") else { continue };
         let valid = validator.is_valid(document);

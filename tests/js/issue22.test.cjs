@@ -230,6 +230,7 @@ test('item 7: CircuitBreaker.execute rethrows any thrown value as is and always 
   const values = [{ code: 'ECONNRESET' }, { status: 'x' }, { nope: 1 }, 'a string', 42, 1e9, null, undefined, throwing, revoked, new Proxy({}, {}), Object.create(null)];
   for (const v of values) {
     const b = new rc.CircuitBreaker({ kind: 'consecutive', failureThreshold: 1, permittedNumberOfCallsInHalfOpenState: 1 });
+    b.transitionTo('open'); // closed → half_open is not in resilience4j's table
     b.transitionTo('half_open');
     let got = Symbol('none');
     try {

@@ -308,6 +308,30 @@ const kinds = {
           got = { transition: b.reset(now) };
           seen = [];
           break;
+        case 'metrics':
+          got = snakeKeys(b.stateMetrics(now));
+          break;
+        case 'record':
+          b.recordWithoutPermit(step.outcome || 'success', ms(step.duration), now);
+          got = { transition: take() };
+          break;
+        case 'transition_to_open_for':
+        case 'transition_to_open_until': {
+          const r = errorOf(() =>
+            step.op === 'transition_to_open_for' ? b.transitionToOpenFor(ms(step.duration), now) : b.transitionToOpenUntil(ms(step.until), now),
+          );
+          seen = [];
+          got = r.error ? { error: r.error } : { transition: r.value };
+          break;
+        }
+        case 'break_arguments':
+          got = snakeKeys(b.breakArguments(now));
+          break;
+        case 'set_break_duration': {
+          const r = errorOf(() => b.setBreakDuration(ms(step.duration)));
+          got = r.error ? { error: r.error } : {};
+          break;
+        }
         case 'snapshot':
           got = b.snapshot(now, Number(step.wall_now_ms ?? 0));
           snaps.set(step.save_as || 's', got);

@@ -57,7 +57,9 @@ def hammer(name, obj, calls, provoke):
             counts["calls"] += n
 
     def provoker():
-        while time.monotonic() < stop:
+        # At least one round, however late this thread is scheduled: on a loaded
+        # machine it may first run after `stop`, and the test must still provoke.
+        while True:
             for p in provoke:
                 try:
                     p()
@@ -66,6 +68,8 @@ def hammer(name, obj, calls, provoke):
                         counts["state_errors"] += 1
                 except RetrycoreError:
                     pass
+            if time.monotonic() >= stop:
+                break
 
     ts = [threading.Thread(target=worker, args=(i,)) for i in range(8)] + [threading.Thread(target=provoker)]
     for t in ts:
@@ -125,6 +129,10 @@ results.update(hammer("breaker", breaker, {
     "release": lambda: breaker.release(breaker.acquire()), "call": lambda: breaker.call(lambda: 1, ()),
     "transition_to": lambda: breaker.transition_to("forced_open"), "reset": breaker.reset,
     "remaining_open": breaker.remaining_open, "snapshot": breaker.snapshot, "restore": lambda: breaker.restore(snap),
+    "state_metrics": breaker.state_metrics, "record_without_permit": lambda: breaker.record_without_permit("failure"),
+    "transition_to_open_for": lambda: breaker.transition_to_open_for(0.0),
+    "transition_to_open_until": lambda: breaker.transition_to_open_until(0.0),
+    "break_arguments": breaker.break_arguments, "set_break_duration": lambda: breaker.set_break_duration(0.0),
 }, [lambda: breaker.transition_to("half_open"), fresh_breaker_refusal]))
 
 results.update(hammer("budget", budget, {

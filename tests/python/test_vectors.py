@@ -352,6 +352,28 @@ def k_breaker(case: Dict[str, Any]) -> None:
                 got = {"state": b.state}
             except retrycore.RetrycoreError as e:
                 got = {"error": e.code}
+        elif op == "metrics":
+            got = b.state_metrics(now)
+        elif op == "record":
+            t = b.record_without_permit(step.get("outcome", "success"), now, s_ns(step.get("duration", 0)))
+            got = {"transition": transition(t)}
+        elif op in ("transition_to_open_for", "transition_to_open_until"):
+            try:
+                if op == "transition_to_open_for":
+                    t = b.transition_to_open_for(s_ns(step["duration"]), now)
+                else:
+                    t = b.transition_to_open_until(s_ns(step["until"]), now)
+                got = {"transition": transition(t)}
+            except retrycore.RetrycoreError as e:
+                got = {"error": e.code}
+        elif op == "break_arguments":
+            got = b.break_arguments(now)
+        elif op == "set_break_duration":
+            try:
+                b.set_break_duration(s_ns(step["duration"]))
+                got = {}
+            except retrycore.RetrycoreError as e:
+                got = {"error": e.code}
         else:
             raise Mismatch(f"step {i}: unknown op {op}")
         if want is not None:

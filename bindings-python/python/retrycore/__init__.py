@@ -198,6 +198,7 @@ def give_up_reasons() -> List[str]:
     """Every give-up reason."""
     return [c["code"] for c in _TABLES["give_up_reasons"]]
 
+
 #: The longest single ``time.sleep`` / ``asyncio.sleep`` call of the default sleep, in
 #: seconds: a longer delay is slept in parts (``time.sleep`` raises ``OverflowError``
 #: past its platform's range).
@@ -229,13 +230,7 @@ class CircuitBreaker(_native.CircuitBreaker):
     ``RetryPolicy(breaker=breaker)``.
     """
 
-    def __new__(
-        cls,
-        config: Optional[Mapping[str, Any]] = None,
-        *,
-        on_state_change: StateHook = None,
-        **kwargs: Any,
-    ) -> "CircuitBreaker":
+    def __new__(cls, config: Optional[Mapping[str, Any]] = None, *, on_state_change: StateHook = None, **kwargs: Any) -> "CircuitBreaker":
         # The native module reads `config` and the keywords (bounded, `timedelta`s included).
         return super().__new__(cls, config, kwargs=True, on_state_change=on_state_change, overrides=kwargs)
 
@@ -365,14 +360,7 @@ class RetryPolicy:
 
     _p: _native.Policy
 
-    def __init__(
-        self,
-        *,
-        on_retry: Hook = None,
-        on_give_up: Hook = None,
-        on_state_change: StateHook = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> None:
         # Only exact types are looked at here (no caller code runs); the native module
         # converts everything else, bounded, and refuses what is not a document.
         for k in ("breaker", "budget", "budgets"):
@@ -635,13 +623,7 @@ def retry(
 def _async_wrapper(
     fn: Callable[..., Awaitable[Any]], runner: _native.Runner, sleep: Optional[Callable[[float], Awaitable[Any]]]
 ) -> Callable[..., Awaitable[Any]]:
-    start, before, failed, returned, cancel = (
-        runner.start,
-        runner.before,
-        runner.failed_attempt,
-        runner.returned_attempt,
-        runner.cancel,
-    )
+    start, before, failed, returned, cancel = (runner.start, runner.before, runner.failed_attempt, runner.returned_attempt, runner.cancel)
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -700,4 +682,3 @@ def raise_for_decision(decision: Mapping[str, Any]) -> Mapping[str, Any]:
     if kind == "missing_key":
         raise InvalidKeyError("the request has no Idempotency-Key", "missing_field", "key")
     return decision
-

@@ -83,14 +83,7 @@ class BudgetExhaustedError(RetryError):
     budget: Optional[str]
     budget_reason: Optional[str]
 
-    def __init__(
-        self,
-        message: str = "",
-        *,
-        budget: Optional[str] = None,
-        budget_reason: Optional[str] = None,
-        **kwargs: object,
-    ) -> None:
+    def __init__(self, message: str = "", *, budget: Optional[str] = None, budget_reason: Optional[str] = None, **kwargs: object) -> None:
         super().__init__(message, **kwargs)  # type: ignore[arg-type]
         self.code = "budget_exhausted"
         self.budget = budget

@@ -27,6 +27,7 @@
 //! milliseconds and the entropy of a minted key come in as arguments.
 
 mod dead_letter;
+mod failure_handling;
 mod fingerprint;
 mod header;
 mod jcs;

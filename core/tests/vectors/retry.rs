@@ -6,7 +6,7 @@ use crate::common::{as_u64, check_error, eq, Case};
 use retrycore::backoff::Backoff;
 use retrycore::breaker::{Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, State, Transition};
 use retrycore::budget::{Budget, BudgetConfig, FailureFacts};
-use retrycore::classify::{Category, Classifier, FailureBuf, GrpcCode};
+use retrycore::classify::{Category, Classifier, FailureBuf, GrpcCode, RetryableTrait};
 use retrycore::lint::{lint, Service};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::retry_after::{parse_http_date, read_headers};
@@ -185,6 +185,17 @@ impl OwnedFailure {
                 .unwrap_or_default(),
             elapsed: v.get("elapsed").and_then(as_u64).map(std::time::Duration::from_nanos),
             wall_now_ms: v.get("wall_now_ms").and_then(as_u64),
+            message: v.get("message").and_then(Value::as_str).map(str::to_owned),
+            // Smithy's @retryable trait: `true`, or `{"throttling": bool}`.
+            retryable: match v.get("retryable") {
+                None | Some(Value::Null) | Some(Value::Bool(false)) => None,
+                Some(Value::Bool(true)) => Some(RetryableTrait::default()),
+                Some(Value::Object(o)) => {
+                    Some(RetryableTrait { throttling: o.get("throttling").and_then(Value::as_bool).unwrap_or(false) })
+                }
+                Some(_) => return Err("retryable".into()),
+            },
+            should_retry: v.get("should_retry").and_then(Value::as_bool),
         })
     }
 }
@@ -440,6 +451,30 @@ fn breaker(case: &Case) -> Result<(), String> {
                 }
             }
             "reset" => json!({"transition": b.reset(now).as_ref().map_or(Value::Null, transition_json)}),
+            "metrics" => serde_json::to_value(b.metrics(now)).unwrap(),
+            "record" => {
+                let c = counted(step.get("outcome").and_then(Value::as_str).unwrap_or("success"))?;
+                let t = b.record(now, c, step.get("duration").and_then(as_u64).unwrap_or(0));
+                json!({"transition": t.as_ref().map_or(Value::Null, transition_json)})
+            }
+            "transition_to_open_for" | "transition_to_open_until" => {
+                let r = if op == "transition_to_open_for" {
+                    b.transition_to_open_for(step.get("duration").and_then(as_u64).ok_or("duration")?, now)
+                } else {
+                    b.transition_to_open_until(step.get("until").and_then(as_u64).ok_or("until")?, now)
+                };
+                match r {
+                    Ok(t) => json!({"transition": transition_json(&t)}),
+                    Err(e) => json!({"error": e.code()}),
+                }
+            }
+            "break_arguments" => serde_json::to_value(b.break_arguments(now)).unwrap(),
+            "set_break_duration" => {
+                match b.set_break_duration(step.get("duration").and_then(as_u64).ok_or("duration")?) {
+                    Ok(()) => json!({}),
+                    Err(e) => json!({"error": e.code()}),
+                }
+            }
             "snapshot" => {
                 let snap = b.snapshot(now, step.get("wall_now_ms").and_then(as_u64).unwrap_or(0));
                 let text = snap.to_json();
