@@ -737,21 +737,12 @@ impl PyBudget {
 }
 
 /// Reads an outcome without a permit: `"success"` (the default),
-/// `"failure"`, `"ignored"`, or an exception the breaker's rules count.
+/// `"failure"`, `"ignored"` (read by the core's [`Counted::parse`]), or an
+/// exception the breaker's rules count.
 fn outcome_of(py: Python<'_>, cfg: &BreakerConfig, o: Option<&Bound<'_, PyAny>>) -> PyResult<Counted> {
     match o.filter(|o| !o.is_none()) {
         None => Ok(Counted::Success),
         Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(cfg, o),
-        Some(o) => match to_str(o, "outcome")?.as_str() {
-            "success" => Ok(Counted::Success),
-            "failure" => Ok(Counted::Failure),
-            "ignored" => Ok(Counted::Ignored),
-            other => Err(err(
-                py,
-                ErrorCode::InvalidValue,
-                "outcome",
-                format!("must be success, failure or ignored, got {other:?}"),
-            )),
-        },
+        Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py),
     }
 }
