@@ -345,9 +345,10 @@ pub fn classify<'py>(
         }
         Some(p) => {
             let p = crate::policy::native_policy(p)?;
-            let c = &p.get().inner.config().classifier;
-            let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
-            let v = f.with(|x| c.classify(x));
+            // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
+            let p = p.get();
+            let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
+            let v = f.with(|x| p.inner.config().classify(x));
             (f, v)
         }
     };

@@ -232,13 +232,17 @@ impl Policy {
     }
 
     /// The delay before `retry` (≥ 1) for the draw `r` in [0, 1]; `prev`
-    /// is the previous decorrelated delay in seconds.
+    /// is the previous decorrelated delay in seconds. A delay that depends
+    /// on a history it is not given is refused (`Backoff::delay_alone_ns`):
+    /// a decorrelated retry after the first without `prev` is
+    /// `missing_field`, the polly profile's DecorrelatedJitterV2 after the
+    /// first is `invalid_combination` (use `replay_delays`).
     #[pyo3(signature = (retry, r, prev=None))]
     fn delay(&self, py: Python<'_>, retry: &Obj, r: &Obj, prev: Option<&Obj>) -> PyResult<f64> {
         let retry = conv::to_u32(retry, "retry")?;
         let r = conv::to_f64(r, "r")?;
         let prev = conv::opt_secs(prev, "prev")?;
-        self.inner.config().backoff.delay_ns(retry, r, prev).map(to_secs).py(py)
+        self.inner.config().backoff.delay_alone_ns(retry, r, prev).map(to_secs).py(py)
     }
 
     /// The delays of retries 1..=count drawn from a generator seeded with `seed`.

@@ -240,3 +240,44 @@ def test_a_bare_number_in_a_breaker_or_budget_mapping_is_refused() -> None:
     assert b.to_dict()["wait_duration_in_open_state"] == "2.5s"
     assert retrycore.Budget({"kind": "ratio"}, window=10.0).to_dict()["window"] == "10s"
     assert retrycore.Budget({"kind": "ratio", "window": "10s"}).to_dict()["window"] == "10s"
+
+
+# ---------------------------------------------------------------- the API traps
+
+
+def test_delay_refuses_a_history_it_is_not_given() -> None:
+    # The numbers: polly exponential with jitter, draws 0.5, 0.5.
+    p = retrycore.RetryPolicy.profile("polly", backoff="exponential", initial=1.0, jitter="full")
+    replayed = p.replay_delays([0.5, 0.5])
+    assert p.delay(1, 0.5) == replayed[0]
+    assert code_of(lambda: p.delay(2, 0.5)) == ("invalid_combination", "prev")
+    assert code_of(lambda: p.delay(2, 0.5, prev=replayed[0])) == ("invalid_combination", "prev")
+    d = retrycore.RetryPolicy(backoff="decorrelated", initial=0.1, max_delay=10.0)
+    assert code_of(lambda: d.delay(2, 0.5)) == ("missing_field", "prev")
+    assert d.delay(2, 0.5, prev=0.3) > 0
+    assert d.delay(1, 0.5) > 0
+    # Stateless backoffs are unchanged.
+    assert retrycore.RetryPolicy(jitter="none", initial=0.1).delay(3, 0.5) == pytest.approx(0.4)
+
+
+def test_session_draws_never_cycle() -> None:
+    s = retrycore.RetryPolicy(max_attempts=4, initial=0.1, jitter="full").session(draws=[0.5])
+    s.before_attempt(now=0.0)
+    assert isinstance(s.on_failure(now=0.0, status=503, method="GET"), retrycore.Retry)
+    s.before_attempt(now=1.0)
+    assert code_of(lambda: s.on_failure(now=1.0, status=503, method="GET")) == ("invalid_state", "draws")
+    # The session is still in flight: it can be cancelled.
+    s.cancel(now=1.0)
+    assert s.done
+
+
+def test_classify_with_a_policy_honours_its_idempotent() -> None:
+    e = ConnectionResetError(104, "reset")
+    assert retrycore.classify(e, method="POST").retryable is False
+    p = retrycore.RetryPolicy(idempotent=True)
+    v = retrycore.classify(e, policy=p, method="POST")
+    assert (v.safe, v.retryable) == (True, True)
+    # The failure's own declaration wins.
+    assert retrycore.classify(e, policy=p, method="POST", idempotent=False).retryable is False
+    # A policy declaring its calls non-idempotent makes GET unsafe too, as its sessions do.
+    assert retrycore.classify(e, policy=retrycore.RetryPolicy(idempotent=False), method="GET").safe is False
