@@ -129,6 +129,8 @@ fn state_of(py: Python<'_>, s: &Obj) -> PyResult<State> {
         .ok_or_else(|| err(py, ErrorCode::InvalidValue, "state", format!("is not a breaker state: {name:?}")))
 }
 
+/// A budget call's category; left out (None), `server_error` — the documented
+/// default of `check`, `withdraw`, `try_withdraw` and `on_failure`.
 pub fn category_of(o: Option<&Obj>) -> PyResult<Category> {
     let read = |c: &Obj| {
         let name = to_str(c, "category")?;
@@ -136,6 +138,24 @@ pub fn category_of(o: Option<&Obj>) -> PyResult<Category> {
             .ok_or_else(|| err(c.py(), ErrorCode::InvalidValue, "category", format!("is not a category: {name:?}")))
     };
     Ok(conv::opt(o, read)?.unwrap_or(Category::ServerError))
+}
+
+/// A breaker's or budget's configuration: the mapping is a document (a
+/// bare number in a duration is `invalid_duration`, as in
+/// `RetryPolicy.from_dict`), and with `kwargs=True` the keyword options laid
+/// over it (`overrides`: durations also float seconds or `timedelta`s).
+fn config_parts(
+    config: Option<&Obj>,
+    kwargs: Option<&Obj>,
+    overrides: Option<&Obj>,
+) -> PyResult<(serde_json::Value, Option<serde_json::Value>)> {
+    let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
+    Ok(match Mode::of(kwargs)? {
+        Mode::Document => (to_json_over(config, overrides, Mode::Document)?, None),
+        Mode::Kwargs => {
+            (to_json_over(config, None, Mode::Document)?, Some(to_json_over(None, overrides, Mode::Kwargs)?))
+        }
+    })
 }
 
 /// A wait in nanoseconds as seconds (None: `u64::MAX`, not by waiting).
@@ -149,7 +169,7 @@ fn counted_exc(cfg: &BreakerConfig, e: &Obj) -> PyResult<Counted> {
         // KeyboardInterrupt, SystemExit, CancelledError: neither success nor failure.
         return Ok(Counted::Ignored);
     }
-    let f = OwnedFailure::from_exception(e)?;
+    let f = OwnedFailure::from_exception(e, cfg.needs_message())?;
     Ok(f.with(|x| cfg.count(x, &retrycore::classify::classify(x))))
 }
 
@@ -217,12 +237,10 @@ impl Breaker {
             let b = b.get();
             return Ok(Breaker { shared: b.shared.clone(), config: b.config.clone(), on_state_change });
         }
-        let mode = Mode::of(kwargs)?;
-        let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
-        let doc = to_json_over(config, overrides, mode)?;
-        let cfg = match mode {
-            Mode::Kwargs => BreakerConfig::from_typed_value(&doc, conv::UNIT_NS),
-            Mode::Document => BreakerConfig::from_json_value(&doc, ""),
+        let (doc, typed) = config_parts(config, kwargs, overrides)?;
+        let cfg = match &typed {
+            Some(t) => BreakerConfig::from_typed_over(&doc, t, conv::UNIT_NS),
+            None => BreakerConfig::from_json_value(&doc, ""),
         }
         .py(py)?;
         let b = CircuitBreaker::new(cfg.clone()).py(py)?;
@@ -588,9 +606,14 @@ impl PyBudget {
         if let Some(b) = conv::opt_class_arg::<PyBudget>(share, "share", "a Budget")? {
             return Ok(PyBudget { shared: b.get().shared.clone(), config: b.get().config.clone() });
         }
-        let mode = Mode::of(kwargs)?;
-        let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
-        PyBudget::from_doc(py, &to_json_over(config, overrides, mode)?, mode)
+        let (doc, typed) = config_parts(config, kwargs, overrides)?;
+        let cfg = match &typed {
+            Some(t) => BudgetConfig::from_typed_over(&doc, t, conv::UNIT_NS),
+            None => BudgetConfig::from_json_value(&doc, ""),
+        }
+        .py(py)?;
+        let b = Budget::new(cfg.clone()).py(py)?;
+        Ok(PyBudget { shared: b.shared(), config: cfg })
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Obj<'py>> {
@@ -642,6 +665,7 @@ impl PyBudget {
     }
 
     /// Checks whether a retry after `category` is affordable: a `Refusal` or None.
+    /// `category` left out (None) is `"server_error"`, as in the shared vectors.
     #[pyo3(signature = (category=None, now=None, refused=None, holds_retry_slot=None))]
     fn check(
         &self,
@@ -656,6 +680,7 @@ impl PyBudget {
     }
 
     /// Pays for a retry that `check` allowed: (token cost or None, took a concurrency slot).
+    /// `category` left out (None) is `"server_error"`.
     #[pyo3(signature = (category=None, now=None, refused=None, holds_retry_slot=None))]
     fn withdraw(
         &self,
@@ -670,6 +695,7 @@ impl PyBudget {
     }
 
     /// Checks and pays in one step under one lock: None when paid, else the `Refusal`.
+    /// `category` left out (None) is `"server_error"`.
     #[pyo3(signature = (category=None, now=None, refused=None, holds_retry_slot=None))]
     fn try_withdraw(
         &self,
@@ -683,7 +709,27 @@ impl PyBudget {
         Ok(self.with(py, |b| b.try_withdraw(now, c, refused, holds)).err().map(refusal))
     }
 
-    /// Records a failed attempt.
+    /// Takes `n` tokens from a token bucket if it holds that many, after its
+    /// refill (smithy-rs `try_acquire_many`, botocore `RetryQuota.acquire`):
+    /// True when taken. Counts no withdrawal or refusal. Another kind of
+    /// budget raises `invalid_state`.
+    #[pyo3(signature = (n, now=None))]
+    fn acquire(&self, py: Python<'_>, n: &Obj, now: Option<&Obj>) -> PyResult<bool> {
+        let n = conv::to_u32(n, "n")?;
+        let now = self.now(now)?;
+        self.with(py, |b| b.acquire(now, n)).py(py)
+    }
+
+    /// Gives `n` tokens back to a token bucket, up to its capacity (botocore
+    /// `RetryQuota.release`). Another kind of budget raises `invalid_state`.
+    #[pyo3(signature = (n, now=None))]
+    fn release(&self, py: Python<'_>, n: &Obj, now: Option<&Obj>) -> PyResult<()> {
+        let n = conv::to_u32(n, "n")?;
+        let now = self.now(now)?;
+        self.with(py, |b| b.release(now, n)).py(py)
+    }
+
+    /// Records a failed attempt; `category` left out (None) is `"server_error"`.
     #[pyo3(signature = (category=None, now=None, counts=None, reached_backend=None, declined_pushback=None, refused=None))]
     #[allow(clippy::too_many_arguments)]
     fn on_failure(
@@ -737,21 +783,12 @@ impl PyBudget {
 }
 
 /// Reads an outcome without a permit: `"success"` (the default),
-/// `"failure"`, `"ignored"`, or an exception the breaker's rules count.
+/// `"failure"`, `"ignored"` (read by the core's [`Counted::parse`]), or an
+/// exception the breaker's rules count.
 fn outcome_of(py: Python<'_>, cfg: &BreakerConfig, o: Option<&Bound<'_, PyAny>>) -> PyResult<Counted> {
     match o.filter(|o| !o.is_none()) {
         None => Ok(Counted::Success),
         Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(cfg, o),
-        Some(o) => match to_str(o, "outcome")?.as_str() {
-            "success" => Ok(Counted::Success),
-            "failure" => Ok(Counted::Failure),
-            "ignored" => Ok(Counted::Ignored),
-            other => Err(err(
-                py,
-                ErrorCode::InvalidValue,
-                "outcome",
-                format!("must be success, failure or ignored, got {other:?}"),
-            )),
-        },
+        Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py),
     }
 }

@@ -1,12 +1,12 @@
 //! What the host saw of one failed attempt, read from an exception, a dict
 //! or keyword arguments, and the classification verdict.
 
-use crate::conv::{self, err, opt_bool, opt_str, to_secs, to_str, Obj};
+use crate::conv::{self, err, opt_bool, opt_str, to_secs, to_str, CoreResult, Obj};
 use crate::see::{self, Name};
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use retrycore::classify::{Classifier, Failure, GrpcCode, Verdict};
+use retrycore::classify::{Classifier, Failure, GrpcCode, RetryableTrait, Verdict};
 use retrycore::limits;
 use retrycore::ErrorCode;
 
@@ -22,6 +22,10 @@ pub struct OwnedFailure {
     pub headers: Vec<(String, String)>,
     pub elapsed: Option<u64>,
     pub wall_now_ms: Option<u64>,
+    /// The error's message, clipped by `retrycore::limits::clip_message`.
+    pub message: Option<String>,
+    pub retryable: Option<RetryableTrait>,
+    pub should_retry: Option<bool>,
 }
 
 impl OwnedFailure {
@@ -40,15 +44,22 @@ impl OwnedFailure {
             headers: &headers,
             elapsed: self.elapsed.map(std::time::Duration::from_nanos),
             wall_now_ms: wall,
-            ..Failure::default()
+            message: self.message.as_deref(),
+            retryable: self.retryable,
+            should_retry: self.should_retry,
         };
         f(&failure)
     }
 
-    /// Reads an exception (the cause chain and duck-typed HTTP shapes).
-    pub fn from_exception(e: &Obj) -> PyResult<OwnedFailure> {
+    /// Reads an exception (the cause chain and duck-typed HTTP shapes);
+    /// its message (`str(e)`) only when `message` is true: when the
+    /// classifier has a message rule ([`Classifier::needs_message`]).
+    pub fn from_exception(e: &Obj, message: bool) -> PyResult<OwnedFailure> {
         let mut f = OwnedFailure::default();
         see::see(e, &mut f)?;
+        if message {
+            f.message = message_of(e);
+        }
         Ok(f)
     }
 }
@@ -78,7 +89,28 @@ macro_rules! fields {
     };
 }
 
-fields!(status, grpc_code, error_names, method, idempotent, idempotency_key_sent, headers, elapsed, wall_now_ms);
+fields!(
+    status,
+    grpc_code,
+    error_names,
+    method,
+    idempotent,
+    idempotency_key_sent,
+    headers,
+    elapsed,
+    wall_now_ms,
+    message,
+    retryable,
+    should_retry
+);
+
+/// `str(e)`, clipped to the core's `max_message_bytes`; None when `str`
+/// raises or gives a lone surrogate (a failure must always get a verdict).
+fn message_of(e: &Obj) -> Option<String> {
+    let s = e.str().ok()?;
+    let s = s.to_cow().ok()?;
+    Some(limits::clip_message(&s).to_owned())
+}
 
 fn some<'a, 'py>(o: &'a Option<Obj<'py>>) -> Option<&'a Obj<'py>> {
     o.as_ref().filter(|x| !x.is_none())
@@ -96,14 +128,16 @@ fn grpc_value(v: &Obj) -> PyResult<GrpcCode> {
 }
 
 impl OwnedFailure {
-    /// Builds a failure from an exception or a dict (`failure`), then applies keyword fields over it.
-    pub fn read(failure: Option<&Obj>, k: &Fields<'_>) -> PyResult<OwnedFailure> {
+    /// Builds a failure from an exception or a dict (`failure`), then
+    /// applies keyword fields over it; an exception's message is read only
+    /// when `message` is true (a given `message` field is always kept).
+    pub fn read(failure: Option<&Obj>, k: &Fields<'_>, message: bool) -> PyResult<OwnedFailure> {
         let mut f = match failure.filter(|x| !x.is_none()) {
             None => OwnedFailure::default(),
-            Some(x) if x.is_instance_of::<PyBaseException>() => OwnedFailure::from_exception(x)?,
+            Some(x) if x.is_instance_of::<PyBaseException>() => OwnedFailure::from_exception(x, message)?,
             Some(x) => {
                 let d = x.downcast::<PyDict>().map_err(|_| conv::wrong_type(x, "failure", "an exception or a dict"))?;
-                OwnedFailure::read(None, &Fields::of_dict(d)?)?
+                OwnedFailure::read(None, &Fields::of_dict(d)?, message)?
             }
         };
         f.apply(k)?;
@@ -178,6 +212,17 @@ impl OwnedFailure {
         }
         if let Some(w) = conv::opt_wall(k.wall_now_ms.as_ref(), "wall_now_ms")? {
             self.wall_now_ms = Some(w);
+        }
+        if let Some(m) = opt_str(k.message.as_ref(), "message")? {
+            self.message = Some(limits::clip_message(&m).to_owned());
+        }
+        if let Some(r) = some(&k.retryable) {
+            // `True`, or `{"throttling": bool}`: read by the core, as every host reads it.
+            let v = conv::to_json(r, conv::Mode::Document)?;
+            self.retryable = RetryableTrait::from_json(&v, "retryable").py(r.py())?;
+        }
+        if let Some(s) = opt_bool(k.should_retry.as_ref(), "should_retry")? {
+            self.should_retry = Some(s);
         }
         Ok(())
     }
@@ -258,7 +303,8 @@ pub fn verdict(f: OwnedFailure, v: &Verdict) -> Verdict_ {
 /// Classifies an exception or a failure.
 #[pyfunction]
 #[pyo3(signature = (failure=None, *, policy=None, status=None, grpc_code=None, error_names=None, method=None,
-    idempotent=None, idempotency_key_sent=None, headers=None, elapsed=None, wall_now_ms=None))]
+    idempotent=None, idempotency_key_sent=None, headers=None, elapsed=None, wall_now_ms=None, message=None,
+    retryable=None, should_retry=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn classify<'py>(
     failure: Option<&Obj<'py>>,
@@ -272,6 +318,9 @@ pub fn classify<'py>(
     headers: Option<Obj<'py>>,
     elapsed: Option<Obj<'py>>,
     wall_now_ms: Option<Obj<'py>>,
+    message: Option<Obj<'py>>,
+    retryable: Option<Obj<'py>>,
+    should_retry: Option<Obj<'py>>,
 ) -> PyResult<Verdict_> {
     let fields = Fields {
         status,
@@ -283,16 +332,27 @@ pub fn classify<'py>(
         headers,
         elapsed,
         wall_now_ms,
+        message,
+        retryable,
+        should_retry,
     };
-    let f = OwnedFailure::read(failure, &fields)?;
     let v = match policy.filter(|p| !p.is_none()) {
-        None => f.with(|x| Classifier::default().classify(x)),
+        None => {
+            let c = Classifier::default();
+            let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
+            let v = f.with(|x| c.classify(x));
+            (f, v)
+        }
         Some(p) => {
             let p = crate::policy::native_policy(p)?;
-            f.with(|x| p.get().inner.config().classifier.classify(x))
+            // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
+            let p = p.get();
+            let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
+            let v = f.with(|x| p.inner.config().classify(x));
+            (f, v)
         }
     };
-    Ok(verdict(f, &v))
+    Ok(verdict(v.0, &v.1))
 }
 
 /// Returns the flattened cause chain of names of an exception (what classification reads).
@@ -301,5 +361,5 @@ pub fn error_names<'py>(e: &Obj<'py>) -> PyResult<Bound<'py, PyList>> {
     if !e.is_instance_of::<PyBaseException>() {
         return Err(err(e.py(), ErrorCode::InvalidType, "exception", "must be an exception"));
     }
-    PyList::new(e.py(), OwnedFailure::from_exception(e)?.names.iter().map(|n| &**n))
+    PyList::new(e.py(), OwnedFailure::from_exception(e, false)?.names.iter().map(|n| &**n))
 }

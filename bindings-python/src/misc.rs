@@ -41,6 +41,7 @@ pub fn server_advice(headers: &Obj, wall_now_ms: Option<&Obj>) -> PyResult<Serve
     let f = OwnedFailure::read(
         None,
         &Fields { headers: Some(headers.clone()), wall_now_ms: wall_now_ms.cloned(), ..Default::default() },
+        false,
     )?;
     // Pure, like the core: without `wall_now_ms` an HTTP-date is ignored.
     let a =

@@ -26,6 +26,8 @@ pub struct Policy {
     pub inner: RetryPolicy,
     pub breaker: Option<Py<Breaker>>,
     pub budgets: Vec<Py<PyBudget>>,
+    /// A failure's message is read (`RetryPolicy::needs_message`), decided once.
+    pub needs_message: bool,
 }
 
 pub fn native_policy<'py>(o: &Obj<'py>) -> PyResult<Bound<'py, Policy>> {
@@ -82,7 +84,13 @@ impl Policy {
         let breaker = inner.breaker().map(|b| Py::new(py, Breaker::wrap(py, b.clone()))).transpose()?;
         let budgets =
             inner.budgets().iter().map(|b| Py::new(py, PyBudget::wrap(py, b.clone()))).collect::<PyResult<_>>()?;
-        Ok(Policy { inner, breaker, budgets })
+        Ok(Policy::of(py, inner, breaker, budgets))
+    }
+
+    fn of(py: Python<'_>, inner: RetryPolicy, breaker: Option<Py<Breaker>>, budgets: Vec<Py<PyBudget>>) -> Policy {
+        // It may lock the shared breaker: without the GIL, like every breaker lock.
+        let needs_message = py.allow_threads(|| inner.needs_message());
+        Policy { inner, breaker, budgets, needs_message }
     }
 }
 
@@ -176,7 +184,7 @@ impl Policy {
         let breaker =
             conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
         let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
-        Ok(Policy { inner, breaker, budgets: self.budgets(py) })
+        Ok(Policy::of(py, inner, breaker, self.budgets(py)))
     }
 
     /// A policy with the same settings whose sessions share `budgets`.
@@ -197,7 +205,7 @@ impl Policy {
             })
             .collect::<PyResult<Vec<_>>>()?;
         let inner = self.inner.with_budgets(budgets.iter().map(|b| b.get().shared.clone()).collect());
-        Ok(Policy { inner, breaker: self.breaker(py), budgets })
+        Ok(Policy::of(py, inner, self.breaker(py), budgets))
     }
 
     /// Low / mid / high delay per retry, in seconds.
@@ -224,13 +232,17 @@ impl Policy {
     }
 
     /// The delay before `retry` (≥ 1) for the draw `r` in [0, 1]; `prev`
-    /// is the previous decorrelated delay in seconds.
+    /// is the previous decorrelated delay in seconds. A delay that depends
+    /// on a history it is not given is refused (`Backoff::delay_alone_ns`):
+    /// a decorrelated retry after the first without `prev` is
+    /// `missing_field`, the polly profile's DecorrelatedJitterV2 after the
+    /// first is `invalid_combination` (use `replay_delays`).
     #[pyo3(signature = (retry, r, prev=None))]
     fn delay(&self, py: Python<'_>, retry: &Obj, r: &Obj, prev: Option<&Obj>) -> PyResult<f64> {
         let retry = conv::to_u32(retry, "retry")?;
         let r = conv::to_f64(r, "r")?;
         let prev = conv::opt_secs(prev, "prev")?;
-        self.inner.config().backoff.delay_ns(retry, r, prev).map(to_secs).py(py)
+        self.inner.config().backoff.delay_alone_ns(retry, r, prev).map(to_secs).py(py)
     }
 
     /// The delays of retries 1..=count drawn from a generator seeded with `seed`.
@@ -268,7 +280,7 @@ impl Policy {
             method: opt_str(method, "method")?,
             draws: conv::opt(draws, |d| floats(d, "draws"))?,
         };
-        Session::new(py, &self.inner, opts)
+        Session::new(py, self, opts)
     }
 
     /// A policy for test suites: at most `attempts` calls, every delay capped at `max_delay` seconds.
@@ -277,7 +289,7 @@ impl Policy {
         let attempts = conv::to_u32(attempts, "attempts")?;
         let max = conv::opt_secs(max_delay, "max_delay")?.unwrap_or(0);
         let inner = self.inner.testing(attempts, max).py(py)?;
-        Ok(Policy { inner, breaker: self.breaker(py), budgets: self.budgets(py) })
+        Ok(Policy::of(py, inner, self.breaker(py), self.budgets(py)))
     }
 
     /// The counters of all sessions (the `retry_attempts_total` family of metric names).
@@ -400,13 +412,16 @@ pub struct Session {
     key: GILOnceCell<Py<PyString>>,
     #[pyo3(get)]
     max_attempts: u32,
+    /// The policy reads a failure's message (`Policy::needs_message`).
+    needs_message: bool,
 }
 
 impl Session {
-    fn new(py: Python<'_>, policy: &RetryPolicy, opts: SessionOptions) -> PyResult<Session> {
-        let s = policy.session(opts).py(py)?;
+    fn new(py: Python<'_>, policy: &Policy, opts: SessionOptions) -> PyResult<Session> {
+        let s = policy.inner.session(opts).py(py)?;
         Ok(Session {
-            max_attempts: policy.config().max_attempts,
+            max_attempts: policy.inner.config().max_attempts,
+            needs_message: policy.needs_message,
             key: GILOnceCell::new(),
             st: Mutex::new(State { s, timeout: None, last_exc: None }),
         })
@@ -482,7 +497,8 @@ impl Session {
     /// Answers a failed attempt — an exception, a dict of failure fields, or
     /// keyword fields — with a `Retry` or a `GiveUp`.
     #[pyo3(signature = (failure=None, now=None, *, status=None, grpc_code=None, error_names=None, method=None,
-        idempotent=None, idempotency_key_sent=None, headers=None, elapsed=None, wall_now_ms=None))]
+        idempotent=None, idempotency_key_sent=None, headers=None, elapsed=None, wall_now_ms=None, message=None,
+        retryable=None, should_retry=None))]
     #[allow(clippy::too_many_arguments)]
     fn on_failure(
         &self,
@@ -498,6 +514,9 @@ impl Session {
         headers: Option<Obj>,
         elapsed: Option<Obj>,
         wall_now_ms: Option<Obj>,
+        message: Option<Obj>,
+        retryable: Option<Obj>,
+        should_retry: Option<Obj>,
     ) -> PyResult<Py<PyAny>> {
         let fields = Fields {
             status,
@@ -509,8 +528,11 @@ impl Session {
             headers,
             elapsed,
             wall_now_ms,
+            message,
+            retryable,
+            should_retry,
         };
-        let f = OwnedFailure::read(failure, &fields)?;
+        let f = OwnedFailure::read(failure, &fields, self.needs_message)?;
         let now = now_or_clock(now)?;
         let d = self.with(py, |st| f.with(|x| st.s.on_failure_ns(now, x)));
         decision_obj(py, &d.py(py)?)
@@ -670,7 +692,7 @@ impl Runner {
             method: self.method.clone(),
             ..Default::default()
         };
-        Py::new(py, Session::new(py, &self.policy.get().inner, opts)?)
+        Py::new(py, Session::new(py, self.policy.get(), opts)?)
     }
 
     fn transitions(&self, py: Python<'_>, ts: Vec<Transition>) -> PyResult<()> {
@@ -774,7 +796,7 @@ impl Runner {
 
     /// Answers a failed attempt: Ok(delay ns) to retry, or the error to raise.
     fn failed(&self, py: Python<'_>, s: &Session, exc: &Obj) -> PyResult<u64> {
-        let f = OwnedFailure::from_exception(exc)?;
+        let f = OwnedFailure::from_exception(exc, s.needs_message)?;
         match self.answer(py, s, f, exc, false)? {
             Some(delay) => Ok(delay),
             None => Err(PyErr::from_value(exc.clone())),

@@ -33,22 +33,28 @@ struct TypeInfo {
     names: Vec<Name>,
     oserror: bool,
     /// Class-level attributes (properties, methods, descriptors) worth reading.
-    class_attrs: u8,
+    class_attrs: u16,
 }
 
-const A_RESPONSE: u8 = 1;
-const A_STATUS: u8 = 2;
-const A_CODE: u8 = 4;
-const A_HEADERS: u8 = 8;
-const A_TRAILING: u8 = 16;
-const A_STATUS_CODE: u8 = 32;
-const ATTRS: [(&str, u8); 6] = [
+const A_RESPONSE: u16 = 1;
+const A_STATUS: u16 = 2;
+const A_CODE: u16 = 4;
+const A_HEADERS: u16 = 8;
+const A_TRAILING: u16 = 16;
+const A_STATUS_CODE: u16 = 32;
+const A_SHOULD_RETRY: u16 = 64;
+const A_RETRY_SAFE: u16 = 128;
+const A_THROTTLING: u16 = 256;
+const ATTRS: [(&str, u16); 9] = [
     ("response", A_RESPONSE),
     ("status", A_STATUS),
     ("code", A_CODE),
     ("headers", A_HEADERS),
     ("trailing_metadata", A_TRAILING),
     ("status_code", A_STATUS_CODE),
+    ("should_retry", A_SHOULD_RETRY),
+    ("is_retry_safe", A_RETRY_SAFE),
+    ("is_throttling_error", A_THROTTLING),
 ];
 
 /// Hashes the keys of the caches (type addresses, errno values): one multiply.
@@ -193,7 +199,7 @@ fn attr<'py>(
     dict: Option<&Bound<'py, PyDict>>,
     info: &TypeInfo,
     name: &Bound<'py, PyString>,
-    bit: u8,
+    bit: u16,
 ) -> Option<Obj<'py>> {
     if let Some(d) = dict {
         if let Ok(Some(v)) = d.get_item(name) {
@@ -289,6 +295,33 @@ pub fn response_failure(v: &Obj) -> Option<OwnedFailure> {
         read_headers(&h, &mut f.headers);
     }
     Some(f)
+}
+
+/// An attribute's value when it is a real `bool` (a property that raises,
+/// or any other type, is not read).
+fn flag<'py>(
+    e: &Obj<'py>,
+    dict: Option<&Bound<'py, PyDict>>,
+    info: &TypeInfo,
+    name: &Bound<'py, PyString>,
+    bit: u16,
+) -> Option<bool> {
+    attr(e, dict, info, name, bit).and_then(|v| v.downcast::<PyBool>().ok().map(|b| b.is_true()))
+}
+
+/// The error's own retry flags, from the first error in the chain that
+/// has them: Stripe's `should_retry` (stripe-python `APIConnectionError`)
+/// and smithy-python's `is_retry_safe` / `is_throttling_error`
+/// (`CallError`, read as Smithy's `@retryable` trait and its `throttling`).
+fn read_retry_flags<'py>(e: &Obj<'py>, dict: Option<&Bound<'py, PyDict>>, info: &TypeInfo, f: &mut OwnedFailure) {
+    let py = e.py();
+    if f.should_retry.is_none() {
+        f.should_retry = flag(e, dict, info, intern!(py, "should_retry"), A_SHOULD_RETRY);
+    }
+    if f.retryable.is_none() && flag(e, dict, info, intern!(py, "is_retry_safe"), A_RETRY_SAFE) == Some(true) {
+        let throttling = flag(e, dict, info, intern!(py, "is_throttling_error"), A_THROTTLING).unwrap_or(false);
+        f.retryable = Some(retrycore::classify::RetryableTrait { throttling });
+    }
 }
 
 /// Fills `f` from an exception and its causes.
@@ -388,6 +421,9 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
                     }
                 }
             }
+        }
+        if dict.is_some() || info.class_attrs != 0 {
+            read_retry_flags(&ex, dict, &info, f);
         }
         let room = MAX_NAMES.saturating_sub(f.names.len());
         f.names.extend(info.names.iter().take(room).cloned());

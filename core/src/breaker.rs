@@ -318,6 +318,13 @@ impl BreakerConfig {
         Ok(())
     }
 
+    /// Returns true when a counting rule matches messages: only then does a
+    /// host send an error's message with the outcome it records
+    /// (as [`Classifier::needs_message`](crate::classify::Classifier::needs_message) for a policy).
+    pub fn needs_message(&self) -> bool {
+        self.count_rules.iter().any(|r| !r.when.message.is_empty())
+    }
+
     /// Decides how an outcome counts: user rules first, then the defaults —
     /// everything but a client error (invalid request, auth, not found,
     /// conflict), `cancelled` and an open-breaker rejection is a failure.
@@ -379,7 +386,20 @@ impl BreakerConfig {
     }
 
     pub(crate) fn from_value_in(v: &Value, path: &str, unit: Option<f64>) -> Result<BreakerConfig> {
-        let mut o = Obj::typed(v, path, unit)?;
+        Self::from_obj(Obj::typed(v, path, unit)?, path)
+    }
+
+    /// Reads a host's keyword options (`typed`) laid over a breaker
+    /// configuration given as a document (`document`, or null): bare
+    /// numbers are durations in host units of `unit_ns` nanoseconds only
+    /// among the keyword options; in the document they are refused with
+    /// `invalid_duration`, as in any document.
+    pub fn from_typed_over(document: &Value, typed: &Value, unit_ns: f64) -> Result<BreakerConfig> {
+        let (v, keys) = crate::doc::typed_over(document, typed)?;
+        Self::from_obj(Obj::typed_only(&v, "", unit_ns, &keys)?, "")
+    }
+
+    fn from_obj(mut o: Obj<'_>, path: &str) -> Result<BreakerConfig> {
         let mut c = BreakerConfig::default();
         if let Some((s, f)) = o.str("kind", &["sliding_window_type", "type"])? {
             c.kind = match s.to_ascii_lowercase().as_str() {
@@ -2062,6 +2082,44 @@ mod tests {
             Acquire::Permitted(p) => b.on_result(p, now, c, 0),
             Acquire::Rejected { .. } => panic!("rejected at {now}"),
         }
+    }
+
+    #[test]
+    fn typed_over_reads_bare_numbers_only_in_the_keyword_options() {
+        use serde_json::json;
+        let c =
+            BreakerConfig::from_typed_over(&json!({"name": "b"}), &json!({"wait_duration_in_open_state": 2.5}), 1e9)
+                .unwrap();
+        assert_eq!(c.wait_duration_in_open_state, 2_500_000_000);
+        let e =
+            BreakerConfig::from_typed_over(&json!({"wait_duration_in_open_state": 10}), &json!({}), 1e9).unwrap_err();
+        assert_eq!((e.code(), e.field()), ("invalid_duration", "wait_duration_in_open_state"));
+        // An alias counts as the key it stands for.
+        let e =
+            BreakerConfig::from_typed_over(&json!({"wait_duration": 10}), &json!({"minimum_number_of_calls": 5}), 1e9)
+                .unwrap_err();
+        assert_eq!((e.code(), e.field()), ("invalid_duration", "wait_duration"));
+        let c = BreakerConfig::from_typed_over(&Value::Null, &json!({"wait_duration": 2}), 1e9).unwrap();
+        assert_eq!(c.wait_duration_in_open_state, 2 * S);
+        let c =
+            BreakerConfig::from_typed_over(&json!({"wait_duration_in_open_state": "3s"}), &Value::Null, 1e9).unwrap();
+        assert_eq!(c.wait_duration_in_open_state, 3 * S);
+        // The keyword wins over the document's key.
+        let c = BreakerConfig::from_typed_over(
+            &json!({"wait_duration_in_open_state": 10}),
+            &json!({"wait_duration_in_open_state": 1}),
+            1e9,
+        )
+        .unwrap();
+        assert_eq!(c.wait_duration_in_open_state, S);
+    }
+
+    #[test]
+    fn needs_message_only_with_a_message_counting_rule() {
+        let cfg = |v: serde_json::Value| BreakerConfig::from_json_value(&v, "").unwrap();
+        assert!(!BreakerConfig::default().needs_message());
+        assert!(!cfg(serde_json::json!({"count": [{"name": "ValueError", "count": "ignored"}]})).needs_message());
+        assert!(cfg(serde_json::json!({"count": [{"message": "quota", "count": "ignored"}]})).needs_message());
     }
 
     #[test]

@@ -578,7 +578,20 @@ impl BudgetConfig {
     }
 
     pub(crate) fn from_value_in(v: &Value, path: &str, unit: Option<f64>) -> Result<BudgetConfig> {
-        let mut o = Obj::typed(v, path, unit)?;
+        Self::from_obj(Obj::typed(v, path, unit)?, path)
+    }
+
+    /// Reads a host's keyword options (`typed`) laid over a budget
+    /// configuration given as a document (`document`, or null): bare
+    /// numbers are durations in host units of `unit_ns` nanoseconds only
+    /// among the keyword options; in the document they are refused with
+    /// `invalid_duration`, as in any document.
+    pub fn from_typed_over(document: &Value, typed: &Value, unit_ns: f64) -> Result<BudgetConfig> {
+        let (v, keys) = crate::doc::typed_over(document, typed)?;
+        Self::from_obj(Obj::typed_only(&v, "", unit_ns, &keys)?, "")
+    }
+
+    fn from_obj(mut o: Obj<'_>, path: &str) -> Result<BudgetConfig> {
         let (kind, kf) = o
             .str("kind", &["type"])?
             .ok_or_else(|| Error::new(ErrorCode::MissingField, o.field("kind"), "a budget names its kind"))?;

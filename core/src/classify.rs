@@ -419,6 +419,49 @@ pub struct RetryableTrait {
     pub throttling: bool,
 }
 
+impl RetryableTrait {
+    /// Reads the trait as every host accepts it (a failure document's
+    /// `retryable`, a keyword argument): `true` is the trait,
+    /// `{"throttling": bool}` the trait with its flag, `false` and null
+    /// no trait.
+    ///
+    /// # Errors
+    /// `invalid_type` naming `field` for any other value or a `throttling`
+    /// that is not a boolean; `unknown_key` for another key in the object.
+    pub fn from_json(v: &Value, field: &str) -> Result<Option<RetryableTrait>> {
+        match v {
+            Value::Null | Value::Bool(false) => Ok(None),
+            Value::Bool(true) => Ok(Some(RetryableTrait::default())),
+            Value::Object(o) => {
+                let mut t = RetryableTrait::default();
+                for (k, x) in o {
+                    match (k.as_str(), x) {
+                        ("throttling", Value::Bool(b)) => t.throttling = *b,
+                        ("throttling", _) => {
+                            return Err(Error::new(
+                                ErrorCode::InvalidType,
+                                format!("{field}.throttling"),
+                                "must be a boolean",
+                            ))
+                        }
+                        (k, _) => {
+                            return Err(Error::new(
+                                ErrorCode::UnknownKey,
+                                format!("{field}.{k}"),
+                                "is not a key of the retryable trait (throttling)",
+                            ))
+                        }
+                    }
+                }
+                Ok(Some(t))
+            }
+            _ => {
+                Err(Error::new(ErrorCode::InvalidType, field.to_owned(), "must be a boolean or {\"throttling\": bool}"))
+            }
+        }
+    }
+}
+
 impl Failure<'_> {
     /// Returns true when repeating the request is safe: an idempotent
     /// method, or the caller's declaration (docs/classification-rules.md,
@@ -1381,6 +1424,22 @@ mod tests {
         assert!(!never("UNSUPPORTED PROTOCOL SCHEME"));
         // A host that sent no message matches no message rule.
         assert_eq!(c.classify(&f(None)).retry, RetryRule::Always);
+    }
+
+    #[test]
+    fn retryable_trait_reads_true_an_object_and_refuses_the_rest() {
+        use serde_json::json;
+        let r = |v: Value| RetryableTrait::from_json(&v, "retryable");
+        assert_eq!(r(json!(true)).unwrap(), Some(RetryableTrait { throttling: false }));
+        assert_eq!(r(json!(false)).unwrap(), None);
+        assert_eq!(r(Value::Null).unwrap(), None);
+        assert_eq!(r(json!({"throttling": true})).unwrap(), Some(RetryableTrait { throttling: true }));
+        assert_eq!(r(json!({})).unwrap(), Some(RetryableTrait { throttling: false }));
+        let e = r(json!({"throttle": true})).unwrap_err();
+        assert_eq!((e.code(), e.field()), ("unknown_key", "retryable.throttle"));
+        let e = r(json!({"throttling": 1})).unwrap_err();
+        assert_eq!((e.code(), e.field()), ("invalid_type", "retryable.throttling"));
+        assert_eq!(r(json!(1)).unwrap_err().code(), "invalid_type");
     }
 
     #[test]

@@ -99,6 +99,32 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     }
 }
 
+/// Lays a host's keyword options (`typed`, an object) over a document (an
+/// object, or null for none): returns the merged object and the keys that
+/// came from `typed`, whose bare numbers are durations in host units while
+/// the document's are refused as in any document (`invalid_duration`).
+///
+/// # Errors
+/// `invalid_type` when either is not an object.
+pub fn typed_over(document: &Value, typed: &Value) -> Result<(Value, Vec<String>)> {
+    let object = |v: &Value, field: &str| -> Result<Map<String, Value>> {
+        match v {
+            Value::Null => Ok(Map::new()),
+            Value::Object(m) => Ok(m.clone()),
+            other => Err(Error::new(
+                ErrorCode::InvalidType,
+                field.to_owned(),
+                format!("must be an object, got {}", type_name(other)),
+            )),
+        }
+    };
+    let mut merged = object(document, "config")?;
+    let typed = object(typed, "")?;
+    let keys: Vec<String> = typed.keys().cloned().collect();
+    merged.extend(typed);
+    Ok((Value::Object(merged), keys))
+}
+
 /// An object being read; every key must be taken before [`Obj::finish`].
 pub(crate) struct Obj<'a> {
     map: &'a Map<String, Value>,
@@ -108,6 +134,9 @@ pub(crate) struct Obj<'a> {
     /// options: 1e6 for JavaScript milliseconds, 1e9 for Python seconds);
     /// `None` in documents, where a bare number is refused.
     unit: Option<f64>,
+    /// With `unit`: the only keys whose bare numbers are durations (the
+    /// keyword options laid over a document, [`typed_over`]); `None`: all.
+    typed_keys: Option<&'a [String]>,
 }
 
 impl<'a> Obj<'a> {
@@ -120,12 +149,33 @@ impl<'a> Obj<'a> {
     /// duration fields read in host units of `unit` nanoseconds when given.
     pub fn typed(v: &'a Value, path: &str, unit: Option<f64>) -> Result<Self> {
         match v {
-            Value::Object(map) => Ok(Obj { map, path: path.to_owned(), taken: Vec::new(), unit }),
+            Value::Object(map) => Ok(Obj { map, path: path.to_owned(), taken: Vec::new(), unit, typed_keys: None }),
             other => Err(Error::new(
                 ErrorCode::InvalidType,
                 path.to_owned(),
                 format!("must be an object, got {}", type_name(other)),
             )),
+        }
+    }
+
+    /// Starts reading `v` as [`Obj::typed`] does, with bare numbers read as
+    /// durations only under `typed_keys` (the other keys are a document's).
+    pub fn typed_only(v: &'a Value, path: &str, unit: f64, typed_keys: &'a [String]) -> Result<Self> {
+        let mut o = Obj::typed(v, path, Some(unit))?;
+        o.typed_keys = Some(typed_keys);
+        Ok(o)
+    }
+
+    /// The host unit of a bare-number duration under `key` or its aliases,
+    /// if bare numbers are durations there.
+    fn unit_for(&self, key: &str, aliases: &[&str]) -> Option<f64> {
+        let unit = self.unit?;
+        match self.typed_keys {
+            None => Some(unit),
+            Some(keys) => std::iter::once(key)
+                .chain(aliases.iter().copied())
+                .any(|k| self.map.contains_key(k) && keys.iter().any(|t| t == k))
+                .then_some(unit),
         }
     }
 
@@ -155,11 +205,12 @@ impl<'a> Obj<'a> {
 
     /// Takes a duration string.
     pub fn duration(&mut self, key: &'a str, aliases: &[&'a str]) -> Result<Option<u64>> {
+        let unit = self.unit_for(key, aliases);
         match self.take(key, aliases)? {
             None => Ok(None),
             Some((Value::String(s), f)) => parse_duration(s, &f).map(Some),
-            Some((Value::Number(n), f)) if self.unit.is_some() => {
-                let scale = self.unit.unwrap_or(1.0);
+            Some((Value::Number(n), f)) if unit.is_some() => {
+                let scale = unit.unwrap_or(1.0);
                 crate::duration::from_host_f64(n.as_f64().unwrap_or(f64::NAN), scale, &f).map(Some)
             }
             Some((Value::Number(n), f)) => Err(Error::new(

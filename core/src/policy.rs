@@ -192,6 +192,16 @@ fn jitter_to_json(j: Jitter) -> Value {
 }
 
 impl PolicyConfig {
+    /// Classifies a failure as a session of this policy does: the failure's
+    /// own `idempotent`, else the policy's declaration ([`idempotent`](Self::idempotent)),
+    /// then the policy's classifier. A host's `classify(failure, policy)` calls this.
+    pub fn classify(&self, f: &classify::Failure<'_>) -> classify::Verdict {
+        match (f.idempotent, self.idempotent) {
+            (None, Some(_)) => self.classifier.classify(&classify::Failure { idempotent: self.idempotent, ..*f }),
+            _ => self.classifier.classify(f),
+        }
+    }
+
     /// Parses a policy document.
     ///
     /// # Errors
@@ -601,6 +611,15 @@ impl RetryPolicy {
         self.inner.breaker.as_ref()
     }
 
+    /// Returns true when a session of this policy reads an error's message
+    /// ([`Failure::message`](crate::classify::Failure::message)): a
+    /// classification rule or the shared breaker's counting rule matches
+    /// messages. A host reads and sends a message only then.
+    pub fn needs_message(&self) -> bool {
+        self.inner.config.classifier.needs_message()
+            || self.inner.breaker.as_ref().is_some_and(|b| crate::session::lock(b).config().needs_message())
+    }
+
     /// Returns the shared budgets.
     pub fn budgets(&self) -> &[SharedBudget] {
         &self.inner.budgets
@@ -684,6 +703,49 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stand_alone_delay_refuses_a_history_it_is_not_given() {
+        use crate::backoff::DelayHistory;
+        let b = |doc: &str| PolicyConfig::from_json(doc).unwrap().backoff;
+        let polly = b(r#"{"profile": "polly", "backoff": "exponential", "initial": "1s", "jitter": "full"}"#);
+        assert_eq!(polly.history(), DelayHistory::Draws);
+        // Retry 1 has no history: the same as a session's (replayed) first delay.
+        assert_eq!(polly.delay_alone_ns(1, 0.5, None).unwrap(), polly.replay_ns(&[0.5]).unwrap()[0]);
+        for prev in [None, Some(1_000_000_000)] {
+            let e = polly.delay_alone_ns(2, 0.5, prev).unwrap_err();
+            assert_eq!((e.code(), e.field()), ("invalid_combination", "prev"));
+        }
+        let dec = b(r#"{"backoff": "decorrelated", "initial": "100ms", "max_delay": "10s"}"#);
+        assert_eq!(dec.history(), DelayHistory::PrevDelay);
+        let e = dec.delay_alone_ns(2, 0.5, None).unwrap_err();
+        assert_eq!((e.code(), e.field()), ("missing_field", "prev"));
+        assert_eq!(
+            dec.delay_alone_ns(2, 0.5, Some(300_000_000)).unwrap(),
+            dec.delay_ns(2, 0.5, Some(300_000_000)).unwrap()
+        );
+        let plain = b(r#"{"backoff": "exponential", "jitter": "full"}"#);
+        assert_eq!(plain.history(), DelayHistory::None);
+        assert_eq!(plain.delay_alone_ns(3, 0.5, None).unwrap(), plain.delay_ns(3, 0.5, None).unwrap());
+        let polly_plain = b(r#"{"profile": "polly", "backoff": "exponential", "jitter": "none"}"#);
+        assert_eq!(polly_plain.history(), DelayHistory::None);
+    }
+
+    #[test]
+    fn classify_applies_the_policys_idempotent_declaration() {
+        let names = ["ECONNRESET"];
+        let post = classify::Failure { error_names: &names, method: Some("POST"), ..Default::default() };
+        let plain = PolicyConfig::from_json(r#"{}"#).unwrap();
+        assert!(!plain.classify(&post).retryable, "POST after a lost connection is not safe");
+        let declared = PolicyConfig::from_json(r#"{"idempotent": true}"#).unwrap();
+        assert!(declared.classify(&post).safe && declared.classify(&post).retryable);
+        // The failure's own declaration wins over the policy's.
+        let undeclared = classify::Failure { idempotent: Some(false), ..post };
+        assert!(!declared.classify(&undeclared).retryable);
+        let refused = PolicyConfig::from_json(r#"{"idempotent": false}"#).unwrap();
+        let get = classify::Failure { method: Some("GET"), ..post };
+        assert!(!refused.classify(&get).safe, "a policy declaring non-idempotent calls makes GET unsafe too");
+    }
 
     #[test]
     fn typed_options_take_bare_durations_wherever_a_document_takes_a_duration() {

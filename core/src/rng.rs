@@ -112,6 +112,12 @@ impl FixedDraws {
     pub fn taken(&self) -> usize {
         self.next
     }
+
+    /// Returns true when every draw was taken: a session refuses a retry
+    /// that needs another (the draws never cycle).
+    pub fn exhausted(&self) -> bool {
+        self.next >= self.draws.len()
+    }
 }
 
 impl Rng for FixedDraws {

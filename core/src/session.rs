@@ -620,6 +620,23 @@ impl RetrySession {
         let advice = read_headers(f.headers.iter().copied(), f.wall_now_ms);
         let verdict = c.classifier.classify_with(&f, advice);
         let category = verdict.category;
+        // Replayed draws never cycle: a retry that needs a draw past the
+        // last one given is refused before anything is recorded.
+        let retries = category != Category::Cancelled
+            && verdict.retryable
+            && !verdict.server_declined
+            && self.attempt < c.max_attempts;
+        if retries && c.backoff.draws() {
+            if let Stream::Fixed(d) = &self.rng {
+                if d.exhausted() {
+                    return Err(Error::new(
+                        ErrorCode::InvalidState,
+                        "draws",
+                        format!("retry {} needs a draw and the {} given draws are used up", self.attempt, d.taken()),
+                    ));
+                }
+            }
+        }
         self.last_category = Some(category);
         let refused = category == Category::Connect && crate::classify::is_refused(f.error_names);
         let elapsed = f.elapsed.map_or_else(|| now.saturating_sub(self.attempt_start), from_std);

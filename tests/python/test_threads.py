@@ -142,6 +142,7 @@ results.update(hammer("budget", budget, {
     "check": budget.check, "withdraw": budget.withdraw, "try_withdraw": budget.try_withdraw,
     "on_failure": budget.on_failure, "on_success": lambda: budget.on_success(retry_cost=5),
     "before_attempt": budget.before_attempt, "token_bucket": lambda: None, "grpc": lambda: None,
+    "acquire": lambda: budget.acquire(1), "release": lambda: budget.release(1),
     "ratio": lambda: None, "concurrency": lambda: None, "finagle": lambda: None, "adaptive": lambda: None,
 }, [lambda: session.on_success(), fresh_breaker_refusal]))
 

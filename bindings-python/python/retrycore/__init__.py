@@ -473,7 +473,13 @@ class RetryPolicy:
         return self._p.worst_case()
 
     def delay(self, retry: int, r: float, prev: Optional[float] = None) -> float:
-        """The delay in seconds before retry ``retry`` (≥ 1) for the draw ``r`` in [0, 1]."""
+        """The delay in seconds before retry ``retry`` (≥ 1) for the draw ``r`` in [0, 1].
+
+        A delay that depends on earlier retries is refused rather than guessed: a
+        decorrelated retry after the first needs ``prev`` (``missing_field``), and the
+        ``polly`` profile's exponential backoff with jitter is refused after the first
+        retry (``invalid_combination``): use :meth:`replay_delays`.
+        """
         return self._p.delay(retry, r, prev)
 
     def sample_delays(self, seed: int, count: int) -> List[float]:
@@ -493,7 +499,11 @@ class RetryPolicy:
         method: Optional[str] = None,
         draws: Optional[List[float]] = None,
     ) -> RetrySession:
-        """Starts one logical operation that you drive yourself."""
+        """Starts one logical operation that you drive yourself.
+
+        ``draws`` replays these draws instead of the generator, retry n taking draw n;
+        they never cycle: a retry past the last one raises ``invalid_state`` (``draws``).
+        """
         return self._p.session(key, seed, idempotent, idempotency_key_sent, method, draws)
 
     def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":

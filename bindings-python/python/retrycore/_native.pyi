@@ -38,6 +38,8 @@ _T = TypeVar("_T")
 _Json = Union[None, bool, int, float, str, Sequence["_Json"], Mapping[str, "_Json"]]
 _Document = Mapping[str, Any]
 _Strs = Union[List[str], Tuple[str, ...]]
+#: Smithy's ``@retryable`` trait with its flag: ``{"throttling": True}``.
+_RetryableTrait = Mapping[str, bool]
 _Floats = Union[List[float], Tuple[float, ...]]
 
 class _SupportsItems(Protocol):
@@ -263,6 +265,9 @@ class RetrySession:
         headers: Optional[_Headers] = None,
         elapsed: Optional[float] = None,
         wall_now_ms: Optional[int] = None,
+        message: Optional[str] = None,
+        retryable: Union[bool, _RetryableTrait, None] = None,
+        should_retry: Optional[bool] = None,
     ) -> Union[Retry, GiveUp]: ...
     def on_success(self, now: Optional[float] = None, elapsed: Optional[float] = None) -> None: ...
     def cancel(self, now: Optional[float] = None) -> None: ...
@@ -434,6 +439,8 @@ class Budget:
     def try_withdraw(
         self, category: Optional[str] = None, now: Optional[float] = None, refused: Optional[bool] = None, holds_retry_slot: Optional[bool] = None
     ) -> Optional[Refusal]: ...
+    def acquire(self, n: int, now: Optional[float] = None) -> bool: ...
+    def release(self, n: int, now: Optional[float] = None) -> None: ...
     def on_failure(
         self,
         category: Optional[str] = None,
@@ -507,6 +514,9 @@ def classify(
     headers: Optional[_Headers] = None,
     elapsed: Optional[float] = None,
     wall_now_ms: Optional[int] = None,
+    message: Optional[str] = None,
+    retryable: Union[bool, _RetryableTrait, None] = None,
+    should_retry: Optional[bool] = None,
 ) -> Verdict: ...
 def error_names(e: BaseException) -> List[str]: ...
 def server_advice(headers: _Headers, wall_now_ms: Optional[int] = None) -> ServerAdvice: ...

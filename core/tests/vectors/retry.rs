@@ -186,15 +186,9 @@ impl OwnedFailure {
             elapsed: v.get("elapsed").and_then(as_u64).map(std::time::Duration::from_nanos),
             wall_now_ms: v.get("wall_now_ms").and_then(as_u64),
             message: v.get("message").and_then(Value::as_str).map(str::to_owned),
-            // Smithy's @retryable trait: `true`, or `{"throttling": bool}`.
-            retryable: match v.get("retryable") {
-                None | Some(Value::Null) | Some(Value::Bool(false)) => None,
-                Some(Value::Bool(true)) => Some(RetryableTrait::default()),
-                Some(Value::Object(o)) => {
-                    Some(RetryableTrait { throttling: o.get("throttling").and_then(Value::as_bool).unwrap_or(false) })
-                }
-                Some(_) => return Err("retryable".into()),
-            },
+            // Smithy's @retryable trait: `true`, or `{"throttling": bool}` (read by the core, as hosts read it).
+            retryable: RetryableTrait::from_json(v.get("retryable").unwrap_or(&Value::Null), "retryable")
+                .map_err(|e| e.to_string())?,
             should_retry: v.get("should_retry").and_then(Value::as_bool),
         })
     }

@@ -19,6 +19,12 @@ MS = 10**6
 TICK = 100
 
 
+def every(r):
+    """A session's replayed draws: the same draw for each retry (sessions here retry at
+    most 9 times). Replayed draws never cycle: a retry past the last one is refused."""
+    return [r] * 9
+
+
 def p(name, **kw):
     return dict({"version": 1, "profile": name}, **kw)
 
@@ -57,31 +63,31 @@ file("aws-standard-sessions.json", "session",
      "aws-standard sessions: botocore's retry quota (500 tokens, 5 per retry, 10 after a connect/read timeout, refund on success, +1 on a first-try success) with retrycore's gating. Draws are replayed with r = 1.",
      [
          {"name": "a non-timeout error costs 5, a success refunds it", "source": f"{BOTO} TestRetryQuotaChecker.test_can_acquire_quota_non_timeout_error, test_can_release_quota_based_on_context_value_on_success",
-          "policy": p("aws-standard"), "session": {"draws": [1.0]},
+          "policy": p("aws-standard"), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure=F500, expect={"retry": {"delay": S}}),
                     step("budget", expect={"tokens": 495}), step("before_attempt", now=S + 1), step("success", now=S + 2), step("budget", expect={"tokens": 500})]},
          {"name": "a read timeout costs 10", "source": f"{BOTO} TestRetryQuotaChecker.test_can_acquire_quota_for_timeout_error",
-          "policy": p("aws-standard"), "session": {"draws": [1.0]},
+          "policy": p("aws-standard"), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"error_names": ["botocore.exceptions.ReadTimeoutError"], "idempotent": True}, expect={"retry": {"category": "timeout"}}),
                     step("budget", expect={"tokens": 490})]},
          {"name": "all retries failed: nothing released", "source": f"{BOTO} TestRetryQuotaChecker.test_dont_release_quota_if_all_retries_failed",
-          "policy": p("aws-standard", max_attempts=2), "session": {"draws": [1.0]},
+          "policy": p("aws-standard", max_attempts=2), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure=F500), step("before_attempt", now=S + 1),
                     step("failure", now=S + 2, failure=F500, expect={"give_up": {"reason": "attempts_exhausted"}}), step("budget", expect={"tokens": 495})]},
          {"name": "a success without a retry adds 1", "source": f"{BOTO} TestRetryQuotaChecker.test_can_release_default_quota_if_not_in_context",
-          "policy": p("aws-standard"), "session": {"draws": [1.0]},
-          "steps": [step("start", s="a", draws=[1.0]), step("before_attempt", s="a", now=0), step("failure", s="a", now=1, failure=F500), step("drop", s="a"),
+          "policy": p("aws-standard"), "session": {"draws": every(1.0)},
+          "steps": [step("start", s="a", draws=every(1.0)), step("before_attempt", s="a", now=0), step("failure", s="a", now=1, failure=F500), step("drop", s="a"),
                     step("budget", expect={"tokens": 495}), step("before_attempt", now=2), step("success", now=3), step("budget", expect={"tokens": 496})]},
          {"name": "quota of 5: one retry, then refused", "source": f"{BOTO} TestRetryQuotaChecker.test_acquire_quota_fails",
-          "policy": p("aws-standard", max_attempts=5, budget={"kind": "token_bucket", "capacity": 5}), "session": {"draws": [1.0]},
+          "policy": p("aws-standard", max_attempts=5, budget={"kind": "token_bucket", "capacity": 5}), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure=F500, expect={"retry": {"retry": 1}}), step("before_attempt", now=S + 1),
                     step("failure", now=S + 2, failure=F500, expect={"give_up": {"reason": "budget_exhausted", "budget_reason": "insufficient_tokens"}})]},
          {"name": "a throttling code is overloaded even on a 400", "source": "botocore standard.py ThrottledRetryableChecker._THROTTLED_ERROR_CODES",
-          "policy": p("aws-standard"), "session": {"draws": [1.0]},
+          "policy": p("aws-standard"), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"status": 400, "method": "POST", "error_names": ["ThrottlingException"]},
                                                           expect={"retry": {"category": "overloaded", "delay": S}})]},
          {"name": "a POST 500 is not retried (retrycore's gating; botocore retries every call)", "source": "docs/profiles.md deviations",
-          "policy": p("aws-standard"), "session": {"draws": [1.0]},
+          "policy": p("aws-standard"), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"status": 500, "method": "POST"}, expect={"give_up": {"reason": "not_retryable"}})]},
      ])
 
@@ -107,54 +113,54 @@ def aws26_case(name, source, statuses, expects, max_attempts=3, capacity=None, f
             t += 1 + exp["retry"]["delay"]
         else:
             t += 2
-    return {"name": name, "source": source, "policy": pol, "session": {"draws": [1.0]}, "steps": steps}
+    return {"name": name, "source": source, "policy": pol, "session": {"draws": every(1.0)}, "steps": steps}
 
 
 file("aws-2026-sessions.json", "session",
      "aws-2026: smithy-typescript SMITHY_NEW_RETRIES_2026 (bases 50 ms / 1000 ms for throttling, floor to whole ms, costs 14 / 5, refund on success), replayed with r = 1 as the specification tests mock it; x-amz-retry-after clamp max(t, min(ra, t + 5 s)).",
      [
          {"name": "Retry eventually succeeds", "source": f"{SMITHY} specification tests",
-          "policy": p("aws-2026"), "session": {"draws": [1.0]},
+          "policy": p("aws-2026"), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure=F500, expect={"retry": {"delay": 50 * MS}}), step("budget", expect={"tokens": 486}),
                     step("before_attempt", now=2), step("failure", now=3, failure=F500, expect={"retry": {"delay": 100 * MS}}), step("budget", expect={"tokens": 472}),
                     step("before_attempt", now=4), step("success", now=5), step("budget", expect={"tokens": 486})]},
          {"name": "Fail due to max attempts", "source": f"{SMITHY} specification tests",
-          "policy": p("aws-2026"), "session": {"draws": [1.0]},
+          "policy": p("aws-2026"), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"status": 502, "method": "GET"}, expect={"retry": {"delay": 50 * MS}}),
                     step("before_attempt", now=2), step("failure", now=3, failure={"status": 502, "method": "GET"}, expect={"retry": {"delay": 100 * MS}}),
                     step("before_attempt", now=4), step("failure", now=5, failure={"status": 502, "method": "GET"}, expect={"give_up": {"reason": "attempts_exhausted"}}),
                     step("budget", expect={"tokens": 472})]},
          {"name": "Retry Quota reached after a single retry", "source": f"{SMITHY} specification tests (tokens 14)",
-          "policy": p("aws-2026", budget={"kind": "token_bucket", "capacity": 14, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5}), "session": {"draws": [1.0]},
+          "policy": p("aws-2026", budget={"kind": "token_bucket", "capacity": 14, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5}), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure=F500, expect={"retry": {"delay": 50 * MS}}), step("budget", expect={"tokens": 0}),
                     step("before_attempt", now=2), step("failure", now=3, failure=F500, expect={"give_up": {"reason": "budget_exhausted"}}), step("budget", expect={"tokens": 0})]},
          {"name": "Verifying exponential backoff timing", "source": f"{SMITHY} specification tests (max attempts 5)",
-          "policy": p("aws-2026", max_attempts=5), "session": {"draws": [1.0]},
+          "policy": p("aws-2026", max_attempts=5), "session": {"draws": every(1.0)},
           "steps": [x for i, (d, q) in enumerate([(50, 486), (100, 472), (200, 458), (400, 444)]) for x in
                     (step("before_attempt", now=10 * i), step("failure", now=10 * i + 1, failure=F500, expect={"retry": {"delay": d * MS}}), step("budget", expect={"tokens": q}))]
           + [step("before_attempt", now=50), step("failure", now=51, failure=F500, expect={"give_up": {"reason": "attempts_exhausted"}}), step("budget", expect={"tokens": 444})]},
          {"name": "Retry Stops After Retry Quota Exhaustion", "source": f"{SMITHY} specification tests (max 5, tokens 20)",
-          "policy": p("aws-2026", max_attempts=5, budget={"kind": "token_bucket", "capacity": 20, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5}), "session": {"draws": [1.0]},
+          "policy": p("aws-2026", max_attempts=5, budget={"kind": "token_bucket", "capacity": 20, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5}), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure=F500, expect={"retry": {"delay": 50 * MS}}), step("budget", expect={"tokens": 6}),
                     step("before_attempt", now=2), step("failure", now=3, failure={"status": 502, "method": "GET"}, expect={"give_up": {"reason": "budget_exhausted"}}), step("budget", expect={"tokens": 6})]},
          {"name": "Retry quota Recovery After Successful Responses", "source": f"{SMITHY} specification tests (max 5, tokens 30)",
-          "policy": p("aws-2026", max_attempts=5, budget={"kind": "token_bucket", "capacity": 30, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5}), "session": {"draws": [1.0]},
+          "policy": p("aws-2026", max_attempts=5, budget={"kind": "token_bucket", "capacity": 30, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5}), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure=F500, expect={"retry": {"delay": 50 * MS}}), step("budget", expect={"tokens": 16}),
                     step("before_attempt", now=2), step("failure", now=3, failure={"status": 502, "method": "GET"}, expect={"retry": {"delay": 100 * MS}}), step("budget", expect={"tokens": 2}),
                     step("before_attempt", now=4), step("success", now=5), step("budget", expect={"tokens": 16}),
-                    step("start", s="b", draws=[1.0]), step("before_attempt", s="b", now=6), step("failure", s="b", now=7, failure=F500, expect={"retry": {"delay": 50 * MS}}), step("budget", expect={"tokens": 2}),
+                    step("start", s="b", draws=every(1.0)), step("before_attempt", s="b", now=6), step("failure", s="b", now=7, failure=F500, expect={"retry": {"delay": 50 * MS}}), step("budget", expect={"tokens": 2}),
                     step("before_attempt", s="b", now=8), step("success", s="b", now=9), step("budget", expect={"tokens": 16})]},
          {"name": "Throttling Error Token Bucket Drain (5) and Backoff (1000 ms)", "source": f"{SMITHY} specification tests",
-          "policy": p("aws-2026"), "session": {"draws": [1.0]},
+          "policy": p("aws-2026"), "session": {"draws": every(1.0)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"status": 400, "method": "GET", "error_names": ["Throttling"]}, expect={"retry": {"delay": S, "category": "overloaded"}}),
                     step("budget", expect={"tokens": 495}), step("before_attempt", now=2), step("success", now=3), step("budget", expect={"tokens": 500})]},
          *[{"name": f"x-amz-retry-after {v!r}", "source": f"{BOTO21} TestRetryAfterHeaderInRetries.test_x_amz_retry_after_header_is_honored",
-            "policy": p("aws-2026"), "session": {"draws": [1.0]},
+            "policy": p("aws-2026"), "session": {"draws": every(1.0)},
             "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"status": 500, "method": "GET", "headers": [["x-amz-retry-after", v]]}, expect={"retry": {"delay": d}}),
                       step("budget", expect={"tokens": 486})]}
            for v, d in [("1500", 1500 * MS), ("0", 50 * MS), ("10000", 5050 * MS), ("invalid", 50 * MS)]],
          {"name": "x-amz-retry-after clamp uses the jittered delay (r = 0.5, third retry)", "source": "hand-computed from botocore 2.1 delay_amount: max(0.1, min(10, 5.1))",
-          "policy": p("aws-2026", max_attempts=4), "session": {"draws": [0.5]},
+          "policy": p("aws-2026", max_attempts=4), "session": {"draws": every(0.5)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure=F500, expect={"retry": {"delay": 25 * MS}}),
                     step("before_attempt", now=2), step("failure", now=3, failure=F500, expect={"retry": {"delay": 50 * MS}}),
                     step("before_attempt", now=4), step("failure", now=5, failure={"status": 500, "method": "GET", "headers": [["x-amz-retry-after", "10000"]]}, expect={"retry": {"delay": 5100 * MS}})]},
@@ -199,23 +205,23 @@ file("grpc-sessions.json", "session",
      "grpc sessions: the pushback alone sets the delay and resets the backoff to initial (gRFC A6 Pushback); a negative pushback declines; maxAttempts above 5 are treated as 5.",
      [
          {"name": "pushback sets the delay and resets the backoff", "source": "grpc/proposal A6-client-retries.md Pushback; grpc-go shouldRetry (numRetriesSincePushback = 0)",
-          "policy": p("grpc", idempotent=True, max_attempts=5), "session": {"draws": [0.5]},
+          "policy": p("grpc", idempotent=True, max_attempts=5), "session": {"draws": every(0.5)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"grpc_code": "UNAVAILABLE"}, expect={"retry": {"delay": 100 * MS}}),
                     step("before_attempt", now=2), step("failure", now=3, failure={"grpc_code": "UNAVAILABLE"}, expect={"retry": {"delay": 200 * MS}}),
                     step("before_attempt", now=4), step("failure", now=5, failure={"grpc_code": "UNAVAILABLE", "headers": [["grpc-retry-pushback-ms", "3000"]]}, expect={"retry": {"delay": 3 * S, "category": "overloaded"}}),
                     step("before_attempt", now=6), step("failure", now=7, failure={"grpc_code": "UNAVAILABLE"}, expect={"retry": {"delay": 100 * MS}})]},
          {"name": "pushback shorter than the backoff still wins", "source": "gRFC A6: 'it will retry after exactly that delay'",
-          "policy": p("grpc", idempotent=True, initial="5s", max_delay="10s"), "session": {"draws": [0.5]},
+          "policy": p("grpc", idempotent=True, initial="5s", max_delay="10s"), "session": {"draws": every(0.5)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"grpc_code": "UNAVAILABLE", "headers": [["grpc-retry-pushback-ms", "10"]]}, expect={"retry": {"delay": 10 * MS}})]},
          {"name": "negative pushback: do not retry", "source": "gRFC A6 Pushback; grpc-go strconv.Atoi error or < 0",
-          "policy": p("grpc", idempotent=True), "session": {"draws": [0.5]},
+          "policy": p("grpc", idempotent=True), "session": {"draws": every(0.5)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"grpc_code": "UNAVAILABLE", "headers": [["grpc-retry-pushback-ms", "-1"]]}, expect={"give_up": {"reason": "server_declined"}})]},
          {"name": "maxAttempts 10 is treated as 5", "source": "gRFC A6 Limits: values greater than 5 are treated as 5",
-          "policy": p("grpc", idempotent=True, max_attempts=10), "session": {"draws": [0.0]},
+          "policy": p("grpc", idempotent=True, max_attempts=10), "session": {"draws": every(0.0)},
           "steps": [x for i in range(4) for x in (step("before_attempt", now=2 * i), step("failure", now=2 * i + 1, failure={"grpc_code": "UNAVAILABLE"}, expect={"retry": {"retry": i + 1}}))]
           + [step("before_attempt", now=8, expect={"proceed": {"attempt": 5, "max_attempts": 5}}), step("failure", now=9, failure={"grpc_code": "UNAVAILABLE"}, expect={"give_up": {"reason": "attempts_exhausted"}})]},
          {"name": "gRPC calls are idempotent only when declared", "source": "docs/classification-rules.md, Idempotency gating; retrycore keeps its gating under every profile (docs/profiles.md)",
-          "policy": p("grpc"), "session": {"draws": [0.5]},
+          "policy": p("grpc"), "session": {"draws": every(0.5)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"grpc_code": "UNAVAILABLE"}, expect={"give_up": {"reason": "not_retryable"}})]},
      ])
 
