@@ -38,6 +38,9 @@ def file(name, kind, comment, cases):
 
 # ------------------------------------------------------------------ aws-standard
 BOTO = "boto/botocore tests/unit/retries/test_standard.py"
+LEGACY = "boto/botocore botocore/retryhandler.py delay_exponential(base='rand', growth_factor=2) and botocore/data/_retry.json"
+# botocore's legacy mode: 5 attempts, no cap, no quota (docs/profiles.md, "Migrating from each anchor").
+LEGACY_DOC = p("aws-standard", max_attempts=5, max_delay="18446744073709551615ns", budgets=[])
 file("aws-standard-delays.json", "delay_replay",
      "aws-standard: botocore standard mode delay r·min(1s·2^(n−1), 20s), cap before jitter (botocore/retries/standard.py ExponentialBackoff.delay_amount).",
      [
@@ -49,6 +52,12 @@ file("aws-standard-delays.json", "delay_replay",
           "policy": p("aws-standard", max_attempts=8), "draws": [0.25] * 7, "expect": [S // 4, S // 2, S, 2 * S, 4 * S, 5 * S, 5 * S]},
          {"name": "r = 0 waits nothing", "source": "standard.py: random() * min(...)",
           "policy": p("aws-standard"), "draws": [0.0, 0.0], "expect": [0, 0]},
+         {"name": "legacy mode, random() = 1", "source": f"{LEGACY} (5 attempts: rand · 2^(attempts−1) for attempts 1–4)",
+          "policy": LEGACY_DOC, "draws": [1.0] * 4, "expect": [S, 2 * S, 4 * S, 8 * S]},
+         {"name": "legacy mode, random() = 0.25", "source": f"{LEGACY}; hand-computed",
+          "policy": LEGACY_DOC, "draws": [0.25] * 4, "expect": [S // 4, S // 2, S, 2 * S]},
+         {"name": "legacy mode has no 20 s cap (9 attempts, random() = 1)", "source": f"{LEGACY}: no max backoff",
+          "policy": dict(LEGACY_DOC, max_attempts=9), "draws": [1.0] * 8, "expect": [2**i * S for i in range(8)]},
      ])
 
 
@@ -94,6 +103,8 @@ file("aws-standard-sessions.json", "session",
 # ------------------------------------------------------------------ aws-2026
 SMITHY = "smithy-lang/smithy-typescript packages/core/src/submodules/retry/util-retry/retries.integ.spec.ts"
 BOTO21 = "boto/botocore tests/unit/retries/test_standard_retry_v2_1.py"
+# botocore 2.1's DynamoDB settings (_DYNAMODB_BASE_SCALE 0.025, _SERVICE_MAX_ATTEMPTS 4) under aws-2026.
+DYNAMODB_DOC = p("aws-2026", initial="25ms", max_attempts=4)
 
 
 def aws26_case(name, source, statuses, expects, max_attempts=3, capacity=None, final=None):
@@ -159,6 +170,11 @@ file("aws-2026-sessions.json", "session",
             "steps": [step("before_attempt", now=0), step("failure", now=1, failure={"status": 500, "method": "GET", "headers": [["x-amz-retry-after", v]]}, expect={"retry": {"delay": d}}),
                       step("budget", expect={"tokens": 486})]}
            for v, d in [("1500", 1500 * MS), ("0", 50 * MS), ("10000", 5050 * MS), ("invalid", 50 * MS)]],
+         {"name": "DynamoDB (botocore 2.1): three retries of 25, 50, 100 ms, then max attempts", "source": f"{BOTO21} TestServiceSpecificRetries.test_dynamodb_base_backoff_and_increased_retries ((1, 486, 0.025), (2, 472, 0.05), (3, 458, 0.1); attempt 4 not retryable, quota 458)",
+          "policy": DYNAMODB_DOC, "session": {"draws": [1.0]},
+          "steps": [x for i, (d, q) in enumerate([(25, 486), (50, 472), (100, 458)]) for x in
+                    (step("before_attempt", now=10 * i), step("failure", now=10 * i + 1, failure=F500, expect={"retry": {"delay": d * MS}}), step("budget", expect={"tokens": q}))]
+          + [step("before_attempt", now=30), step("failure", now=31, failure=F500, expect={"give_up": {"reason": "attempts_exhausted"}}), step("budget", expect={"tokens": 458})]},
          {"name": "x-amz-retry-after clamp uses the jittered delay (r = 0.5, third retry)", "source": "hand-computed from botocore 2.1 delay_amount: max(0.1, min(10, 5.1))",
           "policy": p("aws-2026", max_attempts=4), "session": {"draws": every(0.5)},
           "steps": [step("before_attempt", now=0), step("failure", now=1, failure=F500, expect={"retry": {"delay": 25 * MS}}),
@@ -176,6 +192,8 @@ file("aws-2026-delays.json", "delay_replay",
           "policy": p("aws-2026", max_attempts=6), "draws": [0.5] * 5, "expect": [25 * MS, 50 * MS, 100 * MS, 200 * MS, 400 * MS]},
          {"name": "floor to whole milliseconds", "source": "DefaultRetryBackoffStrategy: Math.floor(t_i)",
           "policy": p("aws-2026"), "draws": [0.333, 0.999], "expect": [16 * MS, 99 * MS]},
+         {"name": "DynamoDB (botocore 2.1): base 25 ms, 4 attempts, random = 1", "source": f"{BOTO21} TestServiceSpecificRetries.test_dynamodb_base_backoff_and_increased_retries (0.025, 0.05, 0.1 s)",
+          "policy": DYNAMODB_DOC, "draws": [1.0] * 3, "expect": [25 * MS, 50 * MS, 100 * MS]},
      ])
 
 # ------------------------------------------------------------------ grpc
@@ -227,6 +245,7 @@ file("grpc-sessions.json", "session",
 
 # ------------------------------------------------------------------ polly
 POLLY = "App-vNext/Polly test/Polly.Core.Tests/Retry/RetryHelperTests.cs"
+POLLY_DEFAULTS = "App-vNext/Polly src/Polly.Core/Retry/RetryConstants.cs (DefaultRetryCount 3, DefaultBaseDelay 2 s, DefaultBackoffType Constant) as RetryStrategyOptions' defaults (UseJitter false, MaxDelay none)"
 
 
 def polly_djv2(base_ticks, draws):
@@ -244,6 +263,8 @@ def polly_djv2(base_ticks, draws):
 file("polly-delays.json", "delay_replay",
      "polly: Polly v8 RetryHelper — 0-based attempt, Constant/Linear/Exponential, UseJitter (±25 % for constant and linear, DecorrelatedJitterV2 for exponential), MaxDelay after jitter, 100 ns ticks.",
      [
+         {"name": "defaults: Constant 2 s, no jitter, 3 retries", "source": POLLY_DEFAULTS,
+          "policy": p("polly"), "draws": [0.5] * 3, "expect": [2 * S] * 3},
          {"name": "Constant, no jitter", "source": f"{POLLY} Constant_Ok", "policy": p("polly", backoff="constant", initial="1s"), "draws": [0.5] * 3, "expect": [S] * 3},
          {"name": "Linear, no jitter", "source": f"{POLLY} Linear_Ok", "policy": p("polly", backoff="linear", initial="1s"), "draws": [0.5] * 3, "expect": [S, 2 * S, 3 * S]},
          {"name": "Exponential, no jitter", "source": f"{POLLY} Exponential_Ok", "policy": p("polly", backoff="exponential", initial="1s"), "draws": [0.5] * 3, "expect": [S, 2 * S, 4 * S]},
@@ -312,6 +333,7 @@ file("polly-breaker.json", "breaker",
 
 # ------------------------------------------------------------------ resilience4j
 R4J = "resilience4j-core io/github/resilience4j/core/IntervalFunction.java"
+R4J_RETRY = "resilience4j-retry io/github/resilience4j/retry/RetryConfig.java (DEFAULT_MAX_ATTEMPTS 3, DEFAULT_WAIT_DURATION 500, DEFAULT_INTERVAL_FUNCTION = numOfAttempts -> DEFAULT_WAIT_DURATION)"
 file("resilience4j-delays.json", "delay_replay",
      "resilience4j: IntervalFunction.ofExponential(Random)Backoff — 1-based attempt, truncation to whole ms at each step, randomize min + r·(max − min + 1) truncated and at least 1, the cap after the randomization.",
      [
@@ -332,6 +354,11 @@ file("resilience4j-delays.json", "delay_replay",
           "policy": p("resilience4j", initial="1s", multiplier=2, max_delay="3s", max_attempts=5), "draws": [0.999999] * 4, "expect": [1500 * MS, 3000 * MS, 3000 * MS, 3000 * MS]},
          {"name": "randomize never returns less than 1 ms", "source": "docs/profiles.md (resilience4j) max(1, ·); resilience4j PR #2152 'always returns a number greater than 1.0'",
           "policy": p("resilience4j", initial="1ms", multiplier=2, max_attempts=2), "draws": [0.2], "expect": [1 * MS]},
+         {"name": "RetryConfig's default wait: a fixed 500 ms, 3 attempts (multiplier 1, no jitter)", "source": R4J_RETRY,
+          "policy": p("resilience4j", multiplier=1, jitter="none"), "draws": [0.5] * 2, "expect": [500 * MS] * 2},
+         *[{"name": f"ofRandomized(500, 0.5) as multiplier 1, r = {r}", "source": f"{R4J} ofRandomized: randomize(interval, factor) at every attempt; DEFAULT_RANDOMIZATION_FACTOR 0.5 (hand-computed: (long)(250 + r · 501))",
+            "policy": p("resilience4j", multiplier=1, max_attempts=5), "draws": [r] * 4, "expect": [d * MS] * 4}
+           for r, d in [(0.0, 250), (0.25, 375), (0.5, 500), (0.999999, 750)]],
          {"name": "config error: resilience4j randomizes symmetrically", "source": "docs/profiles.md", "policy": p("resilience4j", jitter="full"), "draws": [0.5], "error": "invalid_combination"},
      ])
 
@@ -437,6 +464,13 @@ tcases = [
 file("tenacity-delays.json", "delay_replay",
      "tenacity: wait_exponential_jitter (additive jitter), wait_random_exponential (full jitter), wait_exponential (no jitter) in float seconds, CPython's order, cap after the jitter; expectations computed here with tenacity's own arithmetic.",
      tcases)
+NO_CAP = "18446744073709551.615us"  # u64::MAX ns, "no cap", in its shortest exact unit
+BOTO_STD = "boto/botocore botocore/retries/standard.py"
+AWS_STD_BUCKET = {"kind": "token_bucket", "name": "token_bucket", "capacity": 500, "retry_cost": 5, "timeout_cost": 10, "throttling_cost": 5, "success_increment": 1}
+AWS_2026_BUCKET = {"kind": "token_bucket", "name": "token_bucket", "capacity": 500, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5, "success_increment": 1}
+R4J_RETRY_PRED = "resilience4j-retry io/github/resilience4j/retry/RetryConfig.java DEFAULT_RECORD_FAILURE_PREDICATE = throwable -> true"
+ENVOY_MAX_RETRIES = "envoy api config/cluster/v3/circuit_breaker.proto CircuitBreakers.Thresholds.max_retries ('The maximum number of parallel retries … If not specified, the default is 3')"
+ENVOY_MAX_RETRIES_BUDGET = {"kind": "concurrency", "ratio": 0, "min_concurrency": 3}
 NORM = {"version": 1, "backoff": "exponential", "honor_retry_after": True, "max_retry_after": "1m", "cap_retry_after": False, "multiplier": 2.0}
 STA = "hynek/stamina src/stamina/_core.py (retry → tenacity wait_exponential_jitter(initial=0.1, max=5.0, exp_base=2.0, jitter=1.0))"
 file("stamina-delays.json", "delay_replay",
@@ -459,6 +493,39 @@ file("stamina-policy.json", "policy",
           "expect": dict(NORM, profile="aws-2026", max_attempts=3, initial="50ms", max_delay="20s", jitter="full",
                          budgets=[{"kind": "token_bucket", "name": "token_bucket", "capacity": 500, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5, "success_increment": 1}])},
          {"name": "an unknown profile", "source": "docs/profiles.md", "document": {"profile": "hystrix"}, "error": "invalid_value", "error_field": "profile"},
+         {"name": "resilience4j defaults", "source": f"{R4J} DEFAULT_INITIAL_INTERVAL 500, DEFAULT_MULTIPLIER 1.5, DEFAULT_RANDOMIZATION_FACTOR 0.5, no maxInterval; {R4J_RETRY}",
+          "document": {"profile": "resilience4j"},
+          "expect": dict(NORM, profile="resilience4j", max_attempts=3, initial="500ms", multiplier=1.5, max_delay=NO_CAP, jitter={"kind": "symmetric", "factor": 0.5})},
+         {"name": "resilience4j: RetryConfig's fixed 500 ms", "source": R4J_RETRY, "document": {"profile": "resilience4j", "multiplier": 1, "jitter": "none"},
+          "expect": dict(NORM, profile="resilience4j", max_attempts=3, initial="500ms", multiplier=1.0, max_delay=NO_CAP, jitter="none")},
+         {"name": "resilience4j: ofRandomized(500 ms, 0.5)", "source": f"{R4J} ofRandomized(interval, randomizationFactor)", "document": {"profile": "resilience4j", "multiplier": 1},
+          "expect": dict(NORM, profile="resilience4j", max_attempts=3, initial="500ms", multiplier=1.0, max_delay=NO_CAP, jitter={"kind": "symmetric", "factor": 0.5})},
+         {"name": "polly defaults", "source": POLLY_DEFAULTS, "document": {"profile": "polly"},
+          "expect": {k: v for k, v in dict(NORM, profile="polly", max_attempts=4, backoff="constant", initial="2s", max_delay=NO_CAP, jitter="none").items() if k != "multiplier"}},
+         {"name": "aws-standard defaults", "source": f"{BOTO_STD} (DEFAULT_MAX_ATTEMPTS 3, _MAX_BACKOFF 20, random() · 2^(n−1)); botocore/retries/quota.py and standard.py RetryQuotaChecker (500, 5, 10, +1)",
+          "document": {"profile": "aws-standard"},
+          "expect": dict(NORM, profile="aws-standard", max_attempts=3, initial="1s", max_delay="20s", jitter="full", budgets=[AWS_STD_BUCKET])},
+         {"name": "aws-2026 defaults", "source": "smithy-lang/smithy-typescript packages/util-retry/src/retries-2026-config.ts (delay 50 ms, throttling 1000 ms, cost 14, throttling cost 5); DefaultRetryBackoffStrategy (20 s cap)",
+          "document": {"profile": "aws-2026"},
+          "expect": dict(NORM, profile="aws-2026", max_attempts=3, initial="50ms", max_delay="20s", jitter="full", budgets=[AWS_2026_BUCKET])},
+         {"name": "finagle defaults: RetryBudget() over retrycore's backoff", "source": "twitter/finagle finagle-core/src/main/scala/com/twitter/finagle/service/RetryBudget.scala apply(): apply(DefaultTtl = 10.seconds, 10, 0.2)",
+          "document": {"profile": "finagle"},
+          "expect": dict(NORM, profile="finagle", max_attempts=3, initial="100ms", max_delay="20s", jitter="full",
+                         budgets=[{"kind": "finagle", "name": "finagle", "ttl": "10s", "min_retries_per_second": 10, "percent_can_retry": 0.2}])},
+         # botocore legacy mode's normalized document is not pinned here: the normalized form of
+         # {"profile": "aws-standard", "budgets": []} leaves out "budgets", so it parses back with the
+         # profile's retry quota (PolicyConfig::to_json_value skips an empty list); see issue 16's report.
+         # Its delays are pinned in aws-standard-delays.json ("legacy mode, …").
+         {"name": "DynamoDB under aws-2026 (botocore 2.1)", "source": f"{BOTO21} TestServiceSpecificRetries.test_dynamodb_base_backoff_and_increased_retries (base 0.025 s, max_attempts 4)",
+          "document": DYNAMODB_DOC,
+          "expect": dict(NORM, profile="aws-2026", max_attempts=4, initial="25ms", max_delay="20s", jitter="full", budgets=[AWS_2026_BUCKET])},
+         {"name": "envoy: the cluster's max_retries (3) as a concurrency budget", "source": ENVOY_MAX_RETRIES,
+          "document": {"profile": "envoy", "budgets": [ENVOY_MAX_RETRIES_BUDGET]},
+          "expect": dict(NORM, profile="envoy", max_attempts=2, initial="25ms", max_delay="250ms", jitter="full",
+                         budgets=[{"kind": "concurrency", "name": "concurrency", "ratio": 0.0, "min_concurrency": 3}])},
+         {"name": "a classification rule without matchers (resilience4j's retry-everything default)", "source": f"{R4J_RETRY_PRED}; docs/classification-rules.md (a rule without matchers matches every failure)",
+          "document": {"classification": {"rules": [{"retry": "always"}]}},
+          "expect": dict(NORM, max_attempts=3, initial="100ms", max_delay="20s", jitter="full", classification={"defaults": True, "rules": [{"retry": "always"}]})},
          {"name": "a document value wins over the profile's", "source": "docs/profiles.md", "document": {"profile": "aws-standard", "max_attempts": 5},
           "expect": dict(NORM, profile="aws-standard", max_attempts=5, initial="1s", max_delay="20s", jitter="full",
                          budgets=[{"kind": "token_bucket", "name": "token_bucket", "capacity": 500, "retry_cost": 5, "timeout_cost": 10, "throttling_cost": 5, "success_increment": 1}])},
@@ -482,6 +549,44 @@ file("envoy-delays.json", "delay_replay",
      "envoy: the documented fully jittered backoff floor(r·(2^n − 1)·base) ms, growth stopping after the first range past max, capped at max (envoy docs; source/common/common/backoff_strategy.cc JitteredBackOffStrategy as of 18a4509c). Current Envoy caps the interval before jitter instead (see docs/profiles.md).",
      [{"name": f"base 25 ms, max 250 ms, r = {r}", "source": "envoy router docs '[0, (2^N−1)·B)': 0-24, 0-74, 0-174 ms …; hand-computed", "policy": p("envoy", max_attempts=7),
        "draws": [r] * 6, "expect": envoy(25, 250, r, 6)} for r in (0.0, 0.5, 0.999, 0.7)])
+
+ENVOY_BUDGET = "envoy api config/cluster/v3/circuit_breaker.proto CircuitBreakers.Thresholds.RetryBudget (budget_percent default 20 %, min_retry_concurrency default 3)"
+file("envoy-budget.json", "budget",
+     "envoy: the cluster's retry limits as the concurrency budget — the profile's retry budget (20 % of active requests, at least 3) and the max_retries circuit breaker (3 retries in flight) written as ratio 0, min_concurrency 3.",
+     [
+         {"name": "max_retries 3: a fourth retry in flight is refused however many calls are active", "source": ENVOY_MAX_RETRIES, "config": ENVOY_MAX_RETRIES_BUDGET,
+          "steps": [{"op": "start", "times": 100}, {"op": "retry", "times": 3, "expect": {"allowed": True, "slot": True}},
+                    {"op": "retry", "expect": {"allowed": False, "reason": "too_many_retries_in_flight"}}, {"op": "level", "expect": {"calls": 100, "retries": 3}}]},
+         {"name": "max_retries 3: a finished retry frees its place", "source": ENVOY_MAX_RETRIES, "config": ENVOY_MAX_RETRIES_BUDGET,
+          "steps": [{"op": "start", "times": 10}, {"op": "retry", "times": 3}, {"op": "retry", "expect": {"allowed": False}},
+                    {"op": "end", "holds_slot": True}, {"op": "retry", "expect": {"allowed": True, "slot": True}}, {"op": "level", "expect": {"calls": 9, "retries": 3}}]},
+         {"name": "the profile's retry budget: 20 of 100 active requests", "source": ENVOY_BUDGET, "config": {"kind": "concurrency", "ratio": 0.2, "min_concurrency": 3},
+          "steps": [{"op": "start", "times": 100}, {"op": "retry", "times": 20, "expect": {"allowed": True}},
+                    {"op": "retry", "expect": {"allowed": False, "reason": "too_many_retries_in_flight"}}]},
+     ])
+
+
+
+def sched(lows, mids, highs):
+    rows, cum = [], 0
+    for i, (lo, mid, hi) in enumerate(zip(lows, mids, highs)):
+        cum += hi
+        rows.append({"retry": i + 1, "attempt": i + 2, "low": lo, "mid": mid, "high": hi, "cumulative_high": cum})
+    return {"rows": rows, "worst_case": cum}
+
+
+file("anchor-schedules.json", "schedule",
+     "Schedules (r at 0, 0.5, 1) of profile defaults and documented reproductions whose defaults show only in behaviour: the number of retries and each delay's range.",
+     [
+         {"name": "resilience4j RetryConfig default: 3 attempts, a fixed 500 ms", "source": R4J_RETRY,
+          "policy": p("resilience4j", multiplier=1, jitter="none"), "expect": sched([500 * MS] * 2, [500 * MS] * 2, [500 * MS] * 2)},
+         {"name": "polly defaults: 3 retries of a constant 2 s", "source": POLLY_DEFAULTS,
+          "policy": p("polly"), "expect": sched([2 * S] * 3, [2 * S] * 3, [2 * S] * 3)},
+         {"name": "botocore legacy mode: 4 retries below 1, 2, 4, 8 s (15 s at worst)", "source": LEGACY,
+          "policy": LEGACY_DOC, "expect": sched([0] * 4, [S // 2, S, 2 * S, 4 * S], [S, 2 * S, 4 * S, 8 * S])},
+         {"name": "DynamoDB under aws-2026: 3 retries below 25, 50, 100 ms (whole ms)", "source": f"{BOTO21} TestServiceSpecificRetries.test_dynamodb_base_backoff_and_increased_retries; floor(r · t) ms",
+          "policy": DYNAMODB_DOC, "expect": sched([0] * 3, [12 * MS, 25 * MS, 50 * MS], [25 * MS, 50 * MS, 100 * MS])},
+     ])
 
 
 def main():
