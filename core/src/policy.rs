@@ -482,7 +482,11 @@ impl PolicyConfig {
         if let Some(b) = &self.breaker {
             m.insert("breaker".into(), b.to_json_value());
         }
-        if !self.budgets.is_empty() {
+        // An empty list is written when the profile would supply a budget:
+        // `"budgets": []` switches it off, and leaving the key out would
+        // bring it back when the form is read again.
+        let profile_budget = self.profile.is_some_and(|p| p.defaults().get("budget").is_some());
+        if !self.budgets.is_empty() || profile_budget {
             m.insert("budgets".into(), Value::Array(self.budgets.iter().map(BudgetConfig::to_json_value).collect()));
         }
         Value::Object(m)

@@ -171,7 +171,7 @@ file("aws-2026-sessions.json", "session",
                       step("budget", expect={"tokens": 486})]}
            for v, d in [("1500", 1500 * MS), ("0", 50 * MS), ("10000", 5050 * MS), ("invalid", 50 * MS)]],
          {"name": "DynamoDB (botocore 2.1): three retries of 25, 50, 100 ms, then max attempts", "source": f"{BOTO21} TestServiceSpecificRetries.test_dynamodb_base_backoff_and_increased_retries ((1, 486, 0.025), (2, 472, 0.05), (3, 458, 0.1); attempt 4 not retryable, quota 458)",
-          "policy": DYNAMODB_DOC, "session": {"draws": [1.0]},
+          "policy": DYNAMODB_DOC, "session": {"draws": every(1.0)},
           "steps": [x for i, (d, q) in enumerate([(25, 486), (50, 472), (100, 458)]) for x in
                     (step("before_attempt", now=10 * i), step("failure", now=10 * i + 1, failure=F500, expect={"retry": {"delay": d * MS}}), step("budget", expect={"tokens": q}))]
           + [step("before_attempt", now=30), step("failure", now=31, failure=F500, expect={"give_up": {"reason": "attempts_exhausted"}}), step("budget", expect={"tokens": 458})]},
@@ -512,10 +512,9 @@ file("stamina-policy.json", "policy",
           "document": {"profile": "finagle"},
           "expect": dict(NORM, profile="finagle", max_attempts=3, initial="100ms", max_delay="20s", jitter="full",
                          budgets=[{"kind": "finagle", "name": "finagle", "ttl": "10s", "min_retries_per_second": 10, "percent_can_retry": 0.2}])},
-         # botocore legacy mode's normalized document is not pinned here: the normalized form of
-         # {"profile": "aws-standard", "budgets": []} leaves out "budgets", so it parses back with the
-         # profile's retry quota (PolicyConfig::to_json_value skips an empty list); see issue 16's report.
-         # Its delays are pinned in aws-standard-delays.json ("legacy mode, …").
+         {"name": "botocore legacy mode: no quota survives normalization (budgets: [])", "source": f"{LEGACY}: 5 attempts, no max backoff, no retry quota",
+          "document": LEGACY_DOC,
+          "expect": dict(NORM, profile="aws-standard", max_attempts=5, initial="1s", max_delay=NO_CAP, jitter="full", budgets=[])},
          {"name": "DynamoDB under aws-2026 (botocore 2.1)", "source": f"{BOTO21} TestServiceSpecificRetries.test_dynamodb_base_backoff_and_increased_retries (base 0.025 s, max_attempts 4)",
           "document": DYNAMODB_DOC,
           "expect": dict(NORM, profile="aws-2026", max_attempts=4, initial="25ms", max_delay="20s", jitter="full", budgets=[AWS_2026_BUCKET])},
