@@ -318,6 +318,13 @@ impl BreakerConfig {
         Ok(())
     }
 
+    /// Returns true when a counting rule matches messages: only then does a
+    /// host send an error's message with the outcome it records
+    /// (as [`Classifier::needs_message`](crate::classify::Classifier::needs_message) for a policy).
+    pub fn needs_message(&self) -> bool {
+        self.count_rules.iter().any(|r| !r.when.message.is_empty())
+    }
+
     /// Decides how an outcome counts: user rules first, then the defaults —
     /// everything but a client error (invalid request, auth, not found,
     /// conflict), `cancelled` and an open-breaker rejection is a failure.

@@ -46,6 +46,11 @@ pub const MAX_NAME_BYTES: usize = 256;
 /// Bytes of one header value; a longer one is ignored like a malformed one.
 pub const MAX_HEADER_VALUE_BYTES: usize = 8 << 10;
 
+/// Bytes of an error's message a host sends for message rules
+/// ([`Failure::message`](crate::classify::Failure::message)); a longer one
+/// is cut to its first bytes by [`clip_message`].
+pub const MAX_MESSAGE_BYTES: usize = 8 << 10;
+
 /// Bytes of one JSON text handed to the fingerprint and canonical-JSON
 /// functions (request bodies are larger than configuration documents).
 pub const MAX_BODY_BYTES: usize = 16 << 20;
@@ -71,7 +76,23 @@ pub const ALL: &[(&str, u64)] = &[
     ("max_name_bytes", MAX_NAME_BYTES as u64),
     ("max_header_value_bytes", MAX_HEADER_VALUE_BYTES as u64),
     ("max_body_bytes", MAX_BODY_BYTES as u64),
+    ("max_message_bytes", MAX_MESSAGE_BYTES as u64),
 ];
+
+/// Returns the part of an error's message that message rules read: the
+/// first [`MAX_MESSAGE_BYTES`] bytes, cut back to a character boundary.
+/// A host clips what it reads from an error (`str(exc)`, `error.message`)
+/// with this before it sends it, so a huge message costs at most the limit.
+pub fn clip_message(message: &str) -> &str {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MAX_MESSAGE_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    &message[..end]
+}
 
 /// Refuses a list of `len` elements before it is walked.
 ///
@@ -178,6 +199,15 @@ pub fn count_from_i128(value: i128, max: u64, field: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clip_message_keeps_short_messages_and_cuts_at_a_char_boundary() {
+        assert_eq!(clip_message("fetch failed"), "fetch failed");
+        let long = format!("{}é tail", "a".repeat(MAX_MESSAGE_BYTES - 1));
+        let clipped = clip_message(&long);
+        assert_eq!(clipped.len(), MAX_MESSAGE_BYTES - 1, "the two-byte é straddles the limit and is dropped");
+        assert_eq!(clip_message(&"a".repeat(MAX_MESSAGE_BYTES + 5)).len(), MAX_MESSAGE_BYTES);
+    }
 
     #[test]
     fn times() {

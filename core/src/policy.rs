@@ -601,6 +601,15 @@ impl RetryPolicy {
         self.inner.breaker.as_ref()
     }
 
+    /// Returns true when a session of this policy reads an error's message
+    /// ([`Failure::message`](crate::classify::Failure::message)): a
+    /// classification rule or the shared breaker's counting rule matches
+    /// messages. A host reads and sends a message only then.
+    pub fn needs_message(&self) -> bool {
+        self.inner.config.classifier.needs_message()
+            || self.inner.breaker.as_ref().is_some_and(|b| crate::session::lock(b).config().needs_message())
+    }
+
     /// Returns the shared budgets.
     pub fn budgets(&self) -> &[SharedBudget] {
         &self.inner.budgets
