@@ -262,6 +262,13 @@ impl<H: Host> Policy<H> {
         Ok(classify_json(&self.p.config().classifier, &failure.read()?))
     }
 
+    /// Returns true when the policy's classification rules or its breaker's
+    /// counting rules match messages: only then does the host send an
+    /// error's message (read once, when the policy is made).
+    pub fn needs_message(&self) -> bool {
+        self.p.needs_message()
+    }
+
     /// Returns true when the policy has an attempt timeout or a deadline.
     pub fn has_timeouts(&self) -> bool {
         self.p.config().attempt_timeout.is_some() || self.p.config().deadline.is_some()
@@ -548,6 +555,9 @@ mod tests {
             headers: None,
             elapsed_ms: None,
             wall_now_ms: None,
+            message: None,
+            retryable_throttling: None,
+            should_retry: None,
         };
         assert!(p.fail(id, 1.0, f).unwrap() >= 0.0);
         assert_eq!(p.decision(id).unwrap()["action"], "retry");
