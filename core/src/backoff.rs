@@ -82,6 +82,29 @@ impl Jitter {
     }
 }
 
+/// What a backoff's delay depends on besides its retry number and draw
+/// ([`Backoff::history`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DelayHistory {
+    /// Nothing: retry n's delay is a function of n and its draw.
+    None,
+    /// The previous delay (decorrelated backoff: `prev`).
+    PrevDelay,
+    /// Every earlier draw (Polly's DecorrelatedJitterV2).
+    Draws,
+}
+
+impl DelayHistory {
+    /// Returns the stable code (`"none"`, `"prev_delay"`, `"draws"`).
+    pub const fn code(self) -> &'static str {
+        match self {
+            DelayHistory::None => "none",
+            DelayHistory::PrevDelay => "prev_delay",
+            DelayHistory::Draws => "draws",
+        }
+    }
+}
+
 /// A validated backoff: kind, bounds, jitter and floor, all in nanoseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Backoff {
@@ -416,6 +439,53 @@ impl Backoff {
     /// `out_of_range` when `retry` is 0 or `r` is outside [0, 1].
     pub fn delay(&self, retry: u32, r: f64, prev: Option<Duration>) -> Result<Duration> {
         self.delay_ns(retry, r, prev.map(from_std)).map(to_std)
+    }
+
+    /// Returns what a delay of this backoff depends on besides its retry
+    /// number and draw: a host's stand-alone `delay(retry, r, prev)` is a
+    /// session's delay only when it gets that history.
+    pub fn history(&self) -> DelayHistory {
+        match (self.profile, self.kind, self.jitter) {
+            (Some(crate::profile::Profile::Polly), BackoffKind::Exponential, j) if j != Jitter::None => {
+                DelayHistory::Draws
+            }
+            (_, BackoffKind::Decorrelated, _) => DelayHistory::PrevDelay,
+            _ => DelayHistory::None,
+        }
+    }
+
+    /// The delay of `retry` as a host's stand-alone `delay(retry, r, prev)`
+    /// gives it: [`delay_ns`](Self::delay_ns), refusing a retry after the
+    /// first whose delay depends on a history it is not given, rather than
+    /// answering a delay no session would wait ([`history`](Self::history)).
+    ///
+    /// # Errors
+    /// `out_of_range` as [`delay_ns`](Self::delay_ns); `missing_field`
+    /// naming `prev` for a decorrelated backoff without `prev`;
+    /// `invalid_combination` naming `prev` for Polly's DecorrelatedJitterV2,
+    /// which depends on every earlier draw (replay the draws instead).
+    pub fn delay_alone_ns(&self, retry: u32, r: f64, prev: Option<u64>) -> Result<u64> {
+        check_retry(retry)?;
+        check_r(r)?;
+        if retry > 1 {
+            match (self.history(), prev) {
+                (DelayHistory::PrevDelay, None) => {
+                    return Err(Error::new(
+                        ErrorCode::MissingField,
+                        "prev",
+                        "a decorrelated delay draws from the previous delay: pass prev (or replay the draws)",
+                    ))
+                }
+                (DelayHistory::Draws, _) => return Err(Error::new(
+                    ErrorCode::InvalidCombination,
+                    "prev",
+                    "Polly's DecorrelatedJitterV2 (the polly profile's exponential backoff with jitter) depends on \
+                         every earlier draw, not on the previous delay: replay the draws instead",
+                )),
+                _ => {}
+            }
+        }
+        self.delay_ns(retry, r, prev)
     }
 
     /// [`delay`](Self::delay) in whole nanoseconds (the bindings' form).
