@@ -682,7 +682,16 @@ export declare class RetryPolicy {
         maxAttempts: number;
         deadline: number | null;
     };
-    /** The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1]; `prev` is decorrelated's previous delay. */
+    /**
+     * The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1];
+     * `prev` is decorrelated's previous delay. A retry after the first whose
+     * delay depends on a history it is not given is refused rather than
+     * answered with a delay no session would wait: decorrelated without
+     * `prev` is a `TypeError` `missing_field` (field `prev`); the polly
+     * profile's exponential backoff with jitter (DecorrelatedJitterV2, which
+     * depends on every earlier draw) a `RangeError` `invalid_combination`
+     * (field `prev`): use {@link replayDelays}.
+     */
     delay(retry: number, r: number, prev?: number): number;
     /** The delays (ms) of retries 1..count drawn from a generator seeded with `seed`. */
     sampleDelays(seed: bigint | number | string, count: number): number[];

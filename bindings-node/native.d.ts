@@ -171,7 +171,10 @@ export declare class NativePolicy {
   toJson(): string
   /** Returns the schedule: rows of low / mid / high delays (ms) per retry. */
   schedule(): any
-  /** Computes the backoff delay (ms) of retry `retry` for the draw `r`. */
+  /**
+   * Computes the backoff delay (ms) of retry `retry` for the draw `r`; a retry
+   * whose delay needs a history it is not given is refused (field `prev`).
+   */
   delay(retry: number, r: number, prev?: number | undefined | null): number
   /** Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`. */
   sampleDelays(seed: string, count: number): Array<number>

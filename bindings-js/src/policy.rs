@@ -186,7 +186,9 @@ impl<H: Host> Policy<H> {
             Some(p) => Some(ns(p, "prev")?),
             None => None,
         };
-        self.p.config().backoff.delay_ns(retry, r, prev).map(ms).map_err(Error::of_config)
+        // A delay that depends on a history it is not given is refused
+        // (missing_field / invalid_combination, field prev), as in Python.
+        self.p.config().backoff.delay_alone_ns(retry, r, prev).map(ms).map_err(Error::of_config)
     }
 
     /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.

@@ -204,7 +204,8 @@ class NativePolicy = Policy<H>
   ref toJson() -> string
   /// Returns the schedule: rows of low / mid / high delays (ms) per retry.
   ref schedule() -> json
-  /// Computes the backoff delay (ms) of retry `retry` for the draw `r`.
+  /// Computes the backoff delay (ms) of retry `retry` for the draw `r`; a retry
+  /// whose delay needs a history it is not given is refused (field `prev`).
   ref delay(retry: f64, r: f64, prev: f64?) -> hot f64
   /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
   ref sampleDelays(seed: str, count: f64) -> try f64s

@@ -2178,7 +2178,16 @@ export class RetryPolicy {
     return this.#n.schedule();
   }
 
-  /** The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1]; `prev` is decorrelated's previous delay. */
+  /**
+   * The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1];
+   * `prev` is decorrelated's previous delay. A retry after the first whose
+   * delay depends on a history it is not given is refused rather than
+   * answered with a delay no session would wait: decorrelated without
+   * `prev` is a `TypeError` `missing_field` (field `prev`); the polly
+   * profile's exponential backoff with jitter (DecorrelatedJitterV2, which
+   * depends on every earlier draw) a `RangeError` `invalid_combination`
+   * (field `prev`): use {@link replayDelays}.
+   */
   delay(retry: number, r: number, prev?: number): number {
     return this.#n.delay(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
   }

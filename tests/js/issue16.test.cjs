@@ -187,3 +187,22 @@ test('Budget.acquire / release take and return raw token-bucket tokens', () => {
     }
   }
 });
+
+test('policy.delay refuses a retry whose delay needs a history it is not given (as Python does)', () => {
+  // Polly's DecorrelatedJitterV2 depends on every earlier draw: only retry 1 stands alone.
+  const polly = rc.RetryPolicy.fromJSON({ profile: 'polly', backoff: 'exponential', initial: '1s', jitter: 'full' });
+  assert.equal(polly.delay(1, 0.5), polly.replayDelays([0.5])[0]);
+  for (const prev of [undefined, 1000]) {
+    assert.throws(() => polly.delay(2, 0.5, prev), (e) => e instanceof RangeError && e.code === 'invalid_combination' && e.field === 'prev');
+  }
+  // Decorrelated jitter draws from the previous delay: after retry 1 it needs prev.
+  const dec = rc.RetryPolicy.fromJSON({ backoff: 'decorrelated', initial: '100ms', max_delay: '10s' });
+  assert.throws(() => dec.delay(2, 0.5), (e) => e instanceof TypeError && e.code === 'missing_field' && e.field === 'prev');
+  const first = dec.delay(1, 0.5);
+  assert.equal(dec.delay(2, 0.5, first), dec.replayDelays([0.5, 0.5])[1]);
+  // A backoff without history needs no prev.
+  const plain = rc.RetryPolicy.fromJSON({ backoff: 'exponential', jitter: 'full' });
+  assert.equal(typeof plain.delay(3, 0.5), 'number');
+  const pollyPlain = rc.RetryPolicy.fromJSON({ profile: 'polly', backoff: 'exponential', jitter: 'none' });
+  assert.equal(typeof pollyPlain.delay(3, 0.5), 'number');
+});
