@@ -133,6 +133,16 @@ export interface Failure {
     elapsed?: number;
     /** Wall-clock Unix epoch ms, to resolve HTTP-dates in `Retry-After` (default `Date.now()`; null: none). */
     wallNowMs?: number | null;
+    /** The error's message, for `message` rules (sent only when the policy has one). */
+    message?: string;
+    /** Smithy's `@retryable` trait: `true`, or `{ throttling }` for a throttle (AWS SDK v3 errors' `$retryable`). */
+    retryable?: RetryableTrait | boolean;
+    /** The error's own verdict on a retry (Stripe's `should_retry`): `false` declines, `true` vouches. */
+    shouldRetry?: boolean;
+}
+/** Smithy's `@retryable` trait on an error; `throttling` marks a throttle. */
+export interface RetryableTrait {
+    throttling?: boolean;
 }
 /** Headers as a host holds them. */
 export type HeadersLike = Array<[string, string]> | {
@@ -186,6 +196,10 @@ export interface FailureContext {
     idempotencyKeySent?: boolean;
     /** Wall-clock ms for HTTP-dates (default `Date.now()`; null: none). */
     wallNowMs?: number | null;
+    /** Smithy's `@retryable` trait, when the failure does not carry its own. */
+    retryable?: RetryableTrait | boolean;
+    /** The error's own verdict on a retry, when the failure does not carry its own. */
+    shouldRetry?: boolean;
 }
 /**
  * Classifies a failure with the built-in tables: an HTTP status (the fast
@@ -450,6 +464,15 @@ export declare class Budget {
     recordSuccess(now?: number, cost?: number): void;
     /** The adaptive throttle's check before an attempt, with the draw `r` in [0, 1]: null, or the refusal. */
     beforeAttempt(r: number, now?: number): Refusal | null;
+    /**
+     * Takes `n` tokens from a token bucket if it holds that many, after its
+     * time-based refill (smithy-rs `try_acquire_many`, botocore
+     * `RetryQuota.acquire`): true when taken. Counts no withdrawal or refusal.
+     * Other kinds throw `invalid_state` (field `kind`).
+     */
+    acquire(n: number, now?: number): boolean;
+    /** Returns `n` tokens to a token bucket, up to its capacity (botocore `RetryQuota.release`); other kinds throw `invalid_state`. */
+    release(n: number, now?: number): void;
     /** The level: `{tokens}` (token bucket, grpc), `{requests, retries}` (ratio), `{calls, retries}` (concurrency), `{requests, accepts}` (adaptive). */
     level(now?: number): Record<string, number>;
     /** Refusals and withdrawals so far. */
@@ -659,7 +682,16 @@ export declare class RetryPolicy {
         maxAttempts: number;
         deadline: number | null;
     };
-    /** The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1]; `prev` is decorrelated's previous delay. */
+    /**
+     * The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1];
+     * `prev` is decorrelated's previous delay. A retry after the first whose
+     * delay depends on a history it is not given is refused rather than
+     * answered with a delay no session would wait: decorrelated without
+     * `prev` is a `TypeError` `missing_field` (field `prev`); the polly
+     * profile's exponential backoff with jitter (DecorrelatedJitterV2, which
+     * depends on every earlier draw) a `RangeError` `invalid_combination`
+     * (field `prev`): use {@link replayDelays}.
+     */
     delay(retry: number, r: number, prev?: number): number;
     /** The delays (ms) of retries 1..count drawn from a generator seeded with `seed`. */
     sampleDelays(seed: bigint | number | string, count: number): number[];

@@ -60,7 +60,7 @@ export declare function parseRfc3339(text: string): number
 /** Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/). */
 export declare function classifyStatus(status: number, flags: number): number
 /** Classifies a failure with the built-in tables. */
-export declare function classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null): any
+export declare function classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): any
 /** Anchors the monotonic clock to the JS environment's `performance.now()`. */
 export declare function calibrate(performanceNow: number): void
 /** The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64. */
@@ -88,7 +88,7 @@ export declare class NativeBreaker {
    * Records a failure described like a classification input; the
    * breaker's counting rules decide how it counts. Returns the count used.
    */
-  recordFailure(permit: number, duration: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, headers?: Array<string> | undefined | null): string
+  recordFailure(permit: number, duration: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, headers?: Array<string> | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): string
   /** Gives a permit back without an outcome. */
   release(permit: number, now: number): boolean
   /** Returns the state code. */
@@ -107,6 +107,8 @@ export declare class NativeBreaker {
   restore(snapshot: string, now: number, wallNowMs: number): void
   /** Writes the breaker's settings as a breaker object. */
   configJson(): string
+  /** Returns true when a counting rule matches messages (only then is an error's message sent). */
+  needsMessage(): boolean
   /** Turns collecting transitions for `takeTransitions` on or off. */
   setCollect(on: boolean): void
   /** Takes the transitions collected since the last call. */
@@ -154,6 +156,10 @@ export declare class NativeBudget {
   level(now: number): any
   /** Returns refusals and withdrawals so far. */
   stats(): any
+  /** Takes `amount` tokens from a token bucket if it holds that many (after refill); true when taken. */
+  acquire(amount: number, now: number): boolean
+  /** Returns `amount` tokens to a token bucket, up to its capacity. */
+  release(amount: number, now: number): void
 }
 /** A live retry policy and the sessions it runs. */
 export declare class NativePolicy {
@@ -165,7 +171,10 @@ export declare class NativePolicy {
   toJson(): string
   /** Returns the schedule: rows of low / mid / high delays (ms) per retry. */
   schedule(): any
-  /** Computes the backoff delay (ms) of retry `retry` for the draw `r`. */
+  /**
+   * Computes the backoff delay (ms) of retry `retry` for the draw `r`; a retry
+   * whose delay needs a history it is not given is refused (field `prev`).
+   */
   delay(retry: number, r: number, prev?: number | undefined | null): number
   /** Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`. */
   sampleDelays(seed: string, count: number): Array<number>
@@ -188,7 +197,9 @@ export declare class NativePolicy {
   /** Classifies a status with this policy's rules (packed; see `classify_status`). */
   classifyStatus(status: number, flags: number): number
   /** Classifies a failure with this policy's rules. */
-  classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null): any
+  classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): any
+  /** Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent). */
+  needsMessage(): boolean
   /** Returns true when the policy has an attempt timeout or a deadline. */
   hasTimeouts(): boolean
   /** Starts a session; returns its id. */
@@ -206,7 +217,7 @@ export declare class NativePolicy {
   /** Returns the last gate of a session. */
   gate(id: number): any
   /** Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`). */
-  fail(id: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, elapsedMs?: number | undefined | null, wallNowMs?: number | undefined | null): number
+  fail(id: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, elapsedMs?: number | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): number
   /** Returns the last decision of a session. */
   decision(id: number): any
   /** Records a success and finishes the session. */

@@ -239,6 +239,12 @@ impl<H: Host> Breaker<H> {
         self.lock().config().to_json_value().to_string()
     }
 
+    /// Returns true when a counting rule matches messages: only then does
+    /// the host send an error's message with a failure it records.
+    pub fn needs_message(&self) -> bool {
+        self.lock().config().needs_message()
+    }
+
     /// Turns collecting transitions for `take_transitions` on or off.
     pub fn set_collect(&mut self, on: bool) {
         self.collect = on;
@@ -312,6 +318,32 @@ impl<H: Host> Breaker<H> {
 mod tests {
     use super::*;
     use crate::testing::Strict;
+
+    #[test]
+    fn a_counting_rule_on_messages_reads_the_message() {
+        let doc = r#"{"count": [{"message": "certificate", "count": "ignored"}]}"#;
+        let mut b = Breaker::<Strict>::new(doc, false).unwrap();
+        assert!(b.needs_message());
+        assert!(!Breaker::<Strict>::new("{}", false).unwrap().needs_message());
+        let failure = |message: Option<&str>| FailureArgs {
+            status: Some(503.0),
+            grpc: None,
+            names: None,
+            method: None,
+            idempotent: None,
+            key_sent: None,
+            headers: None,
+            elapsed_ms: None,
+            wall_now_ms: None,
+            message: message.map(str::to_owned),
+            retryable_throttling: None,
+            should_retry: None,
+        };
+        let p = b.try_acquire(1.0).unwrap();
+        assert_eq!(b.record_failure(p, 1.0, 2.0, failure(Some("x509: certificate is not trusted"))), Ok("ignored"));
+        let p = b.try_acquire(3.0).unwrap();
+        assert_eq!(b.record_failure(p, 1.0, 4.0, failure(None)), Ok("failure"));
+    }
 
     #[test]
     fn permits_round_trip_and_refuse() {

@@ -158,6 +158,24 @@ impl<H: Host> Budget<H> {
         let b = self.lock();
         json!({"refusals": b.refusals(), "withdrawals": b.withdrawals()})
     }
+
+    /// Takes `amount` tokens from a token bucket if it holds that many,
+    /// after the time-based refill; true when taken. Counts no withdrawal
+    /// or refusal (the raw bucket, for callers pricing their own work).
+    ///
+    /// `amount` is range-checked (a whole number up to 2^32 − 1).
+    pub fn acquire(&self, amount: f64, now: f64) -> Result<bool> {
+        let amount = count(amount, u32::MAX.into(), "amount")? as u32;
+        let now = now_ns::<H>(now, "now")?;
+        self.lock().acquire(now, amount).map_err(Error::of_state)
+    }
+
+    /// Returns `amount` tokens to a token bucket, up to its capacity.
+    pub fn release(&self, amount: f64, now: f64) -> Result<()> {
+        let amount = count(amount, u32::MAX.into(), "amount")? as u32;
+        let now = now_ns::<H>(now, "now")?;
+        self.lock().release(now, amount).map_err(Error::of_state)
+    }
 }
 
 #[cfg(test)]
@@ -179,5 +197,22 @@ mod tests {
         }
         assert_eq!(b.before_attempt(1.0, 2.0).unwrap_err().field, "r");
         assert_eq!(b.stats()["withdrawals"], 1);
+    }
+
+    #[test]
+    fn acquires_and_releases_tokens() {
+        let b = Budget::<Strict>::new(r#"{"kind":"token_bucket","capacity":10}"#, false).unwrap();
+        assert!(b.acquire(7.0, 1.0).unwrap());
+        assert!(!b.acquire(4.0, 1.0).unwrap());
+        b.release(2.0, 1.0).unwrap();
+        assert!(b.acquire(5.0, 1.0).unwrap());
+        b.release(100.0, 1.0).unwrap();
+        assert_eq!(b.level(1.0).unwrap()["tokens"], 10);
+        assert_eq!(b.acquire(-1.0, 1.0).unwrap_err().field, "amount");
+        assert_eq!(b.release(0.5, 1.0).unwrap_err().code, "out_of_range");
+        let ratio = Budget::<Strict>::new(r#"{"kind":"ratio"}"#, false).unwrap();
+        let e = ratio.acquire(1.0, 1.0).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), ("invalid_state", "kind"));
+        assert_eq!(ratio.release(1.0, 1.0).unwrap_err().code, "invalid_state");
     }
 }

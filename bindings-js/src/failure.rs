@@ -1,10 +1,12 @@
 //! What the host saw of one failed attempt, as the surface passes it:
 //! optional status, gRPC code, cause-chain names, method, flags, flat
-//! `[name, value, …]` headers, elapsed and wall-clock milliseconds.
+//! `[name, value, …]` headers, elapsed and wall-clock milliseconds, and
+//! the error's own inputs: its message (sent only when the policy has a
+//! message rule), Smithy's `@retryable` trait and a `shouldRetry` verdict.
 
 use crate::error::{Error, Result};
 use crate::host::{ns, quote, wall_ms};
-use retrycore::classify::{FailureBuf, GrpcCode};
+use retrycore::classify::{FailureBuf, GrpcCode, RetryableTrait};
 
 /// A list of strings as a host passes it, read only when its turn comes (so
 /// that errors come in the same order in every binding).
@@ -43,6 +45,14 @@ pub struct FailureArgs<L> {
     pub elapsed_ms: Option<f64>,
     /// Wall-clock Unix epoch milliseconds, to resolve HTTP-dates.
     pub wall_now_ms: Option<f64>,
+    /// The error's message (the host sends it only when the policy's
+    /// classifier needs it: `Classifier::needs_message`).
+    pub message: Option<String>,
+    /// Smithy's `@retryable` trait, its presence and `throttling` flag in
+    /// one: `None` no trait, `Some(t)` the trait with `throttling: t`.
+    pub retryable_throttling: Option<bool>,
+    /// The error's own verdict on a retry (Stripe's `should_retry`).
+    pub should_retry: Option<bool>,
 }
 
 impl<L: StrList> FailureArgs<L> {
@@ -69,9 +79,18 @@ impl<L: StrList> FailureArgs<L> {
             headers: pairs(headers),
             elapsed: self.elapsed_ms.map(|e| ns(e, "elapsed")).transpose()?.map(std::time::Duration::from_nanos),
             wall_now_ms: self.wall_now_ms.map(|w| wall_ms(w, "wallNowMs")).transpose()?,
-            ..FailureBuf::default()
+            message: self.message.map(clip),
+            retryable: self.retryable_throttling.map(|throttling| RetryableTrait { throttling }),
+            should_retry: self.should_retry,
         })
     }
+}
+
+/// Cuts a message to what message rules read (`limits::clip_message`).
+fn clip(mut m: String) -> String {
+    let n = retrycore::limits::clip_message(&m).len();
+    m.truncate(n);
+    m
 }
 
 /// Checks an HTTP status: an integer in [0, 999].
@@ -122,6 +141,9 @@ mod tests {
             headers,
             elapsed_ms: Some(1.5),
             wall_now_ms: Some(1000.0),
+            message: None,
+            retryable_throttling: None,
+            should_retry: None,
         }
     }
 
@@ -133,6 +155,19 @@ mod tests {
         assert_eq!(f.elapsed, Some(std::time::Duration::from_micros(1500)));
         assert_eq!(f.wall_now_ms, Some(1000));
         assert!(!f.idempotency_key_sent);
+        assert_eq!((f.message.as_deref(), f.retryable, f.should_retry), (None, None, None));
+        let mut own = args(None, None);
+        own.message = Some("stopped after 10 redirects".into());
+        own.retryable_throttling = Some(true);
+        own.should_retry = Some(false);
+        let f = own.read().unwrap();
+        assert_eq!(f.message.as_deref(), Some("stopped after 10 redirects"));
+        assert_eq!(f.retryable, Some(RetryableTrait { throttling: true }));
+        assert_eq!(f.should_retry, Some(false));
+        let max = retrycore::limits::MAX_MESSAGE_BYTES;
+        let mut long = args(None, None);
+        long.message = Some(format!("{}é", "a".repeat(max - 1)));
+        assert_eq!(long.read().unwrap().message.map(|m| m.len()), Some(max - 1), "cut at a character boundary");
         assert_eq!(args(Some(1000.0), None).read().unwrap_err().code, "out_of_range");
         assert_eq!(args(Some(200.5), None).read().unwrap_err().field, "status");
         assert_eq!(args(None, Some(vec!["a".into()])).read().unwrap_err().code, "invalid_type");

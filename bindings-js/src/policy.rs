@@ -186,7 +186,9 @@ impl<H: Host> Policy<H> {
             Some(p) => Some(ns(p, "prev")?),
             None => None,
         };
-        self.p.config().backoff.delay_ns(retry, r, prev).map(ms).map_err(Error::of_config)
+        // A delay that depends on a history it is not given is refused
+        // (missing_field / invalid_combination, field prev), as in Python.
+        self.p.config().backoff.delay_alone_ns(retry, r, prev).map(ms).map_err(Error::of_config)
     }
 
     /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
@@ -260,6 +262,13 @@ impl<H: Host> Policy<H> {
     /// Classifies a failure with this policy's rules.
     pub fn classify<L: StrList>(&self, failure: FailureArgs<L>) -> Result<Value> {
         Ok(classify_json(&self.p.config().classifier, &failure.read()?))
+    }
+
+    /// Returns true when the policy's classification rules or its breaker's
+    /// counting rules match messages: only then does the host send an
+    /// error's message (read once, when the policy is made).
+    pub fn needs_message(&self) -> bool {
+        self.p.needs_message()
     }
 
     /// Returns true when the policy has an attempt timeout or a deadline.
@@ -548,6 +557,9 @@ mod tests {
             headers: None,
             elapsed_ms: None,
             wall_now_ms: None,
+            message: None,
+            retryable_throttling: None,
+            should_retry: None,
         };
         assert!(p.fail(id, 1.0, f).unwrap() >= 0.0);
         assert_eq!(p.decision(id).unwrap()["action"], "retry");

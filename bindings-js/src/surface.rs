@@ -93,7 +93,7 @@ fn parseRfc3339(text: str) -> try f64 = idem::parse_rfc3339
 /// Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/).
 fn classifyStatus(status: f64, flags: f64) -> hot u32 = verdict::classify_status
 /// Classifies a failure with the built-in tables.
-fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?; elapsedMs}) -> try json = verdict::classify
+fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json = verdict::classify
 
 /// The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64.
 class NativeRng = Rng
@@ -119,7 +119,7 @@ class NativeBreaker = Breaker<H>
   mut record(permit: f64, outcome: f64, duration: f64, now: f64) -> hot bool
   /// Records a failure described like a classification input; the
   /// breaker's counting rules decide how it counts. Returns the count used.
-  mut recordFailure(permit: f64, duration: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, headers: strs?; method, idempotent, keySent, elapsedMs, wallNowMs}) -> try static
+  mut recordFailure(permit: f64, duration: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, headers: strs?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; method, idempotent, keySent, elapsedMs, wallNowMs}) -> try static
   /// Gives a permit back without an outcome.
   mut release(permit: f64, now: f64) -> hot bool
   /// Returns the state code.
@@ -138,6 +138,8 @@ class NativeBreaker = Breaker<H>
   mut restore(snapshot: str, now: f64, wallNowMs: f64) -> try ()
   /// Writes the breaker's settings as a breaker object.
   ref configJson() -> string
+  /// Returns true when a counting rule matches messages (only then is an error's message sent).
+  ref needsMessage() -> bool
   /// Turns collecting transitions for `takeTransitions` on or off.
   mut setCollect(on: bool) -> ()
   /// Takes the transitions collected since the last call.
@@ -186,6 +188,10 @@ class NativeBudget = Budget<H>
   ref level(now: f64) -> try json
   /// Returns refusals and withdrawals so far.
   ref stats() -> json
+  /// Takes `amount` tokens from a token bucket if it holds that many (after refill); true when taken.
+  ref acquire(amount: f64, now: f64) -> try bool
+  /// Returns `amount` tokens to a token bucket, up to its capacity.
+  ref release(amount: f64, now: f64) -> try ()
 end
 
 /// A live retry policy and the sessions it runs.
@@ -198,7 +204,8 @@ class NativePolicy = Policy<H>
   ref toJson() -> string
   /// Returns the schedule: rows of low / mid / high delays (ms) per retry.
   ref schedule() -> json
-  /// Computes the backoff delay (ms) of retry `retry` for the draw `r`.
+  /// Computes the backoff delay (ms) of retry `retry` for the draw `r`; a retry
+  /// whose delay needs a history it is not given is refused (field `prev`).
   ref delay(retry: f64, r: f64, prev: f64?) -> hot f64
   /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
   ref sampleDelays(seed: str, count: f64) -> try f64s
@@ -221,7 +228,9 @@ class NativePolicy = Policy<H>
   /// Classifies a status with this policy's rules (packed; see `classify_status`).
   mut classifyStatus(status: f64, flags: f64) -> hot u32
   /// Classifies a failure with this policy's rules.
-  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?; elapsedMs}) -> try json
+  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json
+  /// Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent).
+  ref needsMessage() -> bool
   /// Returns true when the policy has an attempt timeout or a deadline.
   ref hasTimeouts() -> bool
   /// Starts a session; returns its id.
@@ -237,7 +246,7 @@ class NativePolicy = Policy<H>
   /// Returns the last gate of a session.
   mut gate(id: f64) -> try json
   /// Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`).
-  mut fail(id: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, elapsedMs: f64?, wallNowMs: f64?}) -> hot f64
+  mut fail(id: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, elapsedMs: f64?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?}) -> hot f64
   /// Returns the last decision of a session.
   mut decision(id: f64) -> try json
   /// Records a success and finishes the session.

@@ -24,8 +24,14 @@ type Strs = string[] | undefined;
 type OptNum = number | undefined;
 type OptStr = string | undefined;
 type OptBool = boolean | undefined;
-/** The failure arguments: status, grpc, names, method, idempotent, keySent, headers, elapsed, wallNow. */
-type FailureArgs = [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum, OptNum];
+/**
+ * The failure arguments: status, grpc, names, method, idempotent, keySent,
+ * headers, elapsed, wallNow, message, retryableThrottling (Smithy's
+ * `@retryable` trait: absent, or its `throttling` flag), shouldRetry.
+ */
+type FailureArgs = [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum, OptNum, OptStr, OptBool, OptBool];
+/** The classify arguments: {@link FailureArgs} without elapsed. */
+type ClassifyArgs = [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum, OptStr, OptBool, OptBool];
 /** The record settings: leaseMs, retentionMs, stripe, failureHandling, releaseCategories. */
 type RecordArgs = [OptNum, OptNum, OptBool, OptStr, Strs];
 
@@ -60,7 +66,8 @@ export interface BackendPolicy {
   shareBreaker(breaker: BackendBreaker): BackendPolicy;
   shareBudget(index: number, budget: BackendBudget): BackendPolicy;
   classifyStatus(status: number, flags: number): number;
-  classify(...a: [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum]): Verdict;
+  classify(...a: ClassifyArgs): Verdict;
+  needsMessage(): boolean;
   hasTimeouts(): boolean;
   begin(key: OptStr, seed: OptStr, idempotent: OptBool, keySent: OptBool, method: OptStr, draws: number[] | undefined): number;
   start(now: number, key: OptStr, idempotent: OptBool, keySent: OptBool, method: OptStr): number;
@@ -84,7 +91,7 @@ export interface BackendBreaker {
   readonly lastRetryAfter: number;
   readonly lastRefusedState: string;
   record(permit: number, outcome: number, duration: number, now: number): boolean;
-  recordFailure(permit: number, duration: number, now: number, status: OptNum, grpc: OptStr, names: Strs, headers: Strs): string;
+  recordFailure(permit: number, duration: number, now: number, status: OptNum, grpc: OptStr, names: Strs, headers: Strs, message: OptStr, retryableThrottling: OptBool, shouldRetry: OptBool): string;
   release(permit: number, now: number): boolean;
   readonly state: string;
   totals(): ReturnType<CircuitBreaker['metrics']>;
@@ -94,6 +101,7 @@ export interface BackendBreaker {
   snapshot(now: number, wallNowMs: number): string;
   restore(snapshot: string, now: number, wallNowMs: number): void;
   configJson(): string;
+  needsMessage(): boolean;
   setCollect(on: boolean): void;
   takeTransitions(): Transition[];
   stateMetrics(now: number): BreakerMetrics;
@@ -119,6 +127,8 @@ export interface BackendBudget {
   beforeAttempt(now: number, r: number): Refusal | null;
   level(now: number): Record<string, number>;
   stats(): { refusals: number; withdrawals: number };
+  acquire(amount: number, now: number): boolean;
+  release(amount: number, now: number): void;
 }
 
 /** The seeded generator (`NativeRng`). @internal */
@@ -159,7 +169,7 @@ export interface Backend {
   formatRfc3339(unixMs: number): string;
   parseRfc3339(text: string): number;
   classifyStatus(status: number, flags: number): number;
-  classify(...a: [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum]): Verdict;
+  classify(...a: ClassifyArgs): Verdict;
   NativePolicy: { fromJson(text: string, entropy: OptStr): BackendPolicy; fromOptions(text: string, entropy: OptStr): BackendPolicy };
   NativeBreaker: new (text: string, msNumbers: boolean) => BackendBreaker;
   NativeBudget: new (text: string, msNumbers: boolean) => BackendBudget;
@@ -711,12 +721,23 @@ export interface Failure {
   elapsed?: number;
   /** Wall-clock Unix epoch ms, to resolve HTTP-dates in `Retry-After` (default `Date.now()`; null: none). */
   wallNowMs?: number | null;
+  /** The error's message, for `message` rules (sent only when the policy has one). */
+  message?: string;
+  /** Smithy's `@retryable` trait: `true`, or `{ throttling }` for a throttle (AWS SDK v3 errors' `$retryable`). */
+  retryable?: RetryableTrait | boolean;
+  /** The error's own verdict on a retry (Stripe's `should_retry`): `false` declines, `true` vouches. */
+  shouldRetry?: boolean;
+}
+
+/** Smithy's `@retryable` trait on an error; `throttling` marks a throttle. */
+export interface RetryableTrait {
+  throttling?: boolean;
 }
 
 /** Headers as a host holds them. */
 export type HeadersLike = Array<[string, string]> | { forEach(cb: (value: string, name: string) => void): void } | Record<string, string | string[] | number | undefined>;
 
-const FAILURE_KEYS = ['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs'] as const;
+const FAILURE_KEYS = ['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs', 'message', 'retryable', 'shouldRetry'] as const;
 
 /** A value `fn` returned that is awaited (a promise, or any thenable). */
 function isThenable<T>(r: T | PromiseLike<T>): r is PromiseLike<T> {
@@ -893,14 +914,16 @@ function headerPairs(h: unknown): string[] {
  * / `err.response.headers`, the gRPC code of a grpc-js error.
  */
 export function describeFailure(x: unknown): Failure {
-  return describeWith(x, false);
+  return describeWith(x, false, true);
 }
 
 /**
  * {@link describeFailure}; for a `thrown` value a plain object whose keys are
  * not all {@link Failure} keys (`{code: 'ECONNRESET'}`) is read like an error.
+ * An error's `message` is read only when `message` is true (a policy with a
+ * message rule); its `$retryable` (AWS SDK v3, Smithy's `@retryable`) always.
  */
-function describeWith(x: unknown, thrown: boolean): Failure {
+function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
   if (typeof x === 'number') return { status: x };
   if (isResponse(x)) {
     return { status: x.status, headers: pairsOf(headerPairs(x.headers)) };
@@ -924,6 +947,10 @@ function describeWith(x: unknown, thrown: boolean): Failure {
       if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code >= 0 && e.code <= 16 && ('details' in e || 'metadata' in e)) {
         f.grpcCode = e.code;
       }
+      const r = e.$retryable;
+      if (r != null && typeof r === 'object') f.retryable = { throttling: (r as ErrorFields).throttling === true };
+      // A message with a lone surrogate (no UTF-8 form) is not sent: the rest of the error still is.
+      if (message && typeof e.message === 'string' && !LONE_SURROGATE.test(e.message)) f.message = e.message;
     } catch {
       // A hostile getter: classify by names alone.
     }
@@ -946,12 +973,24 @@ function pairsOf(flat: string[]): Array<[string, string]> {
 }
 
 /** Positional arguments for the backend: status, grpc, names, method, idempotent, keySent, headers, elapsed, wallNow. */
-function failureArgs(x: unknown, opts?: FailureContext, thrown = false): FailureArgs {
-  return reading('failure', () => failureArgsOf(x, opts, thrown));
+function failureArgs(x: unknown, opts?: FailureContext, thrown = false, message = false): FailureArgs {
+  return reading('failure', () => failureArgsOf(x, opts, thrown, message));
 }
 
-function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean): FailureArgs {
-  const f = describeWith(x, thrown);
+/** Smithy's `@retryable` trait as the backend takes it: absent, or its `throttling` flag. */
+function retryableArg(r: unknown): OptBool {
+  if (r === undefined || r === null || r === false) return undefined;
+  if (r === true) return false;
+  if (!isPlainObject(r)) throw typeError('invalid_type', 'retryable', `must be true, false or {throttling}, got ${describe(r)}`);
+  const o = r as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    if (k !== 'throttling') throw typeError('unknown_key', `retryable.${k}`, 'is not a field of the retryable trait (fields: throttling)');
+  }
+  return optBool(o.throttling, 'retryable.throttling') === true;
+}
+
+function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean, message: boolean): FailureArgs {
+  const f = describeWith(x, thrown, message);
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
   let names: string[] | undefined;
@@ -966,7 +1005,15 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   // wallNowMs: null means "no wall clock" (HTTP-dates stay unresolved); absent means Date.now().
   const w = f.wallNowMs !== undefined ? f.wallNowMs : opts?.wallNowMs;
   const wall = w === null ? undefined : (optNum(w, 'wallNowMs') ?? (headers && headers.length ? Date.now() : undefined));
-  return [status, grpc, names, method, idempotent, keySent, headers, elapsed, wall];
+  // The message crosses only when a rule reads it (RetryPolicy::needs_message),
+  // cut to the core's limit in UTF-16 units first (never fewer than its bytes;
+  // the core then cuts at the byte limit).
+  const m = message ? optStr(f.message, 'message') : undefined;
+  if (!message && f.message != null && typeof f.message !== 'string') throw typeError('invalid_type', 'message', `must be a string, got ${describe(f.message)}`);
+  const msg = m !== undefined && m.length > LIMITS.max_message_bytes ? m.slice(0, LIMITS.max_message_bytes) : m;
+  const retryable = retryableArg(f.retryable !== undefined ? f.retryable : opts?.retryable);
+  const shouldRetry = optBool(f.shouldRetry ?? opts?.shouldRetry, 'shouldRetry');
+  return [status, grpc, names, method, idempotent, keySent, headers, elapsed, wall, msg, retryable, shouldRetry];
 }
 
 /**
@@ -974,16 +1021,16 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
  * never refused: read as a failure when it can be (a plain object's fields,
  * an error's status and headers), else by its names alone.
  */
-function thrownArgs(x: unknown, opts?: FailureContext): FailureArgs {
+function thrownArgs(x: unknown, opts?: FailureContext, message = false): FailureArgs {
   try {
-    return failureArgs(x, opts, true);
+    return failureArgs(x, opts, true, message);
   } catch {
     return namesOnlyArgs(x, opts);
   }
 }
 
 function namesOnlyArgs(x: unknown, opts?: FailureContext): FailureArgs {
-  return [undefined, undefined, errorNames(x), opts?.method, opts?.idempotent, opts?.idempotencyKeySent, undefined, undefined, undefined];
+  return [undefined, undefined, errorNames(x), opts?.method, opts?.idempotent, opts?.idempotencyKeySent, undefined, undefined, undefined, undefined, undefined, undefined];
 }
 
 /** The environment's way to report an error nobody awaits: `process.emitWarning` (Node), else `reportError` (browsers, workers). */
@@ -1052,6 +1099,10 @@ export interface FailureContext {
   idempotencyKeySent?: boolean;
   /** Wall-clock ms for HTTP-dates (default `Date.now()`; null: none). */
   wallNowMs?: number | null;
+  /** Smithy's `@retryable` trait, when the failure does not carry its own. */
+  retryable?: RetryableTrait | boolean;
+  /** The error's own verdict on a retry, when the failure does not carry its own. */
+  shouldRetry?: boolean;
 }
 
 /** Unpacks `bindings-js/src/verdict.rs`'s `pack`, with the core's category width. */
@@ -1079,15 +1130,17 @@ function statusFlags(opts: FailureContext | undefined): number {
   return (opts.idempotent === true ? 1 : opts.idempotent === false ? 2 : 0) | (opts.idempotencyKeySent === true ? 4 : 0);
 }
 
-function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options?: FailureContext): Verdict {
+const CONTEXT_KEYS = ['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs', 'retryable', 'shouldRetry'];
+
+function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options: FailureContext | undefined, message: boolean): Verdict {
   const opts = options === undefined || options === null ? undefined : (optionsObject(options, 'classify') as FailureContext);
-  if (typeof x === 'number' && (opts === undefined || opts.method === undefined)) {
+  if (typeof x === 'number' && (opts === undefined || (opts.method === undefined && opts.retryable === undefined && opts.shouldRetry === undefined))) {
     return unpackVerdict(target.classifyStatus(x, statusFlags(opts)));
   }
-  if (opts !== undefined) checkKeys(opts as Record<string, unknown>, ['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs'], 'classify');
-  const a = failureArgs(typeof x === 'number' ? { status: x } : x, opts);
+  if (opts !== undefined) checkKeys(opts as Record<string, unknown>, CONTEXT_KEYS, 'classify');
+  const a = failureArgs(typeof x === 'number' ? { status: x } : x, opts, false, message);
   // classify takes no elapsed.
-  return Object.freeze(target.classify(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8]));
+  return Object.freeze(target.classify(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8], a[9], a[10], a[11]));
 }
 
 /**
@@ -1096,7 +1149,7 @@ function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: u
  */
 export function classify(failure: number | unknown, options?: FailureContext): Verdict {
   if (typeof failure === 'number' && options === undefined) return unpackVerdict(N.classifyStatus(failure, 0));
-  return classifyWith(N, failure, options);
+  return classifyWith(N, failure, options, false);
 }
 
 // ---------------------------------------------------------------- small functions
@@ -1214,6 +1267,8 @@ function outcomeId(o: unknown): number {
 export class CircuitBreaker {
   #n: BackendBreaker;
   #hook: ((t: Transition) => void) | null = null;
+  /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
+  #needsMessage: boolean;
 
   /**
    * Creates a breaker from typed options (the document's breaker keys in
@@ -1224,12 +1279,14 @@ export class CircuitBreaker {
     const native = nativeOf<BackendBreaker>(options);
     if (native !== undefined) {
       this.#n = native;
+      this.#needsMessage = native.needsMessage();
       return;
     }
     const o = optionsObject(options, 'CircuitBreaker');
     const { onStateChange, ...rest } = o as BreakerOptions & { onStateChange?: unknown };
     const text = optionsText(rest);
     this.#n = withCamelFields(() => new N.NativeBreaker(text, true));
+    this.#needsMessage = this.#n.needsMessage();
     if (onStateChange !== undefined) this.onStateChange = onStateChange;
   }
 
@@ -1309,9 +1366,9 @@ export class CircuitBreaker {
     if (typeof outcome === 'number' || typeof outcome === 'string') {
       r = this.#n.record(num(permit, 'permit'), outcomeId(outcome), num(durationMs, 'durationMs'), t);
     } else {
-      const a = failureArgs(outcome);
+      const a = failureArgs(outcome, undefined, false, this.#needsMessage);
       const before = this.#n.totals().transitions;
-      this.#n.recordFailure(num(permit, 'permit'), num(durationMs, 'durationMs'), t, a[0], a[1], a[2], a[6]);
+      this.#n.recordFailure(num(permit, 'permit'), num(durationMs, 'durationMs'), t, a[0], a[1], a[2], a[6], a[9], a[10], a[11]);
       r = this.#n.totals().transitions !== before;
     }
     if (this.#hook !== null) this.#fire();
@@ -1366,10 +1423,10 @@ export class CircuitBreaker {
 
   /** Records what `fn` threw (read as a failure, else by its names alone); false when neither could be recorded. */
   #recordThrown(permit: number, duration: number, end: number, err: unknown): boolean {
-    for (const a of [() => thrownArgs(err), () => namesOnlyArgs(err)]) {
+    for (const a of [() => thrownArgs(err, undefined, this.#needsMessage), () => namesOnlyArgs(err)]) {
       try {
         const x = a();
-        this.#n.recordFailure(permit, duration, end, x[0], x[1], x[2], x[6]);
+        this.#n.recordFailure(permit, duration, end, x[0], x[1], x[2], x[6], x[9], x[10], x[11]);
         return true;
       } catch {
         // Try the next reading.
@@ -1653,6 +1710,21 @@ export class Budget {
     return this.#n.beforeAttempt(timeArg(now), num(r, 'r'));
   }
 
+  /**
+   * Takes `n` tokens from a token bucket if it holds that many, after its
+   * time-based refill (smithy-rs `try_acquire_many`, botocore
+   * `RetryQuota.acquire`): true when taken. Counts no withdrawal or refusal.
+   * Other kinds throw `invalid_state` (field `kind`).
+   */
+  acquire(n: number, now?: number): boolean {
+    return this.#n.acquire(num(n, 'amount'), timeArg(now));
+  }
+
+  /** Returns `n` tokens to a token bucket, up to its capacity (botocore `RetryQuota.release`); other kinds throw `invalid_state`. */
+  release(n: number, now?: number): void {
+    this.#n.release(num(n, 'amount'), timeArg(now));
+  }
+
   /** The level: `{tokens}` (token bucket, grpc), `{requests, retries}` (ratio), `{calls, retries}` (concurrency), `{requests, accepts}` (adaptive). */
   level(now?: number): Record<string, number> {
     return this.#n.level(timeArg(now));
@@ -1770,8 +1842,8 @@ export class Session {
   /** Answers a failed attempt (an error, a `Response`, a {@link Failure} or a bare status): retry after a delay, or give up. */
   onFailure(failure: unknown, now?: number): Decision {
     const t = timeArg(now);
-    const a = failureArgs(failure);
-    this.#n.fail(this.#id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+    const a = failureArgs(failure, undefined, false, this.#policy._needsMessage);
+    this.#n.fail(this.#id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
     const d = this.#n.decision(this.#id);
     this.#policy._afterStep(this.#n, this.#id);
     this.#settle(d.action === 'give_up');
@@ -2001,6 +2073,8 @@ function attemptSignal(outer: AbortSignal | undefined, timeout: number): { signa
 export class RetryPolicy {
   #n: BackendPolicy;
   #hasTimeouts: boolean;
+  /** Whether a rule matches messages: read once, so that only then does an error's message cross. */
+  #needsMessage: boolean;
   /** Called before each sleep with the decided delay. */
   onRetry: ((info: HookInfo) => void) | null = null;
   /** Called when an operation gives up. */
@@ -2020,6 +2094,7 @@ export class RetryPolicy {
     if (native !== undefined) {
       this.#n = native;
       this.#hasTimeouts = this.#n.hasTimeouts();
+      this.#needsMessage = this.#n.needsMessage();
       return;
     }
     const o: Record<string, unknown> = { ...optionsObject(options, 'RetryPolicy') };
@@ -2056,6 +2131,7 @@ export class RetryPolicy {
     for (const [i, b] of sharedBudgets) n = n.shareBudget(i, b._native);
     this.#n = n;
     this.#hasTimeouts = n.hasTimeouts();
+    this.#needsMessage = n.needsMessage();
     for (const h of HOOKS) if (hooks[h] !== undefined) this.#setHook(h, hooks[h]);
   }
 
@@ -2102,7 +2178,16 @@ export class RetryPolicy {
     return this.#n.schedule();
   }
 
-  /** The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1]; `prev` is decorrelated's previous delay. */
+  /**
+   * The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1];
+   * `prev` is decorrelated's previous delay. A retry after the first whose
+   * delay depends on a history it is not given is refused rather than
+   * answered with a delay no session would wait: decorrelated without
+   * `prev` is a `TypeError` `missing_field` (field `prev`); the polly
+   * profile's exponential backoff with jitter (DecorrelatedJitterV2, which
+   * depends on every earlier draw) a `RangeError` `invalid_combination`
+   * (field `prev`): use {@link replayDelays}.
+   */
   delay(retry: number, r: number, prev?: number): number {
     return this.#n.delay(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
   }
@@ -2121,7 +2206,7 @@ export class RetryPolicy {
   /** Classifies a failure with this policy's rules (see {@link classify}). */
   classify(failure: number | unknown, options?: FailureContext): Verdict {
     if (typeof failure === 'number' && options === undefined) return unpackVerdict(this.#n.classifyStatus(failure, 0));
-    return classifyWith(this.#n, failure, options);
+    return classifyWith(this.#n, failure, options, this.#needsMessage);
   }
 
   /** A policy for tests: at most `attempts` calls, every delay capped at `maxDelay` ms (0: no waiting). Shares breaker and budgets. */
@@ -2176,6 +2261,11 @@ export class RetryPolicy {
       draws,
     );
     return new Session(this, this.#n, id);
+  }
+
+  /** @internal Whether the policy's rules match messages (an error's message is sent only then). */
+  get _needsMessage(): boolean {
+    return this.#needsMessage;
   }
 
   /** @internal Fires onStateChange for the transitions a session step caused. */
@@ -2291,12 +2381,12 @@ export class RetryPolicy {
         let delay: number;
         const t = now();
         try {
-          const a = thrownArgs(failure, ctxOpts);
-          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+          const a = thrownArgs(failure, ctxOpts, this.#needsMessage);
+          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
         } catch {
           // What was thrown could not be read as a failure: its names decide.
           const a = namesOnlyArgs(failure, ctxOpts);
-          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
         }
         if (hooked) this._afterStep(n, id);
         const decided = n.decision(id);

@@ -82,8 +82,8 @@ export function adapt(w) {
       const x = p.before.call(this, id, now(t));
       return x === x ? x : fail();
     };
-    P.fail = function (id, t, status, grpc, names, method, idempotent, keySent, headers, elapsed, wall) {
-      const x = p.fail.call(this, id, now(t), status, grpc, names, method, idempotent, keySent, headers, elapsed, wall);
+    P.fail = function (id, t, status, grpc, names, method, idempotent, keySent, headers, elapsed, wall, message, retryable, shouldRetry) {
+      const x = p.fail.call(this, id, now(t), status, grpc, names, method, idempotent, keySent, headers, elapsed, wall, message, retryable, shouldRetry);
       return x === x ? x : fail();
     };
     P.succeed = function (id, t, elapsed) {

@@ -105,6 +105,9 @@ function failureOf(v = {}) {
   if (v.idempotency_key_sent !== undefined) f.idempotencyKeySent = v.idempotency_key_sent;
   if (v.headers !== undefined) f.headers = v.headers;
   if (v.elapsed !== undefined) f.elapsed = nsToMs(v.elapsed);
+  if (v.message !== undefined) f.message = v.message;
+  if (v.retryable !== undefined) f.retryable = v.retryable;
+  if (v.should_retry !== undefined) f.shouldRetry = v.should_retry;
   f.wallNowMs = v.wall_now_ms === undefined ? null : Number(v.wall_now_ms);
   return f;
 }
