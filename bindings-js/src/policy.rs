@@ -256,12 +256,13 @@ impl<H: Host> Policy<H> {
     /// Classifies a status with this policy's rules (packed; see `verdict::classify_status_with`).
     #[inline]
     pub fn classify_status(&mut self, status: f64, flags: f64) -> Result<u32> {
-        self.status_cache.get(&self.p.config().classifier, status, flags)
+        self.status_cache.get(self.p.config(), status, flags)
     }
 
-    /// Classifies a failure with this policy's rules.
+    /// Classifies a failure with this policy's rules and, for a failure that
+    /// does not say, its `idempotent` (as the policy's sessions do).
     pub fn classify<L: StrList>(&self, failure: FailureArgs<L>) -> Result<Value> {
-        Ok(classify_json(&self.p.config().classifier, &failure.read()?))
+        Ok(classify_json(self.p.config(), &failure.read()?))
     }
 
     /// Returns true when the policy's classification rules or its breaker's

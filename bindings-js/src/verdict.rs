@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::failure::{status_of, FailureArgs, StrList};
 use crate::host::ms;
 use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS};
+use retrycore::policy::PolicyConfig;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -22,9 +23,29 @@ pub fn verdict_json(v: &Verdict, refused: bool) -> Value {
     })
 }
 
+/// What classifies: the built-in tables or a policy's rules, the latter with
+/// the policy's `idempotent` for a failure that does not say
+/// (`PolicyConfig::classify`, as its sessions do).
+pub trait Classify {
+    /// Classifies `f`.
+    fn verdict(&self, f: &Failure<'_>) -> Verdict;
+}
+
+impl Classify for Classifier {
+    fn verdict(&self, f: &Failure<'_>) -> Verdict {
+        self.classify(f)
+    }
+}
+
+impl Classify for PolicyConfig {
+    fn verdict(&self, f: &Failure<'_>) -> Verdict {
+        self.classify(f)
+    }
+}
+
 /// Classifies a failure with `c` and writes the verdict.
-pub fn classify_json(c: &Classifier, f: &FailureBuf) -> Value {
-    f.with(|f| verdict_json(&c.classify(f), retrycore::classify::is_refused(f.error_names)))
+pub fn classify_json<C: Classify>(c: &C, f: &FailureBuf) -> Value {
+    f.with(|f| verdict_json(&c.verdict(f), retrycore::classify::is_refused(f.error_names)))
 }
 
 /// Classifies a failure with the built-in tables and writes the verdict.
@@ -65,7 +86,7 @@ fn memo_index(status: f64, flags: f64) -> Option<usize> {
 
 /// Classifies a status alone, packed: flags bit 0 = idempotent, bit 1 =
 /// declared not idempotent, bit 2 = idempotency key sent.
-pub fn classify_status_with(c: &Classifier, status: f64, flags: f64) -> Result<u32> {
+pub fn classify_status_with<C: Classify>(c: &C, status: f64, flags: f64) -> Result<u32> {
     let status = status_of(status)?;
     let flags = crate::host::count(flags, 7, "flags")? as u32;
     let idempotent = if flags & 1 != 0 {
@@ -76,10 +97,10 @@ pub fn classify_status_with(c: &Classifier, status: f64, flags: f64) -> Result<u
         None
     };
     let f = Failure { status: Some(status), idempotent, idempotency_key_sent: flags & 4 != 0, ..Default::default() };
-    Ok(pack(&c.classify(&f)))
+    Ok(pack(&c.verdict(&f)))
 }
 
-/// Memoized verdicts of a classifier for a status alone: the core's answers
+/// Memoized verdicts of one classifier (or one policy) for a status alone: the core's answers
 /// for (status 0..=999, flags 0..=7), computed on first use.
 #[derive(Default)]
 pub struct StatusCache(Vec<u16>);
@@ -87,7 +108,7 @@ pub struct StatusCache(Vec<u16>);
 impl StatusCache {
     /// Classifies a status with `c` (packed; see [`classify_status_with`]).
     #[inline]
-    pub fn get(&mut self, c: &Classifier, status: f64, flags: f64) -> Result<u32> {
+    pub fn get<C: Classify>(&mut self, c: &C, status: f64, flags: f64) -> Result<u32> {
         let Some(i) = memo_index(status, flags) else {
             return classify_status_with(c, status, flags);
         };

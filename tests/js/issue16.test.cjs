@@ -206,3 +206,18 @@ test('policy.delay refuses a retry whose delay needs a history it is not given (
   const pollyPlain = rc.RetryPolicy.fromJSON({ profile: 'polly', backoff: 'exponential', jitter: 'none' });
   assert.equal(typeof pollyPlain.delay(3, 0.5), 'number');
 });
+
+test("policy.classify honours the policy's idempotent for a failure that does not say (as its sessions and Python do)", () => {
+  const timeout = Object.assign(new Error('timed out'), { name: 'TimeoutError' });
+  const p = new rc.RetryPolicy({ idempotent: true });
+  assert.equal(p.classify(timeout, { method: 'POST' }).retryable, true);
+  assert.equal(p.classify(timeout, { method: 'POST', idempotent: false }).retryable, false);
+  // A non-idempotent policy makes a GET unsafe.
+  const q = new rc.RetryPolicy({ idempotent: false });
+  assert.equal(q.classify({ status: 503, method: 'GET' }).safe, false);
+  assert.equal(new rc.RetryPolicy({}).classify({ status: 503, method: 'GET' }).safe, true);
+  // The packed status path (a status alone, no method) takes the policy's declaration too.
+  assert.equal(p.classify(503).safe, true);
+  assert.equal(new rc.RetryPolicy({}).classify(503).safe, rc.classify(503).safe);
+  assert.equal(rc.classify(503).safe, false);
+});
