@@ -55,21 +55,6 @@ pub fn hook_done(py: Python<'_>, name: &str, r: PyResult<Py<PyAny>>) -> PyResult
     Ok(())
 }
 
-/// A breaker state change.
-#[pyclass(frozen, get_all, name = "Transition", module = "retrycore._native")]
-pub struct PyTransition {
-    /// The state before.
-    pub from_state: &'static str,
-    /// The state after.
-    pub to_state: &'static str,
-    /// Why (`failure_rate`, `wait_elapsed`, `manual`, …).
-    pub reason: &'static str,
-    /// When, in seconds on the monotonic clock.
-    pub at: f64,
-}
-
-repr!(PyTransition, "Transition({} -> {}, reason={:?}, at={})", from_state, to_state, reason, at);
-
 pub fn transition(t: &Transition) -> PyTransition {
     PyTransition { from_state: t.from.code(), to_state: t.to.code(), reason: t.reason.code(), at: to_secs(t.at) }
 }
@@ -105,18 +90,6 @@ impl PyPermit {
     fn started(&self) -> f64 {
         to_secs(self.p.started())
     }
-}
-
-/// The answer of `try_acquire`.
-#[pyclass(frozen, get_all, name = "Acquired", module = "retrycore._native")]
-pub struct Acquired {
-    pub permitted: bool,
-    pub permit: Option<Py<PyPermit>>,
-    pub trial: bool,
-    pub state: &'static str,
-    /// Seconds until a trial call would be admitted (None: not by waiting).
-    pub retry_after: Option<f64>,
-    pub transition: Option<Py<PyTransition>>,
 }
 
 fn permit_of(o: &Obj) -> PyResult<Permit> {
@@ -516,24 +489,6 @@ impl Breaker {
     }
 }
 
-/// A budget refusal.
-#[pyclass(frozen, get_all, name = "Refusal", module = "retrycore._native")]
-pub struct PyRefusal {
-    pub budget: String,
-    pub reason: &'static str,
-    pub detail: String,
-}
-
-#[pymethods]
-impl PyRefusal {
-    fn __repr__(&self) -> String {
-        format!("Refusal(budget={:?}, reason={:?})", self.budget, self.reason)
-    }
-    fn __bool__(&self) -> bool {
-        true
-    }
-}
-
 pub fn refusal(r: Refusal) -> PyRefusal {
     PyRefusal { budget: r.budget, reason: r.reason, detail: r.detail.to_string() }
 }
@@ -792,3 +747,6 @@ fn outcome_of(py: Python<'_>, cfg: &BreakerConfig, o: Option<&Bound<'_, PyAny>>)
         Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py),
     }
 }
+
+// The classes this module declares in `src/surface.rs`, expanded by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/breaker.rs"));

@@ -18,21 +18,6 @@ pub fn format_duration(seconds: &Obj) -> PyResult<String> {
     Ok(retrycore::duration::format_duration(conv::secs(seconds, "seconds")?))
 }
 
-/// What response headers say about retrying.
-#[pyclass(frozen, get_all, name = "ServerAdvice", module = "retrycore._native")]
-pub struct ServerAdvice {
-    /// The delay the server asked for, in seconds.
-    pub delay: Option<f64>,
-    /// The header it came from.
-    pub source: Option<&'static str>,
-    /// A negative or malformed gRPC pushback: don't retry.
-    pub declined: bool,
-    /// `Stripe-Should-Retry` / `x-should-retry`.
-    pub should_retry: Option<bool>,
-    /// `x-retry-exhausted: 1`.
-    pub retry_exhausted: bool,
-}
-
 /// Reads `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms` and the retry hints
 /// (an HTTP-date needs `wall_now_ms`, Unix epoch milliseconds; without it the date is ignored).
 #[pyfunction]
@@ -62,17 +47,6 @@ pub fn parse_http_date(value: &Obj, wall_now_ms: &Obj) -> PyResult<Option<i64>> 
     let now = conv::wall_arg(wall_now_ms, "wall_now_ms")?;
     Ok(retrycore::retry_after::parse_http_date(&v, now))
 }
-
-/// One lint finding.
-#[pyclass(frozen, get_all, name = "Finding", module = "retrycore._native")]
-pub struct Finding {
-    pub code: &'static str,
-    pub severity: &'static str,
-    pub field: String,
-    pub message: String,
-}
-
-repr!(Finding, "Finding({:?}, {:?}, field={:?})", code, severity, field);
 
 /// Lints a policy, optionally with its service description (a dict).
 #[pyfunction]
@@ -116,3 +90,6 @@ impl Random {
 pub fn host_tables(py: Python<'_>) -> PyResult<Obj<'_>> {
     conv::from_json(py, &retrycore::tables::host_tables())
 }
+
+// The classes this module declares in `src/surface.rs`, expanded by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/misc.rs"));

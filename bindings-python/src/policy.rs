@@ -94,29 +94,6 @@ impl Policy {
     }
 }
 
-/// One row of a schedule, in seconds.
-#[pyclass(frozen, get_all, name = "ScheduleRow", module = "retrycore._native")]
-pub struct ScheduleRow {
-    pub retry: u32,
-    pub attempt: u32,
-    pub low: f64,
-    pub mid: f64,
-    pub high: f64,
-    pub cumulative_low: f64,
-    pub cumulative_high: f64,
-}
-
-repr!(
-    ScheduleRow,
-    "ScheduleRow(retry={}, attempt={}, low={}, mid={}, high={}, cumulative_high={})",
-    retry,
-    attempt,
-    low,
-    mid,
-    high,
-    cumulative_high
-);
-
 #[pymethods]
 impl Policy {
     /// Parses a policy document (JSON text, as a str or UTF-8 bytes); never reads a file.
@@ -303,48 +280,6 @@ impl Policy {
 }
 
 // ---------------------------------------------------------------- decisions
-
-#[pyclass(frozen, get_all, module = "retrycore._native")]
-pub struct Proceed {
-    pub attempt: u32,
-    pub max_attempts: u32,
-    /// Seconds the call may take (None: unbounded).
-    pub timeout: Option<f64>,
-}
-
-#[pyclass(frozen, get_all, module = "retrycore._native")]
-pub struct Reject {
-    pub reason: &'static str,
-    /// Seconds until the call could be admitted (None: not by waiting).
-    pub retry_after: Option<f64>,
-    pub budget: Option<String>,
-}
-
-#[pyclass(frozen, get_all, module = "retrycore._native")]
-pub struct Retry {
-    pub retry: u32,
-    pub attempt: u32,
-    pub delay: f64,
-    pub backoff: f64,
-    pub server_delay: Option<f64>,
-    pub capped: bool,
-    pub category: &'static str,
-}
-
-#[pyclass(frozen, get_all, module = "retrycore._native")]
-pub struct GiveUp {
-    pub reason: &'static str,
-    pub category: &'static str,
-    pub exhausted: bool,
-    pub attempts: u32,
-    pub budget: Option<String>,
-    pub budget_reason: Option<&'static str>,
-}
-
-repr!(Proceed, "Proceed(attempt={}, max_attempts={}, timeout={:?})", attempt, max_attempts, timeout);
-repr!(Reject, "Reject(reason={:?}, retry_after={:?}, budget={:?})", reason, retry_after, budget);
-repr!(Retry, "Retry(retry={}, attempt={}, delay={}, category={:?})", retry, attempt, delay, category);
-repr!(GiveUp, "GiveUp(reason={:?}, category={:?}, attempts={})", reason, category, attempts);
 
 fn dur_secs(d: std::time::Duration) -> f64 {
     to_secs(retrycore::duration::from_std(d))
@@ -578,34 +513,6 @@ impl Session {
 fn session_of<'a, 'py>(o: &'a Obj<'py>) -> PyResult<&'a Bound<'py, Session>> {
     conv::class_arg::<Session>(o, "session", "a RetrySession")
 }
-
-/// What a hook receives.
-#[pyclass(frozen, get_all, name = "RetryEvent", module = "retrycore._native")]
-pub struct RetryEvent {
-    /// The attempt that failed (or was refused).
-    pub attempt: u32,
-    /// The retry number about to happen (on_retry), else None.
-    pub retry: Option<u32>,
-    pub max_attempts: u32,
-    pub category: Option<&'static str>,
-    /// The decided delay in seconds (on_retry).
-    pub delay: Option<f64>,
-    /// The give-up reason (on_give_up).
-    pub reason: Option<&'static str>,
-    pub budget: Option<String>,
-    pub exception: Option<Py<PyAny>>,
-    pub key: Py<PyString>,
-}
-
-repr!(
-    RetryEvent,
-    "RetryEvent(attempt={}, retry={:?}, category={:?}, delay={:?}, reason={:?})",
-    attempt,
-    retry,
-    category,
-    delay,
-    reason
-);
 
 /// The bound `set` and `reset` methods of `retrycore._context.CURRENT` (looked up once).
 struct CurrentVar {
@@ -1031,3 +938,6 @@ impl Runner {
         self.sleep.as_ref().map(|s| s.clone_ref(py))
     }
 }
+
+// The classes this module declares in `src/surface.rs`, expanded by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/policy.rs"));
