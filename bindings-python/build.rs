@@ -24,6 +24,7 @@
 //!   the member continue it. `py` is passed when the body or a conversion
 //!   names it; a return type naming `'py` ties the arguments to it. A
 //!   `()` body that converts arguments is statements, each ending in `;`.
+//! - `functions`: the module's `#[pyfunction]`s, declared as members are.
 //!
 //! Parameters are `name: kind`, a lone `*` making the rest keyword-only.
 //! The kind says what Python passes and how the body sees it (`n` is the
@@ -33,6 +34,10 @@
 //! |-----------|-------------------------------------------------|---------|
 //! | `obj`     | `&Obj`, as passed                               |         |
 //! | `obj?`    | `Option<&Obj>`, as passed                       | None    |
+//! | `obj|None`| `Option<&Obj>`, as passed (required)            |         |
+//! | `count`   | `u64` (`conv::to_count`)                        |         |
+//! | `count?`  | `Option<u64>`                                   | None    |
+//! | `istr`    | `String` read by the module's `s` (`idem`)      |         |
 //! | `u32`     | `u32` (`conv::to_u32`)                          |         |
 //! | `u32?`    | `Option<u32>`                                   | None    |
 //! | `f64`     | `f64` (`conv::to_f64`)                          |         |
@@ -45,6 +50,7 @@
 //! | `false?`, `true?` | `bool`, that value when left out        | None    |
 //! | `hook?`   | `Option<Py<PyAny>>`, a callable or None         | None    |
 //! | `~f`      | what `f(n)?` returns for the `Option<&Obj>`     | None    |
+//! | `=f`      | what `f(n)?` returns for the `&Obj`             |         |
 
 use std::fmt::Write;
 
@@ -130,7 +136,7 @@ fn parse(decls: &str) -> Result<Vec<Module>, String> {
         } else if let Some(m) = line.strip_prefix("module ") {
             modules.push(Module { name: m.trim().to_owned(), ..Module::default() });
             in_methods = false;
-        } else if let Some(c) = line.strip_prefix("methods ") {
+        } else if let Some(c) = line.strip_prefix("methods ").or((line == "functions").then_some("")) {
             let m = modules.last_mut().ok_or_else(|| at("`methods` before any `module`".into()))?;
             m.methods.push((c.trim().to_owned(), Vec::new()));
             in_methods = true;
@@ -236,9 +242,16 @@ fn kind(k: &str, py: &str) -> Result<(String, Option<String>), String> {
     if let Some(f) = k.strip_prefix('~') {
         return Ok((format!("Option<&Obj{py}>"), Some(format!("{f}({{n}})?"))));
     }
+    if let Some(f) = k.strip_prefix('=') {
+        return Ok((format!("&Obj{py}"), Some(format!("{f}({{n}})?"))));
+    }
     let (ty, conv) = match k {
         "obj" => ("&Obj", ""),
         "obj?" => ("Option<&Obj>", ""),
+        "obj|None" => ("Option<&Obj>", ""),
+        "count" => ("&Obj", "conv::to_count({n}, \"{n}\", u64::MAX)?"),
+        "count?" => ("Option<&Obj>", "conv::opt_count({n}, \"{n}\", u64::MAX)?"),
+        "istr" => ("&Obj", "s({n}, \"{n}\")?"),
         "u32" => ("&Obj", "conv::to_u32({n}, \"{n}\")?"),
         "u32?" => ("Option<&Obj>", "conv::opt({n}, |v| conv::to_u32(v, \"{n}\"))?"),
         "f64" => ("&Obj", "conv::to_f64({n}, \"{n}\")?"),
@@ -262,8 +275,12 @@ fn names(text: &str, word: &str) -> bool {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word)
 }
 
+/// A `#[pymethods]` block, or (`class` empty) the module's functions.
 fn methods(out: &mut String, class: &str, members: &[Member]) -> Result<(), String> {
-    let _ = writeln!(out, "#[pymethods]\nimpl {class} {{");
+    let functions = class.is_empty();
+    if !functions {
+        let _ = writeln!(out, "#[pymethods]\nimpl {class} {{");
+    }
     for m in members {
         let tied = m.ret.contains("'py");
         let lt = if tied { "<'py>" } else { "" };
@@ -288,6 +305,7 @@ fn methods(out: &mut String, class: &str, members: &[Member]) -> Result<(), Stri
         let uses_py = names(&body, "py") || convs.iter().any(|c| names(c, "py"));
         let mut all = Vec::new();
         match m.form.as_str() {
+            _ if functions => {}
             "new" | "static" => {}
             _ => all.push("&self".to_owned()),
         }
@@ -297,17 +315,21 @@ fn methods(out: &mut String, class: &str, members: &[Member]) -> Result<(), Stri
         all.extend(args);
         doc_attrs(out, "    ", &m.doc);
         match m.form.as_str() {
+            _ if functions => out.push_str("    #[pyfunction]\n"),
             "new" => out.push_str("    #[new]\n"),
             "static" => out.push_str("    #[staticmethod]\n"),
             "get" => out.push_str("    #[getter]\n"),
             _ => {}
         }
-        if m.params.iter().any(|(_, k)| k.ends_with('?') || k.starts_with('~')) || sig.contains(&"*".to_owned()) {
+        if m.params.iter().any(|(_, k)| k.ends_with('?') || k.starts_with('~') || k.ends_with("|None"))
+            || sig.contains(&"*".to_owned())
+        {
             let _ = writeln!(out, "    #[pyo3(signature = ({}))]", sig.join(", "));
         }
         let ret = if m.fallible || !convs.is_empty() { format!("PyResult<{}>", m.ret) } else { m.ret.clone() };
         let _ = writeln!(out, "    #[allow(clippy::too_many_arguments)]");
-        let _ = writeln!(out, "    fn {}{lt}({}) -> {ret} {{", m.name, all.join(", "));
+        let vis = if functions { "pub " } else { "" };
+        let _ = writeln!(out, "    {vis}fn {}{lt}({}) -> {ret} {{", m.name, all.join(", "));
         for c in &convs {
             let _ = writeln!(out, "        {c}");
         }
@@ -322,7 +344,9 @@ fn methods(out: &mut String, class: &str, members: &[Member]) -> Result<(), Stri
         }
         out.push_str("    }\n\n");
     }
-    out.push_str("}\n\n");
+    if !functions {
+        out.push_str("}\n\n");
+    }
     Ok(())
 }
 

@@ -85,6 +85,233 @@ class PyRefusal = Refusal { budget: String, reason: &'static str, detail: String
     repr "Refusal(budget={budget:?}, reason={reason:?})"
     truthy
 
+methods PyPermit
+    /// True for a half-open trial call.
+    get trial -> bool = self.p.is_trial()
+    /// When the permit was taken, in monotonic seconds.
+    get started -> f64 = to_secs(self.p.started())
+
+methods Breaker
+    new new(config: obj?, *, kwargs: obj?, on_state_change: hook?, share: obj?, overrides: obj?) -> try Self =
+        if let Some(b) = conv::opt_class_arg::<Breaker>(share, "share", "a CircuitBreaker")? {
+            let b = b.get();
+            return Ok(Breaker { shared: b.shared.clone(), config: b.config.clone(), on_state_change });
+        }
+        let (doc, typed) = config_parts(config, kwargs, overrides)?;
+        let cfg = match &typed {
+            Some(t) => BreakerConfig::from_typed_over(&doc, t, conv::UNIT_NS),
+            None => BreakerConfig::from_json_value(&doc, ""),
+        }
+        .py(py)?;
+        let b = CircuitBreaker::new(cfg.clone()).py(py)?;
+        Ok(Breaker { shared: b.shared(), config: cfg, on_state_change })
+    /// The settings as a document.
+    to_dict() -> try Obj<'py> = conv::from_json(py, &self.config.to_json_value())
+    get name -> Option<String> = self.config.name.clone()
+    get on_state_change -> Option<Py<PyAny>> = self.on_state_change.as_ref().map(|h| h.clone_ref(py))
+    /// The current state (`closed`, `open`, `half_open`, `disabled`, `forced_open`, `metrics_only`).
+    get state -> &'static str = self.with(py, |b| b.state().code())
+    /// Calls refused so far.
+    get rejections -> u64 = self.with(py, |b| b.rejections())
+    /// The window's totals: calls, failures, slow.
+    totals() -> try Bound<'py, PyDict> =
+        let t = self.with(py, |b| b.totals());
+        [("calls", t.calls), ("failures", t.failures), ("slow", t.slow)].into_py_dict(py)
+    /// Asks to make one call.
+    try_acquire(now: now?) -> try Acquired =
+        let (a, t, state) = self.with(py, |b| {
+            let (a, t) = b.try_acquire(now);
+            (a, t, b.state())
+        });
+        let transition = self.fire(py, t)?;
+        let (p, state, retry_after) = match a {
+            Acquire::Permitted(p) => (Some(p), state, None),
+            Acquire::Rejected { state, retry_after } => (None, state, wait_secs(retry_after)),
+        };
+        let (permitted, trial) = (p.is_some(), p.is_some_and(|p| p.is_trial()));
+        let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
+        Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
+    /// Takes a permit, or raises `CircuitOpenError`.
+    acquire(now: now?) -> try PyPermit =
+        let (a, t) = self.with(py, |b| b.try_acquire(now));
+        self.fire(py, t)?;
+        match a {
+            Acquire::Permitted(p) => Ok(PyPermit { p }),
+            Acquire::Rejected { state, retry_after } => Err(self.open_error(py, state, retry_after)),
+        }
+    /// Records a permitted call's outcome: `"success"`, `"failure"`,
+    /// `"ignored"`, or an exception (classified; cancellations are ignored).
+    record(permit: =permit_of, outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
+        let counted = match outcome.filter(|o| !o.is_none()) {
+            None => Counted::Success,
+            Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(&self.config, o)?,
+            // The literals a caller writes are interned: most outcomes are found by identity.
+            Some(o) if o.is(intern!(py, "success")) => Counted::Success,
+            Some(o) if o.is(intern!(py, "failure")) => Counted::Failure,
+            Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py)?,
+        };
+        let now = now_or_clock(now)?;
+        let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(permit.started()));
+        let t = self.with(py, |b| b.on_result(permit, now, counted, duration));
+        self.fire(py, t)
+    /// Gives a permit back without an outcome.
+    release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> =
+        let t = self.with(py, |b| b.release(permit, now));
+        self.fire(py, t)
+    /// Calls `fn(*args, **kwargs)` through the breaker.
+    call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
+        let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
+        let now = conv::mono_ns();
+        let (a, t) = self.with(py, |b| b.try_acquire(now));
+        self.fire(py, t)?;
+        let p = match a {
+            Acquire::Permitted(p) => p,
+            Acquire::Rejected { state, retry_after } => return Err(self.open_error(py, state, retry_after)),
+        };
+        let r = func.call(args, kwargs);
+        let end = conv::mono_ns();
+        let counted = match &r {
+            Ok(_) => Ok(Counted::Success),
+            Err(e) => counted_exc(&self.config, e.value(py).as_any()),
+        };
+        let counted = match counted {
+            Ok(c) => c,
+            Err(e) => {
+                // The exception could not be read: give the permit back, then raise.
+                let t = self.with(py, |b| b.release(p, end));
+                self.fire(py, t)?;
+                return Err(e);
+            }
+        };
+        let t = self.with(py, |b| b.on_result(p, end, counted, end.saturating_sub(p.started())));
+        self.fire(py, t)?;
+        r.map(Bound::unbind)
+    /// Moves to `state` by hand.
+    transition_to(state: =state_of, now: now?) -> try Py<PyTransition> =
+        // The refusal becomes an exception after the lock is released.
+        let t = self.with(py, |b| b.transition_to(state, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    /// Returns to closed with an empty window.
+    reset(now: now?) -> try Option<Py<PyTransition>> =
+        let t = self.with(py, |b| b.reset(now));
+        self.fire(py, t)
+    /// Seconds until a call could be admitted (0.0 if now; inf when forced open).
+    remaining_open(now: now?) -> f64 = wait_secs(self.with(py, |b| b.remaining_open(now))).unwrap_or(f64::INFINITY)
+    /// Captures the state as a JSON-ready dict.
+    snapshot(now: now?, wall_now_ms: ~conv::wall_or_clock) -> try Obj<'py> =
+        let text = self.with(py, |b| b.snapshot(now, wall_now_ms).to_json());
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        conv::from_json(py, &v)
+    /// Replaces the state with a snapshot (a dict or JSON text) taken with the same settings.
+    restore(snapshot: obj, now: obj?, wall_now_ms: obj?) -> try () =
+        let text = if snapshot.is_instance_of::<PyString>() {
+            to_str(snapshot, "snapshot")?
+        } else {
+            conv::to_json(snapshot, Mode::Document)?.to_string()
+        };
+        let now = now_or_clock(now)?;
+        let wall = conv::wall_or_clock(wall_now_ms)?;
+        let snap = BreakerSnapshot::from_json(&text).py(py)?;
+        let b = CircuitBreaker::restore(self.config.clone(), &snap, now, wall).py(py)?;
+        let old = self.with(py, |cur| std::mem::replace(cur, b));
+        drop(old);
+        Ok(())
+    __repr__() -> String =
+        let state = self.with(py, |b| b.state().code());
+        format!("CircuitBreaker(name={:?}, state={:?})", self.config.name, state)
+    /// The current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
+    /// rates in percent (-1.0 below the minimum number of calls) and counts,
+    /// `not_permitted_calls` included (per state; `rejections` is the running total).
+    state_metrics(now: now?) -> try Obj<'py> =
+        let m = self.with(py, |b| b.metrics(now));
+        conv::from_json(py, &serde_json::to_value(m).unwrap_or_default())
+    /// Records an outcome without a permit (resilience4j's `onError` /
+    /// `onSuccess` without `tryAcquirePermission`): it counts in the current
+    /// state's metrics and cannot be voided by a transition.
+    record_without_permit(outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
+        let counted = outcome_of(py, &self.config, outcome)?;
+        let now = now_or_clock(now)?;
+        let duration = opt_secs(duration, "duration")?.unwrap_or(0);
+        let t = self.with(py, |b| b.record(now, counted, duration));
+        self.fire(py, t)
+    /// Opens for `duration` seconds by hand (resilience4j's `transitionToOpenStateFor`).
+    transition_to_open_for(duration: secs, now: now?) -> try Py<PyTransition> =
+        let t = self.with(py, |b| b.transition_to_open_for(duration, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    /// Opens until `until`, in seconds on the clock `now` uses
+    /// (resilience4j's `transitionToOpenStateUntil`).
+    transition_to_open_until(until: instant, now: now?) -> try Py<PyTransition> =
+        let t = self.with(py, |b| b.transition_to_open_until(until, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    /// What a break-duration generator sees now (Polly's
+    /// `BreakDurationGeneratorArguments`): `failure_rate` (0-1),
+    /// `failure_count`, `half_open_attempts`.
+    break_arguments(now: now?) -> try Obj<'py> =
+        let a = self.with(py, |b| b.break_arguments(now));
+        conv::from_json(py, &serde_json::to_value(a).unwrap_or_default())
+    /// Replaces the current open period's wait with `duration` seconds,
+    /// counted from when it opened (a host-computed break duration).
+    set_break_duration(duration: secs) -> try () = self.with(py, |b| b.set_break_duration(duration)).py(py)
+
+methods PyBudget
+    new new(config: obj?, *, kwargs: obj?, share: obj?, overrides: obj?) -> try Self =
+        Self::create(py, config, kwargs, share, overrides)
+    to_dict() -> try Obj<'py> = conv::from_json(py, &self.config.to_json_value())
+    get name -> String = self.config.name.clone()
+    get kind -> &'static str = self.config.kind_name()
+    get refusals -> u64 = self.with(py, |b| b.refusals())
+    get withdrawals -> u64 = self.with(py, |b| b.withdrawals())
+    /// The level: tokens, or window counts, as a dict.
+    level(now: ~self.now) -> try Obj<'py> = conv::from_json(py, &self.with(py, |b| b.level(now)))
+    /// A logical operation starts (ratio deposit, concurrency call).
+    on_operation_start(now: ~self.now) -> () = self.with(py, |b| b.on_operation_start(now));
+    /// A logical operation ends.
+    on_operation_end(held_retry_slot: false?) -> () = self.with(py, |b| b.on_operation_end(held_retry_slot));
+    /// Checks whether a retry after `category` is affordable: a `Refusal` or None.
+    /// `category` left out (None) is `"server_error"`, as in the shared vectors.
+    check(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try Option<PyRefusal> =
+        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
+        Ok(self.with(py, |b| b.check(now, c, refused, holds)).err().map(refusal))
+    /// Pays for a retry that `check` allowed: (token cost or None, took a concurrency slot).
+    /// `category` left out (None) is `"server_error"`.
+    withdraw(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try (Option<u32>, bool) =
+        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
+        Ok(self.with(py, |b| b.withdraw(now, c, refused, holds)))
+    /// Checks and pays in one step under one lock: None when paid, else the `Refusal`.
+    /// `category` left out (None) is `"server_error"`.
+    try_withdraw(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try Option<PyRefusal> =
+        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
+        Ok(self.with(py, |b| b.try_withdraw(now, c, refused, holds)).err().map(refusal))
+    /// Takes `n` tokens from a token bucket if it holds that many, after its
+    /// refill (smithy-rs `try_acquire_many`, botocore `RetryQuota.acquire`):
+    /// True when taken. Counts no withdrawal or refusal. Another kind of
+    /// budget raises `invalid_state`.
+    acquire(n: u32, now: ~self.now) -> try bool = self.with(py, |b| b.acquire(now, n)).py(py)
+    /// Gives `n` tokens back to a token bucket, up to its capacity (botocore
+    /// `RetryQuota.release`). Another kind of budget raises `invalid_state`.
+    release(n: u32, now: ~self.now) -> try () = self.with(py, |b| b.release(now, n)).py(py)
+    /// Records a failed attempt; `category` left out (None) is `"server_error"`.
+    on_failure(category: ~category_of, now: obj?, counts: true?, reached_backend: true?, declined_pushback: false?,
+            refused: false?) -> () =
+        let facts = FailureFacts { category, counts, reached_backend, declined_pushback, refused };
+        let now = self.now(now)?;
+        self.with(py, |b| b.on_failure(now, facts));
+    /// Records a success; `retry_cost` is what the token bucket took for the retry that led to it.
+    on_success(now: ~self.now, retry_cost: u32?) -> () = self.with(py, |b| b.on_success(now, retry_cost));
+    /// The adaptive throttle before an attempt: a `Refusal` or None. `r`
+    /// is the draw in [0, 1) (default: from the OS).
+    before_attempt(now: ~self.now, r: obj?) -> try Option<PyRefusal> =
+        let r = conv::opt(r, |x| {
+            let v = conv::to_f64(x, "r")?;
+            retrycore::backoff::check_r(v).py(py).map(|()| v)
+        })?
+        .unwrap_or_else(crate::entropy::draw);
+        Ok(self.with(py, |b| b.before_attempt(now, r)).map(refusal))
+    __repr__() -> String = format!("Budget(kind={:?}, name={:?})", self.config.kind_name(), self.config.name)
+
 module misc
 
 /// What response headers say about retrying.
