@@ -312,6 +312,209 @@ methods PyBudget
         Ok(self.with(py, |b| b.before_attempt(now, r)).map(refusal))
     __repr__() -> String = format!("Budget(kind={:?}, name={:?})", self.config.kind_name(), self.config.name)
 
+module idem
+
+functions
+    /// Checks a key: 1–`max_len` visible ASCII characters, not starting with `sha256:`.
+    validate_key(key: obj, max_len: count?) -> try () =
+        let max = max_len.map_or(idem::DEFAULT_MAX_KEY_LEN, |m| usize::try_from(m).unwrap_or(usize::MAX));
+        idem::validate_key(&s(key, "key")?, max).py_in(py, I)
+    /// `len(tenant) ":" tenant ":" key`.
+    scoped_key(tenant: istr, key: istr) -> try String = idem::scoped_key(&tenant, &key).py_in(py, I)
+    /// The key itself when short enough, else `sha256:` + hex.
+    storage_key(key: obj, max_len: count) -> try String =
+        idem::storage_key(&s(key, "key")?, usize::try_from(max_len).unwrap_or(usize::MAX)).py_in(py, I)
+    /// A random UUIDv4 key from 16 bytes (default: from the OS).
+    mint_key(entropy: obj?) -> try String =
+        let bytes: [u8; 16] = match entropy.filter(|e| !e.is_none()) {
+            None => crate::entropy::bytes::<16>()
+                .ok_or_else(|| {
+                    err_in(py, I, ErrorCode::InvalidState, "entropy", "the operating system gave no entropy")
+                })?,
+            Some(e) => {
+                let b = e
+                    .downcast::<PyBytes>()
+                    .map_err(|_| err_in(py, I, ErrorCode::InvalidType, "entropy", "must be 16 bytes"))?;
+                b.as_bytes()
+                    .try_into()
+                    .map_err(|_| err_in(py, I, ErrorCode::InvalidValue, "entropy", "must be exactly 16 bytes"))?
+            }
+        };
+        Ok(idem::mint_key(bytes))
+    /// The `Idempotency-Key` header value for a key (an RFC 8941 sf-string).
+    format_header(key: istr) -> try String = idem::format_header(&key).py_in(py, I)
+    /// Reads an `Idempotency-Key` header value; `allow_token=True` also takes Stripe's bare token.
+    parse_header(value: obj, allow_token: false?) -> try String =
+        let form = if allow_token { idem::HeaderForm::SfStringOrToken } else { idem::HeaderForm::SfString };
+        idem::parse_header(&s(value, "value")?, form).py_in(py, I)
+    /// The RFC 8785 canonical JSON of a Python value.
+    canonicalize(value: obj) -> try String = idem::canonicalize_value(&to_host_json(value)?).py_in(py, I)
+    /// The RFC 8785 canonical form of JSON text.
+    canonicalize_json(text: istr) -> try String = py.allow_threads(|| idem::canonicalize_json(&text)).py_in(py, I)
+    /// A float as RFC 8785 (ECMAScript) writes it.
+    format_number(x: obj) -> try String = idem::format_number(conv::to_f64(x, "value")?).py_in(py, I)
+    /// The fingerprint of a request: lowercase hex SHA-256 of the canonical JSON
+    /// of `{"method", "path", "body"}` or `{"operation", "body"}`.
+    fingerprint(body: obj?, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
+            -> try String =
+        let v = match body {
+            Some(b) => to_host_json(b)?,
+            None => JsonValue::Null,
+        };
+        fp(py, Body::Value(v), method, path, operation, selected, canonical)
+    /// `fingerprint` of a body given as JSON text (duplicate keys and inexact numbers are errors).
+    fingerprint_json(text: obj, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
+            -> try String = fp(py, Body::Text(s(text, "text")?), method, path, operation, selected, canonical)
+    /// Decides what an incoming request gets from its stored record (a dict, or None).
+    /// A `key` of None is a request without the required key (400).
+    decide(record: obj|None, key: obj|None, fingerprint: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
+        let cfg = config_or_default(config)?;
+        let Some(key) = key.filter(|k| !k.is_none()) else {
+            return conv::from_json(
+                py,
+                &json!({"decision": "missing_key", "http": http_json(Some(idem::missing_key_answer(&cfg)))}),
+            );
+        };
+        let key = s(key, "key")?;
+        let fpr = s(fingerprint, "fingerprint")?;
+        let rec = conv::opt(record, |r| record_of(py, r))?;
+        let now = conv::wall_or_clock(wall_now_ms)?;
+        let d = idem::decide(rec.as_ref(), &key, &fpr, now, &cfg).py_in(py, I)?;
+        let mut v = serde_json::to_value(&d).unwrap_or(Value::Null);
+        v["http"] = http_json(d.http(&cfg));
+        if let idem::RecordDecision::Execute(c) = &d {
+            v["record"] = serde_json::to_value(c.to_record(&key, &fpr)).unwrap_or(Value::Null);
+        }
+        conv::from_json(py, &v)
+    /// Completes a record for the holder of `fence`: `outcome` is
+    /// `{"state": "succeeded" | "failed", "category": ..., "response": ...}`.
+    complete(record: obj, fence: obj, outcome: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
+        let cfg = config_or_default(config)?;
+        let rec = record_of(py, record)?;
+        let o = outcome.downcast::<PyDict>();
+        let o = o.map_err(|_| err_in(py, I, ErrorCode::InvalidType, "outcome", "must be a dict"))?;
+        let response = response_of(py, o.get_item("response")?)?;
+        let state = match o.get_item("state")? {
+            Some(x) => s(&x, "outcome.state")?,
+            None => return Err(err_in(py, I, ErrorCode::MissingField, "outcome.state", "is required")),
+        };
+        let out = match state.as_str() {
+            "succeeded" => idem::Outcome::Succeeded { response },
+            "failed" => idem::Outcome::Failed {
+                category: match o.get_item("category")? {
+                    Some(c) if !c.is_none() => s(&c, "outcome.category")?,
+                    _ => String::new(),
+                },
+                response,
+            },
+            other => {
+                return Err(err_in(
+                    py,
+                    I,
+                    ErrorCode::InvalidValue,
+                    "outcome.state",
+                    format!("must be succeeded or failed, got {other:?}"),
+                ))
+            }
+        };
+        let now = conv::wall_or_clock(wall_now_ms)?;
+        let r = idem::complete(&rec, u(fence, "fence")?, out, now, &cfg).py_in(py, I)?;
+        to_py(py, &r)
+    /// Renews the lease of a processing record (a heartbeat).
+    renew_lease(record: obj, fence: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
+        let cfg = config_or_default(config)?;
+        let rec = record_of(py, record)?;
+        let now = conv::wall_or_clock(wall_now_ms)?;
+        let r = idem::renew_lease(&rec, u(fence, "fence")?, now, &cfg).py_in(py, I)?;
+        to_py(py, &r)
+    /// Unix milliseconds as RFC 3339 UTC (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
+    format_rfc3339_ms(unix_ms: count) -> try String = idem::format_rfc3339_ms(unix_ms).py_in(py, I)
+    /// RFC 3339 text as Unix milliseconds (rounded down).
+    parse_rfc3339_ms(text: istr) -> try i64 = idem::parse_rfc3339_ms(&text).py_in(py, I)
+
+methods RecordConfig
+    new new(*, lease: obj?, retention: obj?, stripe: false?, failure_handling: obj?, release_categories: obj?)
+            -> try Self =
+        let release_categories = conv::opt(release_categories, |c| {
+            let items = conv::list_arg(c, "release_categories", "a list of str")?;
+            items.iter().map(|x| conv::to_str(x, "release_categories")).collect::<PyResult<Vec<String>>>()
+        })?;
+        let d = idem::RecordConfig::default();
+        let lease = conv::opt_secs(lease, "lease")?.map_or(Duration::from_millis(d.lease_ms()), Duration::from_nanos);
+        let retention = conv::opt_secs(retention, "retention")?
+            .map_or(Duration::from_millis(d.retention_ms()), Duration::from_nanos);
+        let mut c = idem::RecordConfig::new(lease, retention).py_in(py, I)?.with_stripe(stripe);
+        if let Some(h) = conv::opt_str(failure_handling, "failure_handling")? {
+            c = c.with_failure_handling(idem::FailureHandling::parse(&h, "failure_handling").py_in(py, I)?);
+        }
+        if let Some(cats) = release_categories {
+            c = c.with_release_categories(cats);
+        }
+        Ok(RecordConfig { c })
+    get lease -> f64 = self.c.lease_ms() as f64 / 1e3
+    get retention -> f64 = self.c.retention_ms() as f64 / 1e3
+
+methods PyDeadLetter
+    new new(msg_id: obj, message: obj, *, reason: obj, attempts: obj, error: obj?, error_class: obj?,
+            error_message: obj?, first_failure_ms: obj?, last_failure_ms: obj?, first_failure_at: obj?,
+            last_failure_at: obj?, trace_id: obj?, topic: obj?, partition: obj?, offset: obj?,
+            target_idempotent: false?) -> try Self =
+        let mut b = idem::DeadLetter::builder(s(msg_id, "msg_id")?, to_json(message, Mode::Document)?)
+            .reason(s(reason, "reason")?)
+            .attempts(conv::to_u32(attempts, "attempts")?)
+            .target_idempotent(target_idempotent);
+        let (mut class, mut text) =
+            (conv::opt_str(error_class, "error_class")?, conv::opt_str(error_message, "error_message")?);
+        if let Some(e) = error.filter(|e| !e.is_none()) {
+            if !e.is_instance_of::<PyBaseException>() {
+                return Err(err_in(py, I, ErrorCode::InvalidType, "error", "must be an exception"));
+            }
+            class = class.or_else(|| Some(class_name(e)));
+            text = text.or_else(|| e.str().ok().map(|x| x.to_string()));
+        }
+        if let Some(c) = class {
+            b = b.error(c, text.unwrap_or_default());
+        }
+        if let Some(t) = conv::opt_str(first_failure_at, "first_failure_at")? {
+            b = b.first_failure_at(t);
+        }
+        if let Some(t) = conv::opt_str(last_failure_at, "last_failure_at")? {
+            b = b.last_failure_at(t);
+        }
+        if let Some(ms) = conv::opt_count(first_failure_ms, "first_failure_ms", u64::MAX)? {
+            b = b.first_failure_ms(ms);
+        }
+        if let Some(ms) = conv::opt_count(last_failure_ms, "last_failure_ms", u64::MAX)? {
+            b = b.last_failure_ms(ms);
+        }
+        if let Some(t) = conv::opt_str(trace_id, "trace_id")? {
+            b = b.trace_id(t);
+        }
+        if let Some(t) = conv::opt_str(topic, "topic")? {
+            let p = conv::opt_count(partition, "partition", u64::from(u32::MAX))?.map(|p| p as u32);
+            let o = conv::opt_count(offset, "offset", u64::MAX)?;
+            b = b.source(t, p, o);
+        }
+        Ok(PyDeadLetter::new_letter(b.build().py_in(py, I)?))
+    /// Reads a letter from a dict (validated).
+    static from_dict(d: obj) -> try Self =
+        let v = to_json(d, Mode::Document)?;
+        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_value(&v).py_in(py, I)?))
+    /// Reads a letter from JSON text (validated).
+    static from_json(text: istr) -> try Self =
+        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_json(&text).py_in(py, I)?))
+    to_dict() -> try Obj<'py> = conv::from_json(py, &self.with(py, |l| l.to_value()))
+    to_json() -> String = self.with(py, |l| l.to_json())
+    /// Marks the letter for replay (its target must be idempotent).
+    mark_replayable() -> try () = self.with(py, |l| l.mark_replayable()).py_in(py, I)
+    mark_replayed() -> try () = self.with(py, |l| l.mark_replayed()).py_in(py, I)
+    discard() -> try () = self.with(py, |l| l.discard()).py_in(py, I)
+    get msg_id -> String = self.with(py, |l| l.msg_id.clone())
+    get status -> &'static str = self.with(py, |l| l.status.as_str())
+    get replayable -> bool = self.with(py, |l| l.replayable)
+    __repr__() -> String =
+        self.with(py, |l| format!("DeadLetter(msg_id={:?}, status={:?})", l.msg_id, l.status.as_str()))
+
 module misc
 
 /// What response headers say about retrying.
