@@ -57,6 +57,204 @@ class RetryEvent {
 }
     repr "RetryEvent(attempt={attempt}, retry={retry:?}, category={category:?}, delay={delay:?}, reason={reason:?})"
 
+methods Policy
+    /// Parses a policy document (JSON text, as a str or UTF-8 bytes); never reads a file.
+    static from_json(text: obj, entropy: obj?) -> try Policy =
+        let text = match text.downcast::<PyBytes>() {
+            Ok(b) => {
+                let b = b.as_bytes();
+                retrycore::limits::check_bytes(b.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "text").py(py)?;
+                std::str::from_utf8(b)
+                    .map_err(|e| err(py, ErrorCode::InvalidJson, "text", format!("is not UTF-8: {e}")))?
+                    .to_owned()
+            }
+            Err(_) => to_str(text, "text")?,
+        };
+        Policy::build(py, PolicyConfig::from_json(&text).py(py)?, opt_count(entropy, "entropy", u64::MAX)?)
+    /// Reads a policy document given as a dict (`kwargs=True`: typed options, durations also float seconds).
+    static from_dict(doc: obj, kwargs: obj?, entropy: obj?) -> try Policy =
+        let mode = Mode::of(kwargs)?;
+        let v = to_json(doc, mode)?;
+        let cfg = match mode {
+            Mode::Kwargs => PolicyConfig::from_typed_value(&v, conv::UNIT_NS),
+            Mode::Document => PolicyConfig::from_json_value(&v),
+        };
+        Policy::build(py, cfg.py(py)?, opt_count(entropy, "entropy", u64::MAX)?)
+    /// The normalized document, every setting spelled out.
+    to_dict() -> try Obj<'py> = conv::from_json(py, &self.inner.config().to_json_value())
+    to_json() -> String = self.inner.config().to_json()
+    get max_attempts -> u32 = self.inner.config().max_attempts
+    get name -> Option<String> = self.inner.config().name.clone()
+    get breaker -> Option<Py<Breaker>> = self.breaker.as_ref().map(|b| b.clone_ref(py))
+    get budgets -> Vec<Py<PyBudget>> = self.budgets.iter().map(|b| b.clone_ref(py)).collect()
+    /// A policy with the same settings whose sessions share `breaker`.
+    with_breaker(breaker: obj|None) -> try Policy =
+        let breaker =
+            conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
+        let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
+        Ok(Policy::of(py, inner, breaker, self.budgets(py)))
+    /// A policy with the same settings whose sessions share `budgets`.
+    with_budgets(budgets: obj) -> try Policy =
+        let budgets = conv::list_arg(budgets, "budgets", "a list of Budget objects")?
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                if let Ok(b) = b.downcast::<PyBudget>() {
+                    return Ok(b.clone().unbind());
+                }
+                if b.is_instance_of::<PyDict>() {
+                    // A configuration (keyword-argument form): a budget of its own.
+                    let doc = to_json(b, Mode::Kwargs)?;
+                    return Py::new(py, PyBudget::from_doc(py, &doc, Mode::Kwargs)?);
+                }
+                Err(conv::wrong_type(b, &format!("budgets[{i}]"), "a Budget or a dict"))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let inner = self.inner.with_budgets(budgets.iter().map(|b| b.get().shared.clone()).collect());
+        Ok(Policy::of(py, inner, self.breaker(py), budgets))
+    /// Low / mid / high delay per retry, in seconds.
+    schedule() -> Vec<ScheduleRow> =
+        self.inner
+            .schedule()
+            .rows
+            .iter()
+            .map(|r| ScheduleRow {
+                retry: r.retry,
+                attempt: r.attempt,
+                low: dur_secs(r.low),
+                mid: dur_secs(r.mid),
+                high: dur_secs(r.high),
+                cumulative_low: dur_secs(r.cumulative_low),
+                cumulative_high: dur_secs(r.cumulative_high),
+            })
+            .collect()
+    /// The cumulative worst-case wait, in seconds.
+    worst_case() -> f64 = to_secs(retrycore::duration::from_std(self.inner.schedule().worst_case()))
+    /// The delay before `retry` (≥ 1) for the draw `r` in [0, 1]; `prev`
+    /// is the previous decorrelated delay in seconds. A delay that depends
+    /// on a history it is not given is refused (`Backoff::delay_alone_ns`):
+    /// a decorrelated retry after the first without `prev` is
+    /// `missing_field`, the polly profile's DecorrelatedJitterV2 after the
+    /// first is `invalid_combination` (use `replay_delays`).
+    delay(retry: u32, r: f64, prev: secs?) -> try f64 =
+        self.inner.config().backoff.delay_alone_ns(retry, r, prev).map(to_secs).py(py)
+    /// The delays of retries 1..=count drawn from a generator seeded with `seed`.
+    sample_delays(seed: count, count: obj) -> Vec<f64> =
+        let count = conv::to_count(count, "count", retrycore::limits::MAX_ITEMS as u64)? as u32;
+        self.inner.config().backoff.sample_sequence_ns(seed, count).into_iter().map(to_secs).collect()
+    /// The delays of retries 1..=len(draws), retry n taking draw n (anchors' vectors).
+    replay_delays(draws: obj) -> try Vec<f64> =
+        let draws = floats(draws, "draws")?;
+        Ok(self.inner.config().backoff.replay_ns(&draws).py(py)?.into_iter().map(to_secs).collect())
+    /// Starts one logical operation.
+    session(key: str?, seed: count?, idempotent: bool?, idempotency_key_sent: bool?, method: str?, draws: obj?)
+            -> try Session =
+        let draws = conv::opt(draws, |d| floats(d, "draws"))?;
+        let key_entropy = crate::entropy::bytes::<16>();
+        let opts = SessionOptions { key, key_entropy, seed, idempotent, idempotency_key_sent, method, draws };
+        Session::new(py, self, opts)
+    /// A policy for test suites: at most `attempts` calls, every delay capped at `max_delay` seconds.
+    testing(attempts: u32, max_delay: secs?) -> try Policy =
+        let inner = self.inner.testing(attempts, max_delay.unwrap_or(0)).py(py)?;
+        Ok(Policy::of(py, inner, self.breaker(py), self.budgets(py)))
+    /// The counters of all sessions (the `retry_attempts_total` family of metric names).
+    counters() -> try Obj<'py> = conv::from_json(py, &self.inner.counters().snapshot().to_json_value())
+    __repr__() -> String = format!("Policy({})", self.inner.config().to_json())
+
+methods Session
+    /// The idempotency key every attempt carries.
+    get key -> Py<PyString> = self.key_str(py)
+    /// True when the session minted the key itself (it then does not make a request safe to repeat).
+    get key_minted -> bool = self.with(py, |st| st.s.key_minted())
+    /// The number of the current (or last) attempt; 0 before the first.
+    get attempt -> u32 = self.with(py, |st| st.s.attempts())
+    /// Seconds the current attempt may take (min of `attempt_timeout` and the time left), or None.
+    get timeout -> Option<f64> = self.with(py, |st| st.timeout).map(to_secs)
+    get done -> bool = self.with(py, |st| st.s.is_done())
+    get give_up_reason -> Option<&'static str> = self.with(py, |st| st.s.give_up_reason()).map(|r| r.code())
+    /// Gates the next attempt: a `Proceed` or a `Reject`.
+    before_attempt(now: now?) -> try Py<PyAny> =
+        let g = self.with(py, |st| {
+            let g = st.s.before_attempt_ns(now);
+            if let Ok(Gate::Proceed { timeout, .. }) = &g {
+                st.timeout = timeout.map(retrycore::duration::from_std);
+            }
+            g
+        });
+        gate_obj(py, &g.py(py)?)
+    /// Answers a failed attempt — an exception, a dict of failure fields, or
+    /// keyword fields — with a `Retry` or a `GiveUp`.
+    on_failure(failure: obj?, now: obj?, *, fields: ..Fields) -> try Py<PyAny> =
+        let f = OwnedFailure::read(failure, &fields, self.needs_message)?;
+        let now = now_or_clock(now)?;
+        let d = self.with(py, |st| f.with(|x| st.s.on_failure_ns(now, x)));
+        decision_obj(py, &d.py(py)?)
+    /// Records a successful attempt and finishes the session.
+    on_success(now: now?, elapsed: secs?) -> try () =
+        // The refusal (a session not in flight) becomes an exception after the lock is released.
+        self.with(py, |st| st.s.on_success_ns(now, elapsed)).py(py)
+    /// Ends the session as cancelled (does nothing once done).
+    cancel(now: now?) -> () = self.with(py, |st| st.s.cancel_ns(now));
+    /// Gives back a permit and slots without counting anything.
+    release() -> () = self.with(py, |st| st.s.release());
+    /// The breaker transitions this session's calls caused since the last call.
+    take_transitions() -> try Vec<Py<PyTransition>> =
+        let ts = self.with(py, |st| st.s.take_transitions());
+        ts.iter().map(|t| Py::new(py, crate::breaker::transition(t))).collect()
+    __repr__() -> String =
+        self.with(py, |st| {
+            format!("RetrySession(key={:?}, attempt={}, done={})", st.s.key(), st.s.attempts(), st.s.is_done())
+        })
+
+methods Runner
+    new new(policy: =native_policy, *, sleep: hook?, clock: hook?, on_retry: hook?, on_give_up: hook?,
+            on_state_change: hook?, key: hook?, idempotent: obj?, idempotency_key_sent: obj?, method: obj?,
+            wall_clock: any?) -> try Runner =
+        Ok(Runner {
+            policy: policy.unbind(),
+            sleep,
+            clock,
+            on_retry,
+            on_give_up,
+            on_state_change,
+            key_fn: key,
+            wall_clock: hook(py, wall_clock, "wall_clock")?,
+            idempotent: opt_bool(idempotent, "idempotent")?,
+            key_sent: opt_bool(idempotency_key_sent, "idempotency_key_sent")?,
+            method: opt_str(method, "method")?,
+        })
+    /// Calls `func(*args, **kwargs)` with retries (synchronous; sleeps with `sleep`, default `time.sleep`).
+    call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
+        let call = call_args(func, args, kwargs)?;
+        let s = self.new_session(py, call)?;
+        let var = current_var(py)?;
+        let token = var.set.call1(py, (s.clone_ref(py),))?;
+        let r = self.run(py, s.get(), func, call);
+        var.reset.call1(py, (token,))?;
+        r
+    /// Starts a session for one call (the async loop's first step).
+    start(args: obj, kwargs: obj?) -> try Py<Session> = self.new_session(py, args_of(args, kwargs)?)
+    /// Gates an attempt: the timeout in seconds (or None), or raises the local rejection / `RetryError`.
+    before(session: =session_of) -> Option<f64> = self.gate(py, session.get())?.map(to_secs)
+    /// Answers a failed attempt: the delay in seconds, or raises (`RetryError`, or the error itself).
+    failed_attempt(session: =session_of, exc: obj) -> try f64 =
+        let s = session.get();
+        if !exc.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+            return Err(err(py, ErrorCode::InvalidType, "exc", "must be an exception"));
+        }
+        self.or_cancel(py, s, self.failed(py, s, exc)).map(to_secs)
+    /// Records the successful attempt.
+    succeeded_attempt(session: =session_of) -> try () = self.succeeded(py, session.get())
+    /// Answers a returned value: None to return it (recorded as a success, or
+    /// a non-ok response nothing retries), the delay in seconds to retry a
+    /// non-ok response, or raises `RetryError`.
+    returned_attempt(session: =session_of, value: obj) -> Option<f64> =
+        let s = session.get();
+        self.or_cancel(py, s, self.returned(py, s, value))?.map(to_secs)
+    /// Cancels the session (no-op once done).
+    cancel(session: =session_of) -> try () = self.cancelled(py, session.get())
+    get sleep -> Option<Py<PyAny>> = self.sleep.as_ref().map(|s| s.clone_ref(py))
+
 module breaker
 
 /// A breaker state change.
@@ -514,6 +712,58 @@ methods PyDeadLetter
     get replayable -> bool = self.with(py, |l| l.replayable)
     __repr__() -> String =
         self.with(py, |l| format!("DeadLetter(msg_id={:?}, status={:?})", l.msg_id, l.status.as_str()))
+
+module failure
+
+/// The keyword fields of a failure ([`Fields`]).
+group Fields {
+    status, grpc_code, error_names, method, idempotent, idempotency_key_sent, headers, elapsed, wall_now_ms, message,
+    retryable, should_retry
+}
+
+functions
+    /// Classifies an exception or a failure.
+    classify(failure: obj?, *, policy: obj?, fields: ..Fields) -> try Verdict_ =
+        let v = match policy.filter(|p| !p.is_none()) {
+            None => {
+                let c = Classifier::default();
+                let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
+                let v = f.with(|x| c.classify(x));
+                (f, v)
+            }
+            Some(p) => {
+                let p = crate::policy::native_policy(p)?;
+                // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
+                let p = p.get();
+                let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
+                let v = f.with(|x| p.inner.config().classify(x));
+                (f, v)
+            }
+        };
+        Ok(verdict(v.0, &v.1))
+    /// Returns the flattened cause chain of names of an exception (what classification reads).
+    error_names(e: obj) -> try Bound<'py, PyList> =
+        if !e.is_instance_of::<PyBaseException>() {
+            return Err(err(e.py(), ErrorCode::InvalidType, "exception", "must be an exception"));
+        }
+        PyList::new(e.py(), OwnedFailure::from_exception(e, false)?.names.iter().map(|n| &**n))
+
+methods Verdict_
+    /// The error names that were classified (the flattened cause chain).
+    get error_names -> Vec<&str> = self.names.iter().map(|n| &**n).collect()
+    /// The chain holds a refused connection.
+    get refused -> bool =
+        let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
+        retrycore::classify::is_refused(&names)
+    __repr__() -> String =
+        format!(
+            "Verdict(category={:?}, retry={:?}, safe={}, retryable={}, server_delay={:?})",
+            self.category,
+            self.retry,
+            if self.safe { "True" } else { "False" },
+            if self.retryable { "True" } else { "False" },
+            self.server_delay
+        )
 
 module misc
 
