@@ -52,6 +52,7 @@
 //! | `secs?`   | `Option<u64>` nanoseconds (`conv::opt_secs`)    | None    |
 //! | `instant` | nanoseconds on the monotonic clock              |         |
 //! | `now?`    | nanoseconds, the clock's when left out          | None    |
+//! | `str`     | `String` (`conv::to_str`)                       |         |
 //! | `str?`    | `Option<String>`                                | None    |
 //! | `bool?`   | `Option<bool>`                                  | None    |
 //! | `false?`, `true?` | `bool`, that value when left out        | None    |
@@ -288,6 +289,7 @@ fn kind(k: &str, py: &str) -> Result<(String, Option<String>), String> {
         "secs?" => ("Option<&Obj>", "conv::opt_secs({n}, \"{n}\")?"),
         "instant" => ("&Obj", "conv::instant({n}, \"{n}\")?"),
         "now?" => ("Option<&Obj>", "conv::now_or_clock({n})?"),
+        "str" => ("&Obj", "conv::to_str({n}, \"{n}\")?"),
         "str?" => ("Option<&Obj>", "conv::opt_str({n}, \"{n}\")?"),
         "bool?" => ("Option<&Obj>", "conv::opt_bool({n}, \"{n}\")?"),
         "false?" => ("Option<&Obj>", "conv::bool_or({n}, \"{n}\", false)?"),

@@ -784,4 +784,45 @@ class ServerAdvice {
 /// One lint finding.
 class Finding { code: &'static str, severity: &'static str, field: String, message: String }
     repr "Finding({code:?}, {severity:?}, field={field:?})"
+functions
+    /// Parses a duration string (`"250ms"`, `"1.5s"`) into float seconds.
+    parse_duration(text: obj) -> try f64 =
+        retrycore::duration::parse_duration(&to_str(text, "duration")?, "duration").map(to_secs).py(py)
+    /// Writes float seconds as the shortest exact duration string.
+    format_duration(seconds: secs) -> String = retrycore::duration::format_duration(seconds)
+    /// Reads `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms` and the retry hints
+    /// (an HTTP-date needs `wall_now_ms`, Unix epoch milliseconds; without it the date is ignored).
+    server_advice(headers: obj, wall_now_ms: obj?) -> try ServerAdvice =
+        let fields = Fields { headers: Some(headers.clone()), wall_now_ms: wall_now_ms.cloned(), ..Default::default() };
+        let f = OwnedFailure::read(None, &fields, false)?;
+        // Pure, like the core: without `wall_now_ms` an HTTP-date is ignored.
+        let headers = f.headers.iter().map(|(a, b)| (a.as_str(), b.as_str()));
+        let a = retrycore::retry_after::read_headers(headers, f.wall_now_ms);
+        Ok(ServerAdvice {
+            delay: a.delay_ns().map(to_secs),
+            source: a.delay.map(|(_, s)| s.name()),
+            declined: a.declined_by_pushback,
+            should_retry: a.should_retry,
+            retry_exhausted: a.retry_exhausted,
+        })
+    /// An HTTP-date as Unix seconds, or None when it is not one.
+    parse_http_date(value: str, wall_now_ms: obj) -> Option<i64> =
+        retrycore::retry_after::parse_http_date(&value, conv::wall_arg(wall_now_ms, "wall_now_ms")?)
+    /// Lints a policy, optionally with its service description (a dict).
+    lint(policy: =crate::policy::native_policy, service: obj?) -> try Vec<Finding> =
+        let service = conv::opt(service, |s| Service::from_json_value(&to_json(s, Mode::Document)?).py(py))?;
+        Ok(retrycore::lint::lint(policy.get().inner.config(), service.as_ref())
+            .into_iter()
+            .map(|f| Finding { code: f.code, severity: f.severity.code(), field: f.field, message: f.message })
+            .collect())
+    /// Every list and table the core shows hosts (kinds, categories, reasons,
+    /// error codes with their families, profiles, limits, defaults), as a dict.
+    host_tables() -> try Obj<'py> = conv::from_json(py, &retrycore::tables::host_tables())
+
+methods Random
+    new new(seed: count) -> Random = Random { g: std::sync::Mutex::new(Xoshiro256pp::seed_from_u64(seed)) }
+    /// The next 64-bit output.
+    next_u64() -> u64 = crate::locks::with(py, &self.g, |g| g.next_u64())
+    /// The next draw in [0, 1): `(x >> 11) · 2⁻⁵³`.
+    random() -> f64 = crate::locks::with(py, &self.g, |g| g.next_f64())
 "#;
