@@ -16,7 +16,7 @@
 //!     further `repr` lines continue the string;
 //!   - `truthy`: `__bool__` answers True.
 //! - `methods Rust`: the `#[pymethods]` of a class the module defines, one
-//!   member per item:
+//!   member per indented item:
 //!   `[new|static|get] name(params) -> [try] Ret = body` — `new` is the
 //!   constructor, `static` a static method, `get` a getter (no
 //!   parentheses), anything else a `&self` method. `try` says the body
@@ -29,18 +29,21 @@
 //!   together: a parameter `p: ..Name` stands for `a=None, b=None, …`
 //!   (each an `Option<Obj>`) and the body sees `p = Name { a, b, … }`. The
 //!   module that declares the group defines the struct with a
-//!   `macro_rules!` named after it in snake case, which the expansion
+//!   `macro_rules!` named after it in lower case, which the expansion
 //!   invokes with the list (`fields!(a, b, …)` for `Fields`).
 //!
 //! Parameters are `name: kind`, a lone `*` making the rest keyword-only.
 //! The kind says what Python passes and how the body sees it (`n` is the
-//! name, also the field an error names):
+//! name, also the field an error names). The conversions run in parameter
+//! order before the body; where the binding reads its arguments in another
+//! order (which error a call with two bad arguments gets), the parameter
+//! is an `obj` the body reads itself.
 //!
 //! | kind      | the body sees                                   | default |
 //! |-----------|-------------------------------------------------|---------|
 //! | `obj`     | `&Obj`, as passed                               |         |
 //! | `obj?`    | `Option<&Obj>`, as passed                       | None    |
-//! | `obj|None`| `Option<&Obj>`, as passed (required)            |         |
+//! | `nullable`| `Option<&Obj>`: required, may be None           |         |
 //! | `any?`    | `Option<Py<PyAny>>`, as passed                  | None    |
 //! | `count`   | `u64` (`conv::to_count`)                        |         |
 //! | `count?`  | `Option<u64>`                                   | None    |
@@ -137,7 +140,7 @@ fn docs(doc: &mut Vec<String>) -> Vec<String> {
 fn parse(decls: &str) -> Result<Vec<Module>, String> {
     let mut modules: Vec<Module> = Vec::new();
     let mut doc = Vec::new();
-    // Whether the items below are members of a `methods` block.
+    // Whether indented items are members of a `methods` or `functions` block.
     let mut in_methods = false;
     let mut lines = decls.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end())).peekable();
     while let Some((n, raw)) = lines.next() {
@@ -155,7 +158,7 @@ fn parse(decls: &str) -> Result<Vec<Module>, String> {
             let m = modules.last_mut().ok_or_else(|| at("`methods` before any `module`".into()))?;
             m.methods.push((c.trim().to_owned(), Vec::new()));
             in_methods = true;
-        } else if in_methods {
+        } else if in_methods && raw.starts_with(' ') {
             let indent = raw.len() - raw.trim_start().len();
             let mut text = line.to_owned();
             let mut body = Vec::new();
@@ -265,19 +268,20 @@ fn member(text: &str) -> Result<Member, String> {
     })
 }
 
-/// A parameter kind: the Rust type pyo3 extracts, and the conversion the
-/// body sees (`{n}` standing for the name), if any.
-fn kind(k: &str, py: &str) -> Result<(String, Option<String>), String> {
+/// A parameter kind: the Rust type pyo3 extracts (`lt`: the lifetime
+/// arguments of `Obj`, if tied), and the conversion the body sees (`{n}`
+/// standing for the name), if any.
+fn kind(k: &str, lt: &str) -> Result<(String, Option<String>), String> {
     if let Some(f) = k.strip_prefix('~') {
-        return Ok((format!("Option<&Obj{py}>"), Some(format!("{f}({{n}})?"))));
+        return Ok((format!("Option<&Obj{lt}>"), Some(format!("{f}({{n}})?"))));
     }
     if let Some(f) = k.strip_prefix('=') {
-        return Ok((format!("&Obj{py}"), Some(format!("{f}({{n}})?"))));
+        return Ok((format!("&Obj{lt}"), Some(format!("{f}({{n}})?"))));
     }
     let (ty, conv) = match k {
         "obj" => ("&Obj", ""),
         "obj?" => ("Option<&Obj>", ""),
-        "obj|None" => ("Option<&Obj>", ""),
+        "nullable" => ("Option<&Obj>", ""),
         "any?" => ("Option<Py<PyAny>>", ""),
         "count" => ("&Obj", "conv::to_count({n}, \"{n}\", u64::MAX)?"),
         "count?" => ("Option<&Obj>", "conv::opt_count({n}, \"{n}\", u64::MAX)?"),
@@ -297,8 +301,13 @@ fn kind(k: &str, py: &str) -> Result<(String, Option<String>), String> {
         "hook?" => ("Option<Py<PyAny>>", "crate::policy::hook(py, {n}, \"{n}\")?"),
         _ => return Err(format!("unknown kind {k:?}")),
     };
-    let ty = ty.replace("Obj", &format!("Obj{py}"));
+    let ty = ty.replace("Obj", &format!("Obj{lt}"));
     Ok((ty, (!conv.is_empty()).then(|| conv.to_owned())))
+}
+
+/// Whether a parameter of kind `k` may be left out (then it is None).
+fn optional(k: &str) -> bool {
+    k.ends_with('?') || k.starts_with('~')
 }
 
 /// Whether `text` names `word` (as a whole identifier).
@@ -313,9 +322,9 @@ fn methods(out: &mut String, class: &str, members: &[Member], groups: &[(String,
         let _ = writeln!(out, "#[pymethods]\nimpl {class} {{");
     }
     for m in members {
+        // A return naming `'py` ties the arguments' lifetime to it.
         let tied = m.ret.contains("'py");
         let lt = if tied { "<'py>" } else { "" };
-        let pyl = if tied { "<'py>" } else { "" };
         let mut args = Vec::new();
         let mut sig = Vec::new();
         let mut convs = Vec::new();
@@ -329,14 +338,13 @@ fn methods(out: &mut String, class: &str, members: &[Member], groups: &[(String,
                     groups.iter().find(|(name, _)| name == g).ok_or_else(|| format!("unknown group {g:?}"))?;
                 for f in fields {
                     sig.push(format!("{f}=None"));
-                    args.push(format!("{f}: Option<Obj{pyl}>"));
+                    args.push(format!("{f}: Option<Obj{lt}>"));
                 }
                 convs.push(format!("let {n} = {g} {{ {} }};", fields.join(", ")));
                 continue;
             }
-            let (ty, conv) = kind(k, pyl)?;
-            let optional = k.ends_with('?') || k.starts_with('~');
-            sig.push(if optional { format!("{n}=None") } else { n.clone() });
+            let (ty, conv) = kind(k, lt)?;
+            sig.push(if optional(k) { format!("{n}=None") } else { n.clone() });
             args.push(format!("{n}: {ty}"));
             if let Some(c) = conv {
                 convs.push(format!("let {n} = {};", c.replace("{n}", n)));
@@ -363,15 +371,17 @@ fn methods(out: &mut String, class: &str, members: &[Member], groups: &[(String,
             "get" => out.push_str("    #[getter]\n"),
             _ => {}
         }
-        if m.params.iter().any(|(_, k)| k.ends_with('?') || k.starts_with(['~', '.']) || k.ends_with("|None"))
-            || sig.contains(&"*".to_owned())
-        {
+        // Without defaults or `*`, pyo3's own signature is the same.
+        if m.params.iter().any(|(n, k)| n == "*" || optional(k) || k == "nullable" || k.starts_with("..")) {
             let _ = writeln!(out, "    #[pyo3(signature = ({}))]", sig.join(", "));
         }
-        let ret = if m.fallible || !convs.is_empty() { format!("PyResult<{}>", m.ret) } else { m.ret.clone() };
+        let ret = match (m.fallible || !convs.is_empty(), m.ret.as_str()) {
+            (true, r) => format!(" -> PyResult<{r}>"),
+            (false, "()") => String::new(),
+            (false, r) => format!(" -> {r}"),
+        };
         let _ = writeln!(out, "    #[allow(clippy::too_many_arguments)]");
         let vis = if functions { "pub " } else { "" };
-        let ret = if ret == "()" { String::new() } else { format!(" -> {ret}") };
         let _ = writeln!(out, "    {vis}fn {}{lt}({}){ret} {{", m.name, all.join(", "));
         for c in &convs {
             let _ = writeln!(out, "        {c}");

@@ -88,7 +88,7 @@ methods Policy
     get breaker -> Option<Py<Breaker>> = self.breaker.as_ref().map(|b| b.clone_ref(py))
     get budgets -> Vec<Py<PyBudget>> = self.budgets.iter().map(|b| b.clone_ref(py)).collect()
     /// A policy with the same settings whose sessions share `breaker`.
-    with_breaker(breaker: obj|None) -> try Policy =
+    with_breaker(breaker: nullable) -> try Policy =
         let breaker =
             conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
         let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
@@ -565,7 +565,7 @@ functions
             -> try String = fp(py, Body::Text(s(text, "text")?), method, path, operation, selected, canonical)
     /// Decides what an incoming request gets from its stored record (a dict, or None).
     /// A `key` of None is a request without the required key (400).
-    decide(record: obj|None, key: obj|None, fingerprint: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
+    decide(record: nullable, key: nullable, fingerprint: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let Some(key) = key.filter(|k| !k.is_none()) else {
             return conv::from_json(
