@@ -64,7 +64,8 @@ impl OwnedFailure {
     }
 }
 
-/// Declares [`Fields`] and its dict reader from the list of field names.
+/// Declares [`Fields`] and its dict reader from the list of field names
+/// (`group Fields` in `src/surface.rs`).
 macro_rules! fields {
     ($($f:ident),*) => {
         /// The keyword fields of a failure.
@@ -88,21 +89,6 @@ macro_rules! fields {
         }
     };
 }
-
-fields!(
-    status,
-    grpc_code,
-    error_names,
-    method,
-    idempotent,
-    idempotency_key_sent,
-    headers,
-    elapsed,
-    wall_now_ms,
-    message,
-    retryable,
-    should_retry
-);
 
 /// `str(e)`, clipped to the core's `max_message_bytes`; None when `str`
 /// raises or gives a lone surrogate (a failure must always get a verdict).
@@ -259,33 +245,6 @@ pub struct Verdict_ {
     names: Vec<Name>,
 }
 
-#[pymethods]
-impl Verdict_ {
-    /// The error names that were classified (the flattened cause chain).
-    #[getter]
-    fn error_names(&self) -> Vec<&str> {
-        self.names.iter().map(|n| &**n).collect()
-    }
-
-    /// The chain holds a refused connection.
-    #[getter]
-    fn refused(&self) -> bool {
-        let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
-        retrycore::classify::is_refused(&names)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "Verdict(category={:?}, retry={:?}, safe={}, retryable={}, server_delay={:?})",
-            self.category,
-            self.retry,
-            if self.safe { "True" } else { "False" },
-            if self.retryable { "True" } else { "False" },
-            self.server_delay
-        )
-    }
-}
-
 pub fn verdict(f: OwnedFailure, v: &Verdict) -> Verdict_ {
     Verdict_ {
         category: v.category.code(),
@@ -300,66 +259,5 @@ pub fn verdict(f: OwnedFailure, v: &Verdict) -> Verdict_ {
     }
 }
 
-/// Classifies an exception or a failure.
-#[pyfunction]
-#[pyo3(signature = (failure=None, *, policy=None, status=None, grpc_code=None, error_names=None, method=None,
-    idempotent=None, idempotency_key_sent=None, headers=None, elapsed=None, wall_now_ms=None, message=None,
-    retryable=None, should_retry=None))]
-#[allow(clippy::too_many_arguments)]
-pub fn classify<'py>(
-    failure: Option<&Obj<'py>>,
-    policy: Option<&Obj<'py>>,
-    status: Option<Obj<'py>>,
-    grpc_code: Option<Obj<'py>>,
-    error_names: Option<Obj<'py>>,
-    method: Option<Obj<'py>>,
-    idempotent: Option<Obj<'py>>,
-    idempotency_key_sent: Option<Obj<'py>>,
-    headers: Option<Obj<'py>>,
-    elapsed: Option<Obj<'py>>,
-    wall_now_ms: Option<Obj<'py>>,
-    message: Option<Obj<'py>>,
-    retryable: Option<Obj<'py>>,
-    should_retry: Option<Obj<'py>>,
-) -> PyResult<Verdict_> {
-    let fields = Fields {
-        status,
-        grpc_code,
-        error_names,
-        method,
-        idempotent,
-        idempotency_key_sent,
-        headers,
-        elapsed,
-        wall_now_ms,
-        message,
-        retryable,
-        should_retry,
-    };
-    let v = match policy.filter(|p| !p.is_none()) {
-        None => {
-            let c = Classifier::default();
-            let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
-            let v = f.with(|x| c.classify(x));
-            (f, v)
-        }
-        Some(p) => {
-            let p = crate::policy::native_policy(p)?;
-            // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
-            let p = p.get();
-            let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
-            let v = f.with(|x| p.inner.config().classify(x));
-            (f, v)
-        }
-    };
-    Ok(verdict(v.0, &v.1))
-}
-
-/// Returns the flattened cause chain of names of an exception (what classification reads).
-#[pyfunction]
-pub fn error_names<'py>(e: &Obj<'py>) -> PyResult<Bound<'py, PyList>> {
-    if !e.is_instance_of::<PyBaseException>() {
-        return Err(err(e.py(), ErrorCode::InvalidType, "exception", "must be an exception"));
-    }
-    PyList::new(e.py(), OwnedFailure::from_exception(e, false)?.names.iter().map(|n| &**n))
-}
+// The functions and methods this module declares in `src/surface.rs`, expanded by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/failure.rs"));

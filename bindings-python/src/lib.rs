@@ -8,9 +8,6 @@
 //! wraps this module with decorators, async support and typing.
 #![forbid(unsafe_code)]
 
-#[macro_use]
-mod macros;
-
 mod breaker;
 mod conv;
 mod entropy;
@@ -20,6 +17,7 @@ mod locks;
 mod misc;
 mod policy;
 mod see;
+// `src/surface.rs` holds the declarations `build.rs` expands; the modules include the expansion.
 
 use crate::conv::Obj;
 use pyo3::prelude::*;

@@ -1,0 +1,464 @@
+//! Expands the Python surface declared in `src/surface.rs` into pyo3 code:
+//! one `$OUT_DIR/<module>.rs` per module of the crate, which that module
+//! includes at its end (so the generated items see the module's private
+//! helpers and fields).
+//!
+//! The declaration language, one item per line (`#` comments, `///` docs
+//! that attach to the next item or field):
+//!
+//! - `module name`: the items below go to `$OUT_DIR/name.rs`;
+//! - `class Rust[ = Py] { field: Type, … }` (the braces may span lines):
+//!   a value class — a frozen `#[pyclass]` struct named `Py` in Python
+//!   (default: `Rust`), every field public and a read-only attribute;
+//!   followed by its members, indented:
+//!   - `repr "…"`: `__repr__` formats the string, `{field}` and
+//!     `{field:?}` standing for the fields (Rust's `format!` syntax);
+//!     further `repr` lines continue the string;
+//!   - `truthy`: `__bool__` answers True.
+//! - `methods Rust`: the `#[pymethods]` of a class the module defines, one
+//!   member per indented item:
+//!   `[new|static|get] name(params) -> [try] Ret = body` — `new` is the
+//!   constructor, `static` a static method, `get` a getter (no
+//!   parentheses), anything else a `&self` method. `try` says the body
+//!   returns a `PyResult`. The body is Rust; lines indented deeper than
+//!   the member continue it. `py` is passed when the body or a conversion
+//!   names it; a return type naming `'py` ties the arguments to it. A
+//!   `()` body that converts arguments is statements, each ending in `;`.
+//! - `functions`: the module's `#[pyfunction]`s, declared as members are.
+//! - `group Name { a, b, … }`: keyword parameters that members take
+//!   together: a parameter `p: ..Name` stands for `a=None, b=None, …`
+//!   (each an `Option<Obj>`) and the body sees `p = Name { a, b, … }`. The
+//!   module that declares the group defines the struct with a
+//!   `macro_rules!` named after it in lower case, which the expansion
+//!   invokes with the list (`fields!(a, b, …)` for `Fields`).
+//!
+//! Parameters are `name: kind`, a lone `*` making the rest keyword-only.
+//! The kind says what Python passes and how the body sees it (`n` is the
+//! name, also the field an error names). The conversions run in parameter
+//! order before the body; where the binding reads its arguments in another
+//! order (which error a call with two bad arguments gets), the parameter
+//! is an `obj` the body reads itself.
+//!
+//! | kind      | the body sees                                   | default |
+//! |-----------|-------------------------------------------------|---------|
+//! | `obj`     | `&Obj`, as passed                               |         |
+//! | `obj?`    | `Option<&Obj>`, as passed                       | None    |
+//! | `nullable`| `Option<&Obj>`: required, may be None           |         |
+//! | `any?`    | `Option<Py<PyAny>>`, as passed                  | None    |
+//! | `count`   | `u64` (`conv::to_count`)                        |         |
+//! | `count?`  | `Option<u64>`                                   | None    |
+//! | `istr`    | `String` read by the module's `s` (`idem`)      |         |
+//! | `u32`     | `u32` (`conv::to_u32`)                          |         |
+//! | `u32?`    | `Option<u32>`                                   | None    |
+//! | `f64`     | `f64` (`conv::to_f64`)                          |         |
+//! | `secs`    | nanoseconds (`conv::secs`)                      |         |
+//! | `secs?`   | `Option<u64>` nanoseconds (`conv::opt_secs`)    | None    |
+//! | `instant` | nanoseconds on the monotonic clock              |         |
+//! | `now?`    | nanoseconds, the clock's when left out          | None    |
+//! | `str`     | `String` (`conv::to_str`)                       |         |
+//! | `str?`    | `Option<String>`                                | None    |
+//! | `bool?`   | `Option<bool>`                                  | None    |
+//! | `false?`, `true?` | `bool`, that value when left out        | None    |
+//! | `hook?`   | `Option<Py<PyAny>>`, a callable or None         | None    |
+//! | `~f`      | what `f(n)?` returns for the `Option<&Obj>`     | None    |
+//! | `=f`      | what `f(n)?` returns for the `&Obj`             |         |
+
+use std::fmt::Write;
+
+/// A value class.
+#[derive(Default)]
+struct Class {
+    doc: Vec<String>,
+    rust: String,
+    py: String,
+    /// (docs, name, type)
+    fields: Vec<(Vec<String>, String, String)>,
+    repr: Option<String>,
+    truthy: bool,
+}
+
+/// A member of a `#[pymethods]` block.
+struct Member {
+    doc: Vec<String>,
+    /// `new`, `static`, `get` or `fn`.
+    form: String,
+    name: String,
+    /// (name, kind); a `*` marks where the keyword-only ones begin.
+    params: Vec<(String, String)>,
+    fallible: bool,
+    ret: String,
+    body: Vec<String>,
+}
+
+/// A module's declared items, in order.
+#[derive(Default)]
+struct Module {
+    name: String,
+    /// (name, fields)
+    groups: Vec<(String, Vec<String>)>,
+    classes: Vec<Class>,
+    /// (class, members)
+    methods: Vec<(String, Vec<Member>)>,
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/surface.rs");
+    let text = std::fs::read_to_string("src/surface.rs").expect("src/surface.rs");
+    let decls = declarations(&text).unwrap_or_else(|e| panic!("src/surface.rs: {e}"));
+    let modules = parse(decls).unwrap_or_else(|e| panic!("src/surface.rs: {e}"));
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let groups: Vec<(String, Vec<String>)> = modules.iter().flat_map(|m| m.groups.clone()).collect();
+    for m in modules {
+        let mut code = String::from("// @generated by bindings-python/build.rs from src/surface.rs\n");
+        for (name, fields) in &m.groups {
+            let _ = writeln!(code, "{}!({});\n", name.to_lowercase(), fields.join(", "));
+        }
+        for c in &m.classes {
+            class(&mut code, c);
+        }
+        for (class, members) in &m.methods {
+            methods(&mut code, class, members, &groups)
+                .unwrap_or_else(|e| panic!("src/surface.rs: methods {class}: {e}"));
+        }
+        let path = out.join(format!("{}.rs", m.name));
+        std::fs::write(&path, code).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
+/// The text of the `DECLARATIONS` raw string.
+fn declarations(text: &str) -> Result<&str, String> {
+    let start = text.find("r#\"").ok_or("no DECLARATIONS raw string")? + 3;
+    let len = text[start..].find("\"#").ok_or("unterminated DECLARATIONS")?;
+    Ok(&text[start..start + len])
+}
+
+fn docs(doc: &mut Vec<String>) -> Vec<String> {
+    std::mem::take(doc)
+}
+
+fn parse(decls: &str) -> Result<Vec<Module>, String> {
+    let mut modules: Vec<Module> = Vec::new();
+    let mut doc = Vec::new();
+    // Whether indented items are members of a `methods` or `functions` block.
+    let mut in_methods = false;
+    let mut lines = decls.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end())).peekable();
+    while let Some((n, raw)) = lines.next() {
+        let line = raw.trim();
+        let at = |e: String| format!("declaration line {n}: {e}");
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(d) = line.strip_prefix("///") {
+            doc.push(d.strip_prefix(' ').unwrap_or(d).to_owned());
+        } else if let Some(m) = line.strip_prefix("module ") {
+            modules.push(Module { name: m.trim().to_owned(), ..Module::default() });
+            in_methods = false;
+        } else if let Some(c) = line.strip_prefix("methods ").or((line == "functions").then_some("")) {
+            let m = modules.last_mut().ok_or_else(|| at("`methods` before any `module`".into()))?;
+            m.methods.push((c.trim().to_owned(), Vec::new()));
+            in_methods = true;
+        } else if in_methods && raw.starts_with(' ') {
+            let indent = raw.len() - raw.trim_start().len();
+            let mut text = line.to_owned();
+            let mut body = Vec::new();
+            // Continuation lines: indented deeper than the member.
+            while let Some((_, next)) = lines.peek() {
+                let next_indent = next.len() - next.trim_start().len();
+                if next.trim().is_empty() || next_indent <= indent {
+                    break;
+                }
+                let (_, next) = lines.next().unwrap_or_default();
+                if body.is_empty() && !text.contains(" = ") && !text.ends_with(" =") {
+                    text.push(' ');
+                    text.push_str(next.trim());
+                } else {
+                    body.push(next[indent..].to_owned());
+                }
+            }
+            let mut m = member(&text).map_err(at)?;
+            m.doc = docs(&mut doc);
+            m.body.extend(body);
+            let (_, members) =
+                modules.last_mut().and_then(|m| m.methods.last_mut()).ok_or_else(|| at("no class".into()))?;
+            members.push(m);
+        } else if let Some(rest) = line.strip_prefix("group ") {
+            let (name, list) = rest.split_once('{').ok_or_else(|| at("a group needs `{ fields }`".into()))?;
+            let mut list = list.to_owned();
+            while !list.contains('}') {
+                let (_, l) = lines.next().ok_or_else(|| at("unterminated `{`".into()))?;
+                list.push_str(l);
+            }
+            let fields = list.trim_end().trim_end_matches('}').split(',');
+            let fields = fields.map(|f| f.trim().to_owned()).filter(|f| !f.is_empty()).collect();
+            let m = modules.last_mut().ok_or_else(|| at("a group before any `module`".into()))?;
+            m.groups.push((name.trim().to_owned(), fields));
+            // A group's docs describe the declaration; nothing shows them.
+            doc.clear();
+            in_methods = false;
+        } else if let Some(rest) = line.strip_prefix("class ") {
+            let (head, body) = rest.split_once('{').ok_or_else(|| at("a class needs `{ fields }`".into()))?;
+            let mut body = body.to_owned();
+            while !body.contains('}') {
+                let (_, l) = lines.next().ok_or_else(|| at("unterminated `{`".into()))?;
+                body.push('\n');
+                body.push_str(l.trim());
+            }
+            let (rust, py) = match head.split_once('=') {
+                Some((r, p)) => (r.trim().to_owned(), p.trim().to_owned()),
+                None => (head.trim().to_owned(), head.trim().to_owned()),
+            };
+            let mut c = Class { doc: docs(&mut doc), rust, py, ..Class::default() };
+            c.fields = fields(body.trim_end().trim_end_matches('}')).map_err(at)?;
+            let m = modules.last_mut().ok_or_else(|| at("a class before any `module`".into()))?;
+            m.classes.push(c);
+        } else if let Some(r) = line.strip_prefix("repr ") {
+            let c = last(&mut modules).map_err(at)?;
+            c.repr.get_or_insert_with(String::new).push_str(r.trim().trim_matches('"'));
+        } else if line == "truthy" {
+            last(&mut modules).map_err(at)?.truthy = true;
+        } else {
+            return Err(at(format!("cannot read {line:?}")));
+        }
+    }
+    Ok(modules)
+}
+
+fn last(modules: &mut [Module]) -> Result<&mut Class, String> {
+    modules.last_mut().and_then(|m| m.classes.last_mut()).ok_or_else(|| "a member outside a class".to_owned())
+}
+
+/// Reads `[new|static|get] name(params) -> [try] Ret = body`.
+fn member(text: &str) -> Result<Member, String> {
+    let (head, body) = match text.strip_suffix(" =") {
+        Some(head) => (head, ""),
+        None => text.split_once(" = ").ok_or_else(|| format!("a member needs ` = body`: {text:?}"))?,
+    };
+    let (sig, ret) = head.split_once(" -> ").ok_or_else(|| format!("a member needs `-> Ret`: {text:?}"))?;
+    let (form, sig) = match sig.split_once(' ') {
+        Some((f @ ("new" | "static" | "get"), rest)) => (f, rest),
+        _ => ("fn", sig),
+    };
+    let (name, params) = match sig.split_once('(') {
+        Some((n, p)) => (n, p.strip_suffix(')').ok_or_else(|| format!("unclosed `(`: {sig:?}"))?),
+        None => (sig, ""),
+    };
+    let mut ps = Vec::new();
+    for p in params.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if p == "*" {
+            ps.push(("*".to_owned(), String::new()));
+            continue;
+        }
+        let (n, k) = p.split_once(':').ok_or_else(|| format!("a parameter needs `name: kind`: {p:?}"))?;
+        ps.push((n.trim().to_owned(), k.trim().to_owned()));
+    }
+    let (fallible, ret) = match ret.trim().strip_prefix("try ") {
+        Some(r) => (true, r.trim()),
+        None => (false, ret.trim()),
+    };
+    let body = if body.trim().is_empty() { vec![] } else { vec![body.trim().to_owned()] };
+    Ok(Member {
+        doc: vec![],
+        form: form.to_owned(),
+        name: name.trim().to_owned(),
+        params: ps,
+        fallible,
+        ret: ret.to_owned(),
+        body,
+    })
+}
+
+/// A parameter kind: the Rust type pyo3 extracts (`lt`: the lifetime
+/// arguments of `Obj`, if tied), and the conversion the body sees (`{n}`
+/// standing for the name), if any.
+fn kind(k: &str, lt: &str) -> Result<(String, Option<String>), String> {
+    if let Some(f) = k.strip_prefix('~') {
+        return Ok((format!("Option<&Obj{lt}>"), Some(format!("{f}({{n}})?"))));
+    }
+    if let Some(f) = k.strip_prefix('=') {
+        return Ok((format!("&Obj{lt}"), Some(format!("{f}({{n}})?"))));
+    }
+    let (ty, conv) = match k {
+        "obj" => ("&Obj", ""),
+        "obj?" => ("Option<&Obj>", ""),
+        "nullable" => ("Option<&Obj>", ""),
+        "any?" => ("Option<Py<PyAny>>", ""),
+        "count" => ("&Obj", "conv::to_count({n}, \"{n}\", u64::MAX)?"),
+        "count?" => ("Option<&Obj>", "conv::opt_count({n}, \"{n}\", u64::MAX)?"),
+        "istr" => ("&Obj", "s({n}, \"{n}\")?"),
+        "u32" => ("&Obj", "conv::to_u32({n}, \"{n}\")?"),
+        "u32?" => ("Option<&Obj>", "conv::opt({n}, |v| conv::to_u32(v, \"{n}\"))?"),
+        "f64" => ("&Obj", "conv::to_f64({n}, \"{n}\")?"),
+        "secs" => ("&Obj", "conv::secs({n}, \"{n}\")?"),
+        "secs?" => ("Option<&Obj>", "conv::opt_secs({n}, \"{n}\")?"),
+        "instant" => ("&Obj", "conv::instant({n}, \"{n}\")?"),
+        "now?" => ("Option<&Obj>", "conv::now_or_clock({n})?"),
+        "str" => ("&Obj", "conv::to_str({n}, \"{n}\")?"),
+        "str?" => ("Option<&Obj>", "conv::opt_str({n}, \"{n}\")?"),
+        "bool?" => ("Option<&Obj>", "conv::opt_bool({n}, \"{n}\")?"),
+        "false?" => ("Option<&Obj>", "conv::bool_or({n}, \"{n}\", false)?"),
+        "true?" => ("Option<&Obj>", "conv::bool_or({n}, \"{n}\", true)?"),
+        "hook?" => ("Option<Py<PyAny>>", "crate::policy::hook(py, {n}, \"{n}\")?"),
+        _ => return Err(format!("unknown kind {k:?}")),
+    };
+    let ty = ty.replace("Obj", &format!("Obj{lt}"));
+    Ok((ty, (!conv.is_empty()).then(|| conv.to_owned())))
+}
+
+/// Whether a parameter of kind `k` may be left out (then it is None).
+fn optional(k: &str) -> bool {
+    k.ends_with('?') || k.starts_with('~')
+}
+
+/// Whether `text` names `word` (as a whole identifier).
+fn names(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word)
+}
+
+/// A `#[pymethods]` block, or (`class` empty) the module's functions.
+fn methods(out: &mut String, class: &str, members: &[Member], groups: &[(String, Vec<String>)]) -> Result<(), String> {
+    let functions = class.is_empty();
+    if !functions {
+        let _ = writeln!(out, "#[pymethods]\nimpl {class} {{");
+    }
+    for m in members {
+        // A return naming `'py` ties the arguments' lifetime to it.
+        let tied = m.ret.contains("'py");
+        let lt = if tied { "<'py>" } else { "" };
+        let mut args = Vec::new();
+        let mut sig = Vec::new();
+        let mut convs = Vec::new();
+        for (n, k) in &m.params {
+            if n == "*" {
+                sig.push("*".to_owned());
+                continue;
+            }
+            if let Some(g) = k.strip_prefix("..") {
+                let (_, fields) =
+                    groups.iter().find(|(name, _)| name == g).ok_or_else(|| format!("unknown group {g:?}"))?;
+                for f in fields {
+                    sig.push(format!("{f}=None"));
+                    args.push(format!("{f}: Option<Obj{lt}>"));
+                }
+                convs.push(format!("let {n} = {g} {{ {} }};", fields.join(", ")));
+                continue;
+            }
+            let (ty, conv) = kind(k, lt)?;
+            sig.push(if optional(k) { format!("{n}=None") } else { n.clone() });
+            args.push(format!("{n}: {ty}"));
+            if let Some(c) = conv {
+                convs.push(format!("let {n} = {};", c.replace("{n}", n)));
+            }
+        }
+        let body = m.body.join("\n");
+        // `x.py()` is a method, not the `py` argument.
+        let uses_py = names(&body.replace(".py", ""), "py") || convs.iter().any(|c| names(c, "py"));
+        let mut all = Vec::new();
+        match m.form.as_str() {
+            _ if functions => {}
+            "new" | "static" => {}
+            _ => all.push("&self".to_owned()),
+        }
+        if uses_py {
+            all.push(format!("py: Python<{}>", if tied { "'py" } else { "'_" }));
+        }
+        all.extend(args);
+        doc_attrs(out, "    ", &m.doc);
+        match m.form.as_str() {
+            _ if functions => out.push_str("    #[pyfunction]\n"),
+            "new" => out.push_str("    #[new]\n"),
+            "static" => out.push_str("    #[staticmethod]\n"),
+            "get" => out.push_str("    #[getter]\n"),
+            _ => {}
+        }
+        // Without defaults or `*`, pyo3's own signature is the same.
+        if m.params.iter().any(|(n, k)| n == "*" || optional(k) || k == "nullable" || k.starts_with("..")) {
+            let _ = writeln!(out, "    #[pyo3(signature = ({}))]", sig.join(", "));
+        }
+        let ret = match (m.fallible || !convs.is_empty(), m.ret.as_str()) {
+            (true, r) => format!(" -> PyResult<{r}>"),
+            (false, "()") => String::new(),
+            (false, r) => format!(" -> {r}"),
+        };
+        let _ = writeln!(out, "    #[allow(clippy::too_many_arguments)]");
+        let vis = if functions { "pub " } else { "" };
+        let _ = writeln!(out, "    {vis}fn {}{lt}({}){ret} {{", m.name, all.join(", "));
+        for c in &convs {
+            let _ = writeln!(out, "        {c}");
+        }
+        let wrap = !m.fallible && !convs.is_empty();
+        if wrap && m.ret == "()" {
+            // The body is statements (each ending in `;`).
+            let _ = writeln!(out, "{body}\n        Ok(())");
+        } else if wrap {
+            let _ = writeln!(out, "        Ok({{\n{body}\n        }})");
+        } else {
+            let _ = writeln!(out, "{body}");
+        }
+        out.push_str("    }\n\n");
+    }
+    if !functions {
+        out.push_str("}\n\n");
+    }
+    Ok(())
+}
+
+/// Reads `field: Type, …` with `///` docs on lines of their own.
+fn fields(body: &str) -> Result<Vec<(Vec<String>, String, String)>, String> {
+    let mut out = Vec::new();
+    let mut doc = Vec::new();
+    for line in body.lines().map(str::trim) {
+        if let Some(d) = line.strip_prefix("///") {
+            doc.push(d.trim().to_owned());
+            continue;
+        }
+        for f in line.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+            let (name, ty) = f.split_once(':').ok_or_else(|| format!("a field needs `name: Type`: {f:?}"))?;
+            out.push((docs(&mut doc), name.trim().to_owned(), ty.trim().to_owned()));
+        }
+    }
+    Ok(out)
+}
+
+fn doc_attrs(out: &mut String, indent: &str, doc: &[String]) {
+    for d in doc {
+        let _ = writeln!(out, "{indent}#[doc = {:?}]", format!(" {d}"));
+    }
+}
+
+/// The field names a `repr` string refers to.
+fn placeholders(fmt: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    for part in fmt.split('{').skip(1) {
+        let name = part.split(['}', ':']).next().unwrap_or("");
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+fn class(out: &mut String, c: &Class) {
+    doc_attrs(out, "", &c.doc);
+    let _ = writeln!(out, "#[pyclass(frozen, get_all, name = {:?}, module = \"retrycore._native\")]", c.py);
+    let _ = writeln!(out, "pub struct {} {{", c.rust);
+    for (doc, name, ty) in &c.fields {
+        doc_attrs(out, "    ", doc);
+        let _ = writeln!(out, "    pub {name}: {ty},");
+    }
+    out.push_str("}\n\n");
+    if c.repr.is_none() && !c.truthy {
+        return;
+    }
+    let _ = writeln!(out, "#[pymethods]\nimpl {} {{", c.rust);
+    if let Some(fmt) = &c.repr {
+        let names = placeholders(fmt).join(", ");
+        let _ = writeln!(out, "    fn __repr__(&self) -> String {{");
+        let _ = writeln!(out, "        let Self {{ {names}, .. }} = self;");
+        let _ = writeln!(out, "        format!(\"{fmt}\")\n    }}");
+    }
+    if c.truthy {
+        out.push_str("    fn __bool__(&self) -> bool {\n        true\n    }\n");
+    }
+    out.push_str("}\n\n");
+}

@@ -1,0 +1,828 @@
+//! The Python surface, declared once ([`DECLARATIONS`]): `build.rs` reads
+//! this file and expands each `module` section into `$OUT_DIR/<module>.rs`,
+//! which that module of the crate includes at its end. The declaration
+//! language is described in `build.rs`. This file is not compiled into the
+//! extension module; it is the generator's input.
+
+/// The declared items, by the module they belong to.
+pub const DECLARATIONS: &str = r#"
+module policy
+
+/// One row of a schedule, in seconds.
+class ScheduleRow {
+    retry: u32, attempt: u32, low: f64, mid: f64, high: f64, cumulative_low: f64, cumulative_high: f64
+}
+    repr "ScheduleRow(retry={retry}, attempt={attempt}, low={low}, mid={mid}, high={high}, "
+    repr "cumulative_high={cumulative_high})"
+
+class Proceed {
+    attempt: u32, max_attempts: u32
+    /// Seconds the call may take (None: unbounded).
+    timeout: Option<f64>
+}
+    repr "Proceed(attempt={attempt}, max_attempts={max_attempts}, timeout={timeout:?})"
+
+class Reject {
+    reason: &'static str
+    /// Seconds until the call could be admitted (None: not by waiting).
+    retry_after: Option<f64>
+    budget: Option<String>
+}
+    repr "Reject(reason={reason:?}, retry_after={retry_after:?}, budget={budget:?})"
+
+class Retry {
+    retry: u32, attempt: u32, delay: f64, backoff: f64, server_delay: Option<f64>, capped: bool
+    category: &'static str
+}
+    repr "Retry(retry={retry}, attempt={attempt}, delay={delay}, category={category:?})"
+
+class GiveUp {
+    reason: &'static str, category: &'static str, exhausted: bool, attempts: u32, budget: Option<String>
+    budget_reason: Option<&'static str>
+}
+    repr "GiveUp(reason={reason:?}, category={category:?}, attempts={attempts})"
+
+/// What a hook receives.
+class RetryEvent {
+    /// The attempt that failed (or was refused).
+    attempt: u32
+    /// The retry number about to happen (on_retry), else None.
+    retry: Option<u32>
+    max_attempts: u32, category: Option<&'static str>
+    /// The decided delay in seconds (on_retry).
+    delay: Option<f64>
+    /// The give-up reason (on_give_up).
+    reason: Option<&'static str>
+    budget: Option<String>, exception: Option<Py<PyAny>>, key: Py<PyString>
+}
+    repr "RetryEvent(attempt={attempt}, retry={retry:?}, category={category:?}, delay={delay:?}, reason={reason:?})"
+
+methods Policy
+    /// Parses a policy document (JSON text, as a str or UTF-8 bytes); never reads a file.
+    static from_json(text: obj, entropy: obj?) -> try Policy =
+        let text = match text.downcast::<PyBytes>() {
+            Ok(b) => {
+                let b = b.as_bytes();
+                retrycore::limits::check_bytes(b.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "text").py(py)?;
+                std::str::from_utf8(b)
+                    .map_err(|e| err(py, ErrorCode::InvalidJson, "text", format!("is not UTF-8: {e}")))?
+                    .to_owned()
+            }
+            Err(_) => to_str(text, "text")?,
+        };
+        Policy::build(py, PolicyConfig::from_json(&text).py(py)?, opt_count(entropy, "entropy", u64::MAX)?)
+    /// Reads a policy document given as a dict (`kwargs=True`: typed options, durations also float seconds).
+    static from_dict(doc: obj, kwargs: obj?, entropy: obj?) -> try Policy =
+        let mode = Mode::of(kwargs)?;
+        let v = to_json(doc, mode)?;
+        let cfg = match mode {
+            Mode::Kwargs => PolicyConfig::from_typed_value(&v, conv::UNIT_NS),
+            Mode::Document => PolicyConfig::from_json_value(&v),
+        };
+        Policy::build(py, cfg.py(py)?, opt_count(entropy, "entropy", u64::MAX)?)
+    /// The normalized document, every setting spelled out.
+    to_dict() -> try Obj<'py> = conv::from_json(py, &self.inner.config().to_json_value())
+    to_json() -> String = self.inner.config().to_json()
+    get max_attempts -> u32 = self.inner.config().max_attempts
+    get name -> Option<String> = self.inner.config().name.clone()
+    get breaker -> Option<Py<Breaker>> = self.breaker.as_ref().map(|b| b.clone_ref(py))
+    get budgets -> Vec<Py<PyBudget>> = self.budgets.iter().map(|b| b.clone_ref(py)).collect()
+    /// A policy with the same settings whose sessions share `breaker`.
+    with_breaker(breaker: nullable) -> try Policy =
+        let breaker =
+            conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
+        let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
+        Ok(Policy::of(py, inner, breaker, self.budgets(py)))
+    /// A policy with the same settings whose sessions share `budgets`.
+    with_budgets(budgets: obj) -> try Policy =
+        let budgets = conv::list_arg(budgets, "budgets", "a list of Budget objects")?
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                if let Ok(b) = b.downcast::<PyBudget>() {
+                    return Ok(b.clone().unbind());
+                }
+                if b.is_instance_of::<PyDict>() {
+                    // A configuration (keyword-argument form): a budget of its own.
+                    let doc = to_json(b, Mode::Kwargs)?;
+                    return Py::new(py, PyBudget::from_doc(py, &doc, Mode::Kwargs)?);
+                }
+                Err(conv::wrong_type(b, &format!("budgets[{i}]"), "a Budget or a dict"))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let inner = self.inner.with_budgets(budgets.iter().map(|b| b.get().shared.clone()).collect());
+        Ok(Policy::of(py, inner, self.breaker(py), budgets))
+    /// Low / mid / high delay per retry, in seconds.
+    schedule() -> Vec<ScheduleRow> =
+        self.inner
+            .schedule()
+            .rows
+            .iter()
+            .map(|r| ScheduleRow {
+                retry: r.retry,
+                attempt: r.attempt,
+                low: dur_secs(r.low),
+                mid: dur_secs(r.mid),
+                high: dur_secs(r.high),
+                cumulative_low: dur_secs(r.cumulative_low),
+                cumulative_high: dur_secs(r.cumulative_high),
+            })
+            .collect()
+    /// The cumulative worst-case wait, in seconds.
+    worst_case() -> f64 = to_secs(retrycore::duration::from_std(self.inner.schedule().worst_case()))
+    /// The delay before `retry` (≥ 1) for the draw `r` in [0, 1]; `prev`
+    /// is the previous decorrelated delay in seconds. A delay that depends
+    /// on a history it is not given is refused (`Backoff::delay_alone_ns`):
+    /// a decorrelated retry after the first without `prev` is
+    /// `missing_field`, the polly profile's DecorrelatedJitterV2 after the
+    /// first is `invalid_combination` (use `replay_delays`).
+    delay(retry: u32, r: f64, prev: secs?) -> try f64 =
+        self.inner.config().backoff.delay_alone_ns(retry, r, prev).map(to_secs).py(py)
+    /// The delays of retries 1..=count drawn from a generator seeded with `seed`.
+    sample_delays(seed: count, count: obj) -> Vec<f64> =
+        let count = conv::to_count(count, "count", retrycore::limits::MAX_ITEMS as u64)? as u32;
+        self.inner.config().backoff.sample_sequence_ns(seed, count).into_iter().map(to_secs).collect()
+    /// The delays of retries 1..=len(draws), retry n taking draw n (anchors' vectors).
+    replay_delays(draws: obj) -> try Vec<f64> =
+        let draws = floats(draws, "draws")?;
+        Ok(self.inner.config().backoff.replay_ns(&draws).py(py)?.into_iter().map(to_secs).collect())
+    /// Starts one logical operation.
+    session(key: str?, seed: count?, idempotent: bool?, idempotency_key_sent: bool?, method: str?, draws: obj?)
+            -> try Session =
+        let draws = conv::opt(draws, |d| floats(d, "draws"))?;
+        let key_entropy = crate::entropy::bytes::<16>();
+        let opts = SessionOptions { key, key_entropy, seed, idempotent, idempotency_key_sent, method, draws };
+        Session::new(py, self, opts)
+    /// A policy for test suites: at most `attempts` calls, every delay capped at `max_delay` seconds.
+    testing(attempts: u32, max_delay: secs?) -> try Policy =
+        let inner = self.inner.testing(attempts, max_delay.unwrap_or(0)).py(py)?;
+        Ok(Policy::of(py, inner, self.breaker(py), self.budgets(py)))
+    /// The counters of all sessions (the `retry_attempts_total` family of metric names).
+    counters() -> try Obj<'py> = conv::from_json(py, &self.inner.counters().snapshot().to_json_value())
+    __repr__() -> String = format!("Policy({})", self.inner.config().to_json())
+
+methods Session
+    /// The idempotency key every attempt carries.
+    get key -> Py<PyString> = self.key_str(py)
+    /// True when the session minted the key itself (it then does not make a request safe to repeat).
+    get key_minted -> bool = self.with(py, |st| st.s.key_minted())
+    /// The number of the current (or last) attempt; 0 before the first.
+    get attempt -> u32 = self.with(py, |st| st.s.attempts())
+    /// Seconds the current attempt may take (min of `attempt_timeout` and the time left), or None.
+    get timeout -> Option<f64> = self.with(py, |st| st.timeout).map(to_secs)
+    get done -> bool = self.with(py, |st| st.s.is_done())
+    get give_up_reason -> Option<&'static str> = self.with(py, |st| st.s.give_up_reason()).map(|r| r.code())
+    /// Gates the next attempt: a `Proceed` or a `Reject`.
+    before_attempt(now: now?) -> try Py<PyAny> =
+        let g = self.with(py, |st| {
+            let g = st.s.before_attempt_ns(now);
+            if let Ok(Gate::Proceed { timeout, .. }) = &g {
+                st.timeout = timeout.map(retrycore::duration::from_std);
+            }
+            g
+        });
+        gate_obj(py, &g.py(py)?)
+    /// Answers a failed attempt — an exception, a dict of failure fields, or
+    /// keyword fields — with a `Retry` or a `GiveUp`.
+    on_failure(failure: obj?, now: obj?, *, fields: ..Fields) -> try Py<PyAny> =
+        let f = OwnedFailure::read(failure, &fields, self.needs_message)?;
+        let now = now_or_clock(now)?;
+        let d = self.with(py, |st| f.with(|x| st.s.on_failure_ns(now, x)));
+        decision_obj(py, &d.py(py)?)
+    /// Records a successful attempt and finishes the session.
+    on_success(now: now?, elapsed: secs?) -> try () =
+        // The refusal (a session not in flight) becomes an exception after the lock is released.
+        self.with(py, |st| st.s.on_success_ns(now, elapsed)).py(py)
+    /// Ends the session as cancelled (does nothing once done).
+    cancel(now: now?) -> () = self.with(py, |st| st.s.cancel_ns(now));
+    /// Gives back a permit and slots without counting anything.
+    release() -> () = self.with(py, |st| st.s.release());
+    /// The breaker transitions this session's calls caused since the last call.
+    take_transitions() -> try Vec<Py<PyTransition>> =
+        let ts = self.with(py, |st| st.s.take_transitions());
+        ts.iter().map(|t| Py::new(py, crate::breaker::transition(t))).collect()
+    __repr__() -> String =
+        self.with(py, |st| {
+            format!("RetrySession(key={:?}, attempt={}, done={})", st.s.key(), st.s.attempts(), st.s.is_done())
+        })
+
+methods Runner
+    new new(policy: =native_policy, *, sleep: hook?, clock: hook?, on_retry: hook?, on_give_up: hook?,
+            on_state_change: hook?, key: hook?, idempotent: obj?, idempotency_key_sent: obj?, method: obj?,
+            wall_clock: any?) -> try Runner =
+        Ok(Runner {
+            policy: policy.unbind(),
+            sleep,
+            clock,
+            on_retry,
+            on_give_up,
+            on_state_change,
+            key_fn: key,
+            wall_clock: hook(py, wall_clock, "wall_clock")?,
+            idempotent: opt_bool(idempotent, "idempotent")?,
+            key_sent: opt_bool(idempotency_key_sent, "idempotency_key_sent")?,
+            method: opt_str(method, "method")?,
+        })
+    /// Calls `func(*args, **kwargs)` with retries (synchronous; sleeps with `sleep`, default `time.sleep`).
+    call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
+        let call = call_args(func, args, kwargs)?;
+        let s = self.new_session(py, call)?;
+        let var = current_var(py)?;
+        let token = var.set.call1(py, (s.clone_ref(py),))?;
+        let r = self.run(py, s.get(), func, call);
+        var.reset.call1(py, (token,))?;
+        r
+    /// Starts a session for one call (the async loop's first step).
+    start(args: obj, kwargs: obj?) -> try Py<Session> = self.new_session(py, args_of(args, kwargs)?)
+    /// Gates an attempt: the timeout in seconds (or None), or raises the local rejection / `RetryError`.
+    before(session: =session_of) -> Option<f64> = self.gate(py, session.get())?.map(to_secs)
+    /// Answers a failed attempt: the delay in seconds, or raises (`RetryError`, or the error itself).
+    failed_attempt(session: =session_of, exc: obj) -> try f64 =
+        let s = session.get();
+        if !exc.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+            return Err(err(py, ErrorCode::InvalidType, "exc", "must be an exception"));
+        }
+        self.or_cancel(py, s, self.failed(py, s, exc)).map(to_secs)
+    /// Records the successful attempt.
+    succeeded_attempt(session: =session_of) -> try () = self.succeeded(py, session.get())
+    /// Answers a returned value: None to return it (recorded as a success, or
+    /// a non-ok response nothing retries), the delay in seconds to retry a
+    /// non-ok response, or raises `RetryError`.
+    returned_attempt(session: =session_of, value: obj) -> Option<f64> =
+        let s = session.get();
+        self.or_cancel(py, s, self.returned(py, s, value))?.map(to_secs)
+    /// Cancels the session (no-op once done).
+    cancel(session: =session_of) -> try () = self.cancelled(py, session.get())
+    get sleep -> Option<Py<PyAny>> = self.sleep.as_ref().map(|s| s.clone_ref(py))
+
+module breaker
+
+/// A breaker state change.
+class PyTransition = Transition {
+    /// The state before.
+    from_state: &'static str
+    /// The state after.
+    to_state: &'static str
+    /// Why (`failure_rate`, `wait_elapsed`, `manual`, …).
+    reason: &'static str
+    /// When, in seconds on the monotonic clock.
+    at: f64
+}
+    repr "Transition({from_state} -> {to_state}, reason={reason:?}, at={at})"
+
+/// The answer of `try_acquire`.
+class Acquired {
+    permitted: bool, permit: Option<Py<PyPermit>>, trial: bool, state: &'static str
+    /// Seconds until a trial call would be admitted (None: not by waiting).
+    retry_after: Option<f64>
+    transition: Option<Py<PyTransition>>
+}
+
+/// A budget refusal.
+class PyRefusal = Refusal { budget: String, reason: &'static str, detail: String }
+    repr "Refusal(budget={budget:?}, reason={reason:?})"
+    truthy
+
+methods PyPermit
+    /// True for a half-open trial call.
+    get trial -> bool = self.p.is_trial()
+    /// When the permit was taken, in monotonic seconds.
+    get started -> f64 = to_secs(self.p.started())
+
+methods Breaker
+    new new(config: obj?, *, kwargs: obj?, on_state_change: hook?, share: obj?, overrides: obj?) -> try Self =
+        if let Some(b) = conv::opt_class_arg::<Breaker>(share, "share", "a CircuitBreaker")? {
+            let b = b.get();
+            return Ok(Breaker { shared: b.shared.clone(), config: b.config.clone(), on_state_change });
+        }
+        let (doc, typed) = config_parts(config, kwargs, overrides)?;
+        let cfg = match &typed {
+            Some(t) => BreakerConfig::from_typed_over(&doc, t, conv::UNIT_NS),
+            None => BreakerConfig::from_json_value(&doc, ""),
+        }
+        .py(py)?;
+        let b = CircuitBreaker::new(cfg.clone()).py(py)?;
+        Ok(Breaker { shared: b.shared(), config: cfg, on_state_change })
+    /// The settings as a document.
+    to_dict() -> try Obj<'py> = conv::from_json(py, &self.config.to_json_value())
+    get name -> Option<String> = self.config.name.clone()
+    get on_state_change -> Option<Py<PyAny>> = self.on_state_change.as_ref().map(|h| h.clone_ref(py))
+    /// The current state (`closed`, `open`, `half_open`, `disabled`, `forced_open`, `metrics_only`).
+    get state -> &'static str = self.with(py, |b| b.state().code())
+    /// Calls refused so far.
+    get rejections -> u64 = self.with(py, |b| b.rejections())
+    /// The window's totals: calls, failures, slow.
+    totals() -> try Bound<'py, PyDict> =
+        let t = self.with(py, |b| b.totals());
+        [("calls", t.calls), ("failures", t.failures), ("slow", t.slow)].into_py_dict(py)
+    /// Asks to make one call.
+    try_acquire(now: now?) -> try Acquired =
+        let (a, t, state) = self.with(py, |b| {
+            let (a, t) = b.try_acquire(now);
+            (a, t, b.state())
+        });
+        let transition = self.fire(py, t)?;
+        let (p, state, retry_after) = match a {
+            Acquire::Permitted(p) => (Some(p), state, None),
+            Acquire::Rejected { state, retry_after } => (None, state, wait_secs(retry_after)),
+        };
+        let (permitted, trial) = (p.is_some(), p.is_some_and(|p| p.is_trial()));
+        let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
+        Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
+    /// Takes a permit, or raises `CircuitOpenError`.
+    acquire(now: now?) -> try PyPermit =
+        let (a, t) = self.with(py, |b| b.try_acquire(now));
+        self.fire(py, t)?;
+        match a {
+            Acquire::Permitted(p) => Ok(PyPermit { p }),
+            Acquire::Rejected { state, retry_after } => Err(self.open_error(py, state, retry_after)),
+        }
+    /// Records a permitted call's outcome: `"success"`, `"failure"`,
+    /// `"ignored"`, or an exception (classified; cancellations are ignored).
+    record(permit: =permit_of, outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
+        let counted = match outcome.filter(|o| !o.is_none()) {
+            None => Counted::Success,
+            Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(&self.config, o)?,
+            // The literals a caller writes are interned: most outcomes are found by identity.
+            Some(o) if o.is(intern!(py, "success")) => Counted::Success,
+            Some(o) if o.is(intern!(py, "failure")) => Counted::Failure,
+            Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py)?,
+        };
+        let now = now_or_clock(now)?;
+        let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(permit.started()));
+        let t = self.with(py, |b| b.on_result(permit, now, counted, duration));
+        self.fire(py, t)
+    /// Gives a permit back without an outcome.
+    release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> =
+        let t = self.with(py, |b| b.release(permit, now));
+        self.fire(py, t)
+    /// Calls `fn(*args, **kwargs)` through the breaker.
+    call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
+        let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
+        let now = conv::mono_ns();
+        let (a, t) = self.with(py, |b| b.try_acquire(now));
+        self.fire(py, t)?;
+        let p = match a {
+            Acquire::Permitted(p) => p,
+            Acquire::Rejected { state, retry_after } => return Err(self.open_error(py, state, retry_after)),
+        };
+        let r = func.call(args, kwargs);
+        let end = conv::mono_ns();
+        let counted = match &r {
+            Ok(_) => Ok(Counted::Success),
+            Err(e) => counted_exc(&self.config, e.value(py).as_any()),
+        };
+        let counted = match counted {
+            Ok(c) => c,
+            Err(e) => {
+                // The exception could not be read: give the permit back, then raise.
+                let t = self.with(py, |b| b.release(p, end));
+                self.fire(py, t)?;
+                return Err(e);
+            }
+        };
+        let t = self.with(py, |b| b.on_result(p, end, counted, end.saturating_sub(p.started())));
+        self.fire(py, t)?;
+        r.map(Bound::unbind)
+    /// Moves to `state` by hand.
+    transition_to(state: =state_of, now: now?) -> try Py<PyTransition> =
+        // The refusal becomes an exception after the lock is released.
+        let t = self.with(py, |b| b.transition_to(state, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    /// Returns to closed with an empty window.
+    reset(now: now?) -> try Option<Py<PyTransition>> =
+        let t = self.with(py, |b| b.reset(now));
+        self.fire(py, t)
+    /// Seconds until a call could be admitted (0.0 if now; inf when forced open).
+    remaining_open(now: now?) -> f64 = wait_secs(self.with(py, |b| b.remaining_open(now))).unwrap_or(f64::INFINITY)
+    /// Captures the state as a JSON-ready dict.
+    snapshot(now: now?, wall_now_ms: ~conv::wall_or_clock) -> try Obj<'py> =
+        let text = self.with(py, |b| b.snapshot(now, wall_now_ms).to_json());
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        conv::from_json(py, &v)
+    /// Replaces the state with a snapshot (a dict or JSON text) taken with the same settings.
+    restore(snapshot: obj, now: obj?, wall_now_ms: obj?) -> try () =
+        let text = if snapshot.is_instance_of::<PyString>() {
+            to_str(snapshot, "snapshot")?
+        } else {
+            conv::to_json(snapshot, Mode::Document)?.to_string()
+        };
+        let now = now_or_clock(now)?;
+        let wall = conv::wall_or_clock(wall_now_ms)?;
+        let snap = BreakerSnapshot::from_json(&text).py(py)?;
+        let b = CircuitBreaker::restore(self.config.clone(), &snap, now, wall).py(py)?;
+        let old = self.with(py, |cur| std::mem::replace(cur, b));
+        drop(old);
+        Ok(())
+    __repr__() -> String =
+        let state = self.with(py, |b| b.state().code());
+        format!("CircuitBreaker(name={:?}, state={:?})", self.config.name, state)
+    /// The current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
+    /// rates in percent (-1.0 below the minimum number of calls) and counts,
+    /// `not_permitted_calls` included (per state; `rejections` is the running total).
+    state_metrics(now: now?) -> try Obj<'py> =
+        let m = self.with(py, |b| b.metrics(now));
+        conv::from_json(py, &serde_json::to_value(m).unwrap_or_default())
+    /// Records an outcome without a permit (resilience4j's `onError` /
+    /// `onSuccess` without `tryAcquirePermission`): it counts in the current
+    /// state's metrics and cannot be voided by a transition.
+    record_without_permit(outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
+        let counted = outcome_of(py, &self.config, outcome)?;
+        let now = now_or_clock(now)?;
+        let duration = opt_secs(duration, "duration")?.unwrap_or(0);
+        let t = self.with(py, |b| b.record(now, counted, duration));
+        self.fire(py, t)
+    /// Opens for `duration` seconds by hand (resilience4j's `transitionToOpenStateFor`).
+    transition_to_open_for(duration: secs, now: now?) -> try Py<PyTransition> =
+        let t = self.with(py, |b| b.transition_to_open_for(duration, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    /// Opens until `until`, in seconds on the clock `now` uses
+    /// (resilience4j's `transitionToOpenStateUntil`).
+    transition_to_open_until(until: instant, now: now?) -> try Py<PyTransition> =
+        let t = self.with(py, |b| b.transition_to_open_until(until, now)).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    /// What a break-duration generator sees now (Polly's
+    /// `BreakDurationGeneratorArguments`): `failure_rate` (0-1),
+    /// `failure_count`, `half_open_attempts`.
+    break_arguments(now: now?) -> try Obj<'py> =
+        let a = self.with(py, |b| b.break_arguments(now));
+        conv::from_json(py, &serde_json::to_value(a).unwrap_or_default())
+    /// Replaces the current open period's wait with `duration` seconds,
+    /// counted from when it opened (a host-computed break duration).
+    set_break_duration(duration: secs) -> try () = self.with(py, |b| b.set_break_duration(duration)).py(py)
+
+methods PyBudget
+    new new(config: obj?, *, kwargs: obj?, share: obj?, overrides: obj?) -> try Self =
+        Self::create(py, config, kwargs, share, overrides)
+    to_dict() -> try Obj<'py> = conv::from_json(py, &self.config.to_json_value())
+    get name -> String = self.config.name.clone()
+    get kind -> &'static str = self.config.kind_name()
+    get refusals -> u64 = self.with(py, |b| b.refusals())
+    get withdrawals -> u64 = self.with(py, |b| b.withdrawals())
+    /// The level: tokens, or window counts, as a dict.
+    level(now: ~self.now) -> try Obj<'py> = conv::from_json(py, &self.with(py, |b| b.level(now)))
+    /// A logical operation starts (ratio deposit, concurrency call).
+    on_operation_start(now: ~self.now) -> () = self.with(py, |b| b.on_operation_start(now));
+    /// A logical operation ends.
+    on_operation_end(held_retry_slot: false?) -> () = self.with(py, |b| b.on_operation_end(held_retry_slot));
+    /// Checks whether a retry after `category` is affordable: a `Refusal` or None.
+    /// `category` left out (None) is `"server_error"`, as in the shared vectors.
+    check(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try Option<PyRefusal> =
+        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
+        Ok(self.with(py, |b| b.check(now, c, refused, holds)).err().map(refusal))
+    /// Pays for a retry that `check` allowed: (token cost or None, took a concurrency slot).
+    /// `category` left out (None) is `"server_error"`.
+    withdraw(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try (Option<u32>, bool) =
+        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
+        Ok(self.with(py, |b| b.withdraw(now, c, refused, holds)))
+    /// Checks and pays in one step under one lock: None when paid, else the `Refusal`.
+    /// `category` left out (None) is `"server_error"`.
+    try_withdraw(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try Option<PyRefusal> =
+        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
+        Ok(self.with(py, |b| b.try_withdraw(now, c, refused, holds)).err().map(refusal))
+    /// Takes `n` tokens from a token bucket if it holds that many, after its
+    /// refill (smithy-rs `try_acquire_many`, botocore `RetryQuota.acquire`):
+    /// True when taken. Counts no withdrawal or refusal. Another kind of
+    /// budget raises `invalid_state`.
+    acquire(n: u32, now: ~self.now) -> try bool = self.with(py, |b| b.acquire(now, n)).py(py)
+    /// Gives `n` tokens back to a token bucket, up to its capacity (botocore
+    /// `RetryQuota.release`). Another kind of budget raises `invalid_state`.
+    release(n: u32, now: ~self.now) -> try () = self.with(py, |b| b.release(now, n)).py(py)
+    /// Records a failed attempt; `category` left out (None) is `"server_error"`.
+    on_failure(category: ~category_of, now: obj?, counts: true?, reached_backend: true?, declined_pushback: false?,
+            refused: false?) -> () =
+        let facts = FailureFacts { category, counts, reached_backend, declined_pushback, refused };
+        let now = self.now(now)?;
+        self.with(py, |b| b.on_failure(now, facts));
+    /// Records a success; `retry_cost` is what the token bucket took for the retry that led to it.
+    on_success(now: ~self.now, retry_cost: u32?) -> () = self.with(py, |b| b.on_success(now, retry_cost));
+    /// The adaptive throttle before an attempt: a `Refusal` or None. `r`
+    /// is the draw in [0, 1) (default: from the OS).
+    before_attempt(now: ~self.now, r: obj?) -> try Option<PyRefusal> =
+        let r = conv::opt(r, |x| {
+            let v = conv::to_f64(x, "r")?;
+            retrycore::backoff::check_r(v).py(py).map(|()| v)
+        })?
+        .unwrap_or_else(crate::entropy::draw);
+        Ok(self.with(py, |b| b.before_attempt(now, r)).map(refusal))
+    __repr__() -> String = format!("Budget(kind={:?}, name={:?})", self.config.kind_name(), self.config.name)
+
+module idem
+
+functions
+    /// Checks a key: 1–`max_len` visible ASCII characters, not starting with `sha256:`.
+    validate_key(key: obj, max_len: count?) -> try () =
+        let max = max_len.map_or(idem::DEFAULT_MAX_KEY_LEN, |m| usize::try_from(m).unwrap_or(usize::MAX));
+        idem::validate_key(&s(key, "key")?, max).py_in(py, I)
+    /// `len(tenant) ":" tenant ":" key`.
+    scoped_key(tenant: istr, key: istr) -> try String = idem::scoped_key(&tenant, &key).py_in(py, I)
+    /// The key itself when short enough, else `sha256:` + hex.
+    storage_key(key: obj, max_len: count) -> try String =
+        idem::storage_key(&s(key, "key")?, usize::try_from(max_len).unwrap_or(usize::MAX)).py_in(py, I)
+    /// A random UUIDv4 key from 16 bytes (default: from the OS).
+    mint_key(entropy: obj?) -> try String =
+        let bytes: [u8; 16] = match entropy.filter(|e| !e.is_none()) {
+            None => crate::entropy::bytes::<16>()
+                .ok_or_else(|| {
+                    err_in(py, I, ErrorCode::InvalidState, "entropy", "the operating system gave no entropy")
+                })?,
+            Some(e) => {
+                let b = e
+                    .downcast::<PyBytes>()
+                    .map_err(|_| err_in(py, I, ErrorCode::InvalidType, "entropy", "must be 16 bytes"))?;
+                b.as_bytes()
+                    .try_into()
+                    .map_err(|_| err_in(py, I, ErrorCode::InvalidValue, "entropy", "must be exactly 16 bytes"))?
+            }
+        };
+        Ok(idem::mint_key(bytes))
+    /// The `Idempotency-Key` header value for a key (an RFC 8941 sf-string).
+    format_header(key: istr) -> try String = idem::format_header(&key).py_in(py, I)
+    /// Reads an `Idempotency-Key` header value; `allow_token=True` also takes Stripe's bare token.
+    parse_header(value: obj, allow_token: false?) -> try String =
+        let form = if allow_token { idem::HeaderForm::SfStringOrToken } else { idem::HeaderForm::SfString };
+        idem::parse_header(&s(value, "value")?, form).py_in(py, I)
+    /// The RFC 8785 canonical JSON of a Python value.
+    canonicalize(value: obj) -> try String = idem::canonicalize_value(&to_host_json(value)?).py_in(py, I)
+    /// The RFC 8785 canonical form of JSON text.
+    canonicalize_json(text: istr) -> try String = py.allow_threads(|| idem::canonicalize_json(&text)).py_in(py, I)
+    /// A float as RFC 8785 (ECMAScript) writes it.
+    format_number(x: obj) -> try String = idem::format_number(conv::to_f64(x, "value")?).py_in(py, I)
+    /// The fingerprint of a request: lowercase hex SHA-256 of the canonical JSON
+    /// of `{"method", "path", "body"}` or `{"operation", "body"}`.
+    fingerprint(body: obj?, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
+            -> try String =
+        let v = match body {
+            Some(b) => to_host_json(b)?,
+            None => JsonValue::Null,
+        };
+        fp(py, Body::Value(v), method, path, operation, selected, canonical)
+    /// `fingerprint` of a body given as JSON text (duplicate keys and inexact numbers are errors).
+    fingerprint_json(text: obj, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
+            -> try String = fp(py, Body::Text(s(text, "text")?), method, path, operation, selected, canonical)
+    /// Decides what an incoming request gets from its stored record (a dict, or None).
+    /// A `key` of None is a request without the required key (400).
+    decide(record: nullable, key: nullable, fingerprint: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
+        let cfg = config_or_default(config)?;
+        let Some(key) = key.filter(|k| !k.is_none()) else {
+            return conv::from_json(
+                py,
+                &json!({"decision": "missing_key", "http": http_json(Some(idem::missing_key_answer(&cfg)))}),
+            );
+        };
+        let key = s(key, "key")?;
+        let fpr = s(fingerprint, "fingerprint")?;
+        let rec = conv::opt(record, |r| record_of(py, r))?;
+        let now = conv::wall_or_clock(wall_now_ms)?;
+        let d = idem::decide(rec.as_ref(), &key, &fpr, now, &cfg).py_in(py, I)?;
+        let mut v = serde_json::to_value(&d).unwrap_or(Value::Null);
+        v["http"] = http_json(d.http(&cfg));
+        if let idem::RecordDecision::Execute(c) = &d {
+            v["record"] = serde_json::to_value(c.to_record(&key, &fpr)).unwrap_or(Value::Null);
+        }
+        conv::from_json(py, &v)
+    /// Completes a record for the holder of `fence`: `outcome` is
+    /// `{"state": "succeeded" | "failed", "category": ..., "response": ...}`.
+    complete(record: obj, fence: obj, outcome: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
+        let cfg = config_or_default(config)?;
+        let rec = record_of(py, record)?;
+        let o = outcome.downcast::<PyDict>();
+        let o = o.map_err(|_| err_in(py, I, ErrorCode::InvalidType, "outcome", "must be a dict"))?;
+        let response = response_of(py, o.get_item("response")?)?;
+        let state = match o.get_item("state")? {
+            Some(x) => s(&x, "outcome.state")?,
+            None => return Err(err_in(py, I, ErrorCode::MissingField, "outcome.state", "is required")),
+        };
+        let out = match state.as_str() {
+            "succeeded" => idem::Outcome::Succeeded { response },
+            "failed" => idem::Outcome::Failed {
+                category: match o.get_item("category")? {
+                    Some(c) if !c.is_none() => s(&c, "outcome.category")?,
+                    _ => String::new(),
+                },
+                response,
+            },
+            other => {
+                return Err(err_in(
+                    py,
+                    I,
+                    ErrorCode::InvalidValue,
+                    "outcome.state",
+                    format!("must be succeeded or failed, got {other:?}"),
+                ))
+            }
+        };
+        let now = conv::wall_or_clock(wall_now_ms)?;
+        let r = idem::complete(&rec, u(fence, "fence")?, out, now, &cfg).py_in(py, I)?;
+        to_py(py, &r)
+    /// Renews the lease of a processing record (a heartbeat).
+    renew_lease(record: obj, fence: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
+        let cfg = config_or_default(config)?;
+        let rec = record_of(py, record)?;
+        let now = conv::wall_or_clock(wall_now_ms)?;
+        let r = idem::renew_lease(&rec, u(fence, "fence")?, now, &cfg).py_in(py, I)?;
+        to_py(py, &r)
+    /// Unix milliseconds as RFC 3339 UTC (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
+    format_rfc3339_ms(unix_ms: count) -> try String = idem::format_rfc3339_ms(unix_ms).py_in(py, I)
+    /// RFC 3339 text as Unix milliseconds (rounded down).
+    parse_rfc3339_ms(text: istr) -> try i64 = idem::parse_rfc3339_ms(&text).py_in(py, I)
+
+methods RecordConfig
+    new new(*, lease: obj?, retention: obj?, stripe: false?, failure_handling: obj?, release_categories: obj?)
+            -> try Self =
+        let release_categories = conv::opt(release_categories, |c| {
+            let items = conv::list_arg(c, "release_categories", "a list of str")?;
+            items.iter().map(|x| conv::to_str(x, "release_categories")).collect::<PyResult<Vec<String>>>()
+        })?;
+        let d = idem::RecordConfig::default();
+        let lease = conv::opt_secs(lease, "lease")?.map_or(Duration::from_millis(d.lease_ms()), Duration::from_nanos);
+        let retention = conv::opt_secs(retention, "retention")?
+            .map_or(Duration::from_millis(d.retention_ms()), Duration::from_nanos);
+        let mut c = idem::RecordConfig::new(lease, retention).py_in(py, I)?.with_stripe(stripe);
+        if let Some(h) = conv::opt_str(failure_handling, "failure_handling")? {
+            c = c.with_failure_handling(idem::FailureHandling::parse(&h, "failure_handling").py_in(py, I)?);
+        }
+        if let Some(cats) = release_categories {
+            c = c.with_release_categories(cats);
+        }
+        Ok(RecordConfig { c })
+    get lease -> f64 = self.c.lease_ms() as f64 / 1e3
+    get retention -> f64 = self.c.retention_ms() as f64 / 1e3
+
+methods PyDeadLetter
+    new new(msg_id: obj, message: obj, *, reason: obj, attempts: obj, error: obj?, error_class: obj?,
+            error_message: obj?, first_failure_ms: obj?, last_failure_ms: obj?, first_failure_at: obj?,
+            last_failure_at: obj?, trace_id: obj?, topic: obj?, partition: obj?, offset: obj?,
+            target_idempotent: false?) -> try Self =
+        let mut b = idem::DeadLetter::builder(s(msg_id, "msg_id")?, to_json(message, Mode::Document)?)
+            .reason(s(reason, "reason")?)
+            .attempts(conv::to_u32(attempts, "attempts")?)
+            .target_idempotent(target_idempotent);
+        let (mut class, mut text) =
+            (conv::opt_str(error_class, "error_class")?, conv::opt_str(error_message, "error_message")?);
+        if let Some(e) = error.filter(|e| !e.is_none()) {
+            if !e.is_instance_of::<PyBaseException>() {
+                return Err(err_in(py, I, ErrorCode::InvalidType, "error", "must be an exception"));
+            }
+            class = class.or_else(|| Some(class_name(e)));
+            text = text.or_else(|| e.str().ok().map(|x| x.to_string()));
+        }
+        if let Some(c) = class {
+            b = b.error(c, text.unwrap_or_default());
+        }
+        if let Some(t) = conv::opt_str(first_failure_at, "first_failure_at")? {
+            b = b.first_failure_at(t);
+        }
+        if let Some(t) = conv::opt_str(last_failure_at, "last_failure_at")? {
+            b = b.last_failure_at(t);
+        }
+        if let Some(ms) = conv::opt_count(first_failure_ms, "first_failure_ms", u64::MAX)? {
+            b = b.first_failure_ms(ms);
+        }
+        if let Some(ms) = conv::opt_count(last_failure_ms, "last_failure_ms", u64::MAX)? {
+            b = b.last_failure_ms(ms);
+        }
+        if let Some(t) = conv::opt_str(trace_id, "trace_id")? {
+            b = b.trace_id(t);
+        }
+        if let Some(t) = conv::opt_str(topic, "topic")? {
+            let p = conv::opt_count(partition, "partition", u64::from(u32::MAX))?.map(|p| p as u32);
+            let o = conv::opt_count(offset, "offset", u64::MAX)?;
+            b = b.source(t, p, o);
+        }
+        Ok(PyDeadLetter::new_letter(b.build().py_in(py, I)?))
+    /// Reads a letter from a dict (validated).
+    static from_dict(d: obj) -> try Self =
+        let v = to_json(d, Mode::Document)?;
+        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_value(&v).py_in(py, I)?))
+    /// Reads a letter from JSON text (validated).
+    static from_json(text: istr) -> try Self =
+        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_json(&text).py_in(py, I)?))
+    to_dict() -> try Obj<'py> = conv::from_json(py, &self.with(py, |l| l.to_value()))
+    to_json() -> String = self.with(py, |l| l.to_json())
+    /// Marks the letter for replay (its target must be idempotent).
+    mark_replayable() -> try () = self.with(py, |l| l.mark_replayable()).py_in(py, I)
+    mark_replayed() -> try () = self.with(py, |l| l.mark_replayed()).py_in(py, I)
+    discard() -> try () = self.with(py, |l| l.discard()).py_in(py, I)
+    get msg_id -> String = self.with(py, |l| l.msg_id.clone())
+    get status -> &'static str = self.with(py, |l| l.status.as_str())
+    get replayable -> bool = self.with(py, |l| l.replayable)
+    __repr__() -> String =
+        self.with(py, |l| format!("DeadLetter(msg_id={:?}, status={:?})", l.msg_id, l.status.as_str()))
+
+module failure
+
+/// The keyword fields of a failure ([`Fields`]).
+group Fields {
+    status, grpc_code, error_names, method, idempotent, idempotency_key_sent, headers, elapsed, wall_now_ms, message,
+    retryable, should_retry
+}
+
+functions
+    /// Classifies an exception or a failure.
+    classify(failure: obj?, *, policy: obj?, fields: ..Fields) -> try Verdict_ =
+        let v = match policy.filter(|p| !p.is_none()) {
+            None => {
+                let c = Classifier::default();
+                let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
+                let v = f.with(|x| c.classify(x));
+                (f, v)
+            }
+            Some(p) => {
+                let p = crate::policy::native_policy(p)?;
+                // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
+                let p = p.get();
+                let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
+                let v = f.with(|x| p.inner.config().classify(x));
+                (f, v)
+            }
+        };
+        Ok(verdict(v.0, &v.1))
+    /// Returns the flattened cause chain of names of an exception (what classification reads).
+    error_names(e: obj) -> try Bound<'py, PyList> =
+        if !e.is_instance_of::<PyBaseException>() {
+            return Err(err(e.py(), ErrorCode::InvalidType, "exception", "must be an exception"));
+        }
+        PyList::new(e.py(), OwnedFailure::from_exception(e, false)?.names.iter().map(|n| &**n))
+
+methods Verdict_
+    /// The error names that were classified (the flattened cause chain).
+    get error_names -> Vec<&str> = self.names.iter().map(|n| &**n).collect()
+    /// The chain holds a refused connection.
+    get refused -> bool =
+        let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
+        retrycore::classify::is_refused(&names)
+    __repr__() -> String =
+        format!(
+            "Verdict(category={:?}, retry={:?}, safe={}, retryable={}, server_delay={:?})",
+            self.category,
+            self.retry,
+            if self.safe { "True" } else { "False" },
+            if self.retryable { "True" } else { "False" },
+            self.server_delay
+        )
+
+module misc
+
+/// What response headers say about retrying.
+class ServerAdvice {
+    /// The delay the server asked for, in seconds.
+    delay: Option<f64>
+    /// The header it came from.
+    source: Option<&'static str>
+    /// A negative or malformed gRPC pushback: don't retry.
+    declined: bool
+    /// `Stripe-Should-Retry` / `x-should-retry`.
+    should_retry: Option<bool>
+    /// `x-retry-exhausted: 1`.
+    retry_exhausted: bool
+}
+
+/// One lint finding.
+class Finding { code: &'static str, severity: &'static str, field: String, message: String }
+    repr "Finding({code:?}, {severity:?}, field={field:?})"
+functions
+    /// Parses a duration string (`"250ms"`, `"1.5s"`) into float seconds.
+    parse_duration(text: obj) -> try f64 =
+        retrycore::duration::parse_duration(&to_str(text, "duration")?, "duration").map(to_secs).py(py)
+    /// Writes float seconds as the shortest exact duration string.
+    format_duration(seconds: secs) -> String = retrycore::duration::format_duration(seconds)
+    /// Reads `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms` and the retry hints
+    /// (an HTTP-date needs `wall_now_ms`, Unix epoch milliseconds; without it the date is ignored).
+    server_advice(headers: obj, wall_now_ms: obj?) -> try ServerAdvice =
+        let fields = Fields { headers: Some(headers.clone()), wall_now_ms: wall_now_ms.cloned(), ..Default::default() };
+        let f = OwnedFailure::read(None, &fields, false)?;
+        // Pure, like the core: without `wall_now_ms` an HTTP-date is ignored.
+        let headers = f.headers.iter().map(|(a, b)| (a.as_str(), b.as_str()));
+        let a = retrycore::retry_after::read_headers(headers, f.wall_now_ms);
+        Ok(ServerAdvice {
+            delay: a.delay_ns().map(to_secs),
+            source: a.delay.map(|(_, s)| s.name()),
+            declined: a.declined_by_pushback,
+            should_retry: a.should_retry,
+            retry_exhausted: a.retry_exhausted,
+        })
+    /// An HTTP-date as Unix seconds, or None when it is not one.
+    parse_http_date(value: str, wall_now_ms: obj) -> Option<i64> =
+        retrycore::retry_after::parse_http_date(&value, conv::wall_arg(wall_now_ms, "wall_now_ms")?)
+    /// Lints a policy, optionally with its service description (a dict).
+    lint(policy: =crate::policy::native_policy, service: obj?) -> try Vec<Finding> =
+        let service = conv::opt(service, |s| Service::from_json_value(&to_json(s, Mode::Document)?).py(py))?;
+        Ok(retrycore::lint::lint(policy.get().inner.config(), service.as_ref())
+            .into_iter()
+            .map(|f| Finding { code: f.code, severity: f.severity.code(), field: f.field, message: f.message })
+            .collect())
+    /// Every list and table the core shows hosts (kinds, categories, reasons,
+    /// error codes with their families, profiles, limits, defaults), as a dict.
+    host_tables() -> try Obj<'py> = conv::from_json(py, &retrycore::tables::host_tables())
+
+methods Random
+    new new(seed: count) -> Random = Random { g: std::sync::Mutex::new(Xoshiro256pp::seed_from_u64(seed)) }
+    /// The next 64-bit output.
+    next_u64() -> u64 = crate::locks::with(py, &self.g, |g| g.next_u64())
+    /// The next draw in [0, 1): `(x >> 11) · 2⁻⁵³`.
+    random() -> f64 = crate::locks::with(py, &self.g, |g| g.next_f64())
+"#;
