@@ -31,7 +31,8 @@
 //! being `None`.
 //!
 //! Returns are `f64`, `u32`, `bool`, `string`, `static` (`&'static str`),
-//! `json`, `f64s`, `f64?`, `()`, `Self`, a class name, or `Class?`; prefixed
+//! `json`, `f64s`, `f64?`, `()`, `Self`, a class name, or `Class?`, followed
+//! by `<T>` to name the TypeScript type (required for `json`); prefixed
 //! with `try` when the call returns a `Result` (napi throws
 //! it through the error factory, wasm returns `Result<_, JsErr>`), or `hot`
 //! for the hot paths: napi throws the same way, wasm answers a number and
@@ -122,6 +123,9 @@ pub struct Method {
     pub convention: Convention,
     /// The return kind (`f64`, `json`, `Self`, `NativeBreaker?`, …).
     pub ret: String,
+    /// The TypeScript type of the return when the declaration names it
+    /// (`json<Verdict>`; required for `json`).
+    pub ts: Option<String>,
     /// The called function's path in `retrycore_js` (module functions).
     pub path: String,
 }
@@ -225,6 +229,13 @@ fn method(line: &str, doc: Vec<String>, in_class: bool) -> Result<Method, String
         Some(("hot", r)) => (Convention::Hot, r),
         _ => (Convention::Plain, ret),
     };
+    let (ret, ts) = match ret.split_once('<') {
+        Some((r, t)) => (r, Some(t.strip_suffix('>').ok_or_else(|| format!("unclosed type: {line}"))?.to_owned())),
+        None => (ret, None),
+    };
+    if ret == "json" && ts.is_none() {
+        return Err(format!("a json return names its TypeScript type (`json<T>`): {line}"));
+    }
     let sig = sig.trim();
     let (word, rest) = if sig.starts_with("new(") { ("", sig) } else { sig.split_once(' ').unwrap_or(("", sig)) };
     let member = match (in_class, word) {
@@ -242,7 +253,7 @@ fn method(line: &str, doc: Vec<String>, in_class: bool) -> Result<Method, String
     };
     let args = args.iter().map(|a| arg(a)).collect::<Result<_, _>>()?;
     let path = if path.is_empty() { snake(js) } else { path };
-    Ok(Method { doc, member, js: js.to_owned(), args, convention, ret: ret.to_owned(), path })
+    Ok(Method { doc, member, js: js.to_owned(), args, convention, ret: ret.to_owned(), ts, path })
 }
 
 /// Parses declarations (`DECLARATIONS`, or another text in the same language).
@@ -535,6 +546,147 @@ pub fn generate(declarations: &str, target: Target) -> Result<String, String> {
     Ok(out)
 }
 
+/// The TypeScript type of a parameter kind, class names becoming their
+/// backend interfaces (`NativeBreaker` → `BackendBreaker`).
+fn ts_kind(kind: &str) -> String {
+    match kind {
+        "f64" => "number".to_owned(),
+        "bool" => "boolean".to_owned(),
+        "strs" => "string[]".to_owned(),
+        "nums" => "number[]".to_owned(),
+        "str" | "string" => "string".to_owned(),
+        c => backend_name(c),
+    }
+}
+
+fn backend_name(class: &str) -> String {
+    format!("Backend{}", class.strip_prefix("Native").unwrap_or(class))
+}
+
+/// The TypeScript return type of a member of `class`.
+fn ts_ret(m: &Method, class: &str) -> String {
+    if let Some(t) = &m.ts {
+        return t.clone();
+    }
+    match m.ret.as_str() {
+        "f64" | "u32" => "number".to_owned(),
+        "bool" => "boolean".to_owned(),
+        "string" | "static" => "string".to_owned(),
+        "f64s" => "number[]".to_owned(),
+        "f64?" => "number | null".to_owned(),
+        "()" => "void".to_owned(),
+        "Self" => backend_name(class),
+        r => match r.strip_suffix('?') {
+            Some(c) => format!("{} | null", backend_name(c)),
+            None => backend_name(r),
+        },
+    }
+}
+
+/// One member's TypeScript signature (`name(params): ret`).
+fn ts_signature(m: &Method, class: &str) -> String {
+    let flat: Vec<&Param> = m
+        .args
+        .iter()
+        .flat_map(|a| match a {
+            Arg::One(p) => vec![p],
+            Arg::Group { fields, .. } => fields.iter().collect(),
+        })
+        .collect();
+    let params: Vec<String> = flat
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match (p.optional, flat[i..].iter().all(|q| q.optional)) {
+            (true, true) => format!("{}?: {}", p.js, ts_kind(&p.kind)),
+            (true, false) => format!("{}: {} | undefined", p.js, ts_kind(&p.kind)),
+            _ => format!("{}: {}", p.js, ts_kind(&p.kind)),
+        })
+        .collect();
+    format!("{}({}): {}", m.js, params.join(", "), ts_ret(m, class))
+}
+
+fn ts_doc(out: &mut String, indent: &str, doc: &[String], internal: bool) {
+    let tag = if internal { " @internal" } else { "" };
+    match doc {
+        [] => {}
+        [one] => {
+            let _ = writeln!(out, "{indent}/**{one}{tag} */");
+        }
+        _ => {
+            let _ = writeln!(out, "{indent}/**");
+            for d in doc {
+                let _ = writeln!(out, "{indent} *{d}");
+            }
+            if internal {
+                let _ = writeln!(out, "{indent} *{tag}");
+            }
+            let _ = writeln!(out, "{indent} */");
+        }
+    }
+}
+
+/// Writes the TypeScript interfaces of the surface `declarations`
+/// (`bindings-node/lib/surface.d.ts`): `BackendSurface` (the module
+/// functions and the classes' constructors and factories) and one
+/// `Backend<Class>` interface per class. The types a `json<T>` return names
+/// are imported from `lib/retrycore.ts`.
+pub fn typescript(declarations: &str) -> Result<String, String> {
+    let s = parse(declarations)?;
+    let generated: Vec<String> = s.classes.iter().map(|c| backend_name(&c.js)).collect();
+    let mut imported = std::collections::BTreeSet::new();
+    let every = s.functions.iter().chain(s.classes.iter().flat_map(|c| &c.members));
+    for t in every.filter_map(|m| m.ts.as_deref()) {
+        for word in t.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+            let known = ["Record", "ReturnType", "Array"].contains(&word) || generated.iter().any(|g| g == word);
+            if word.starts_with(|c: char| c.is_ascii_uppercase()) && !known {
+                imported.insert(word.to_owned());
+            }
+        }
+    }
+    let mut out = String::from(
+        "// @generated by bindings-js/codegen/surface.rs from bindings-js/src/surface.rs; do not edit\n\
+         // (RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface rewrites it).\n",
+    );
+    let names: Vec<&str> = imported.iter().map(String::as_str).collect();
+    let _ = writeln!(out, "import type {{ {} }} from './retrycore';\n", names.join(", "));
+    out.push_str("/** The low-level functions and classes both JS bindings export. @internal */\n");
+    out.push_str("export interface BackendSurface {\n");
+    for f in &s.functions {
+        ts_doc(&mut out, "  ", &f.doc, false);
+        let _ = writeln!(out, "  {};", ts_signature(f, ""));
+    }
+    for c in &s.classes {
+        let ctors: Vec<&Method> = c.members.iter().filter(|m| m.member == Member::Constructor).collect();
+        let statics: Vec<String> =
+            c.members.iter().filter(|m| m.member == Member::Factory).map(|m| ts_signature(m, &c.js)).collect();
+        let ty = match (ctors.as_slice(), statics.is_empty()) {
+            ([new], true) => {
+                format!("new {}", ts_signature(new, &c.js).replacen("new(", "(", 1).replacen("): ", ") => ", 1))
+            }
+            ([], false) => format!("{{ {} }}", statics.join("; ")),
+            _ => return Err(format!("class {}: one constructor or factories only", c.js)),
+        };
+        ts_doc(&mut out, "  ", &c.doc, false);
+        let _ = writeln!(out, "  {}: {ty};", c.js);
+    }
+    out.push_str("}\n");
+    for c in &s.classes {
+        out.push('\n');
+        ts_doc(&mut out, "", &c.doc, true);
+        let _ = writeln!(out, "export interface {} {{", backend_name(&c.js));
+        for m in c.members.iter().filter(|m| !matches!(m.member, Member::Constructor | Member::Factory)) {
+            ts_doc(&mut out, "  ", &m.doc, false);
+            if m.member == Member::Getter {
+                let _ = writeln!(out, "  readonly {}: {};", m.js, ts_ret(m, &c.js));
+            } else {
+                let _ = writeln!(out, "  {};", ts_signature(m, &c.js));
+            }
+        }
+        out.push_str("}\n");
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -567,6 +719,18 @@ mod tests {
         assert!(parse("class X = Y\n").is_err());
         assert!(parse("fn f() -> ()\nend\n").is_err());
         assert!(parse("fn f(x: text) -> ()\n").is_err());
+    }
+
+    /// `bindings-node/lib/surface.d.ts` is the generator's output.
+    #[test]
+    fn the_typescript_interfaces_are_generated() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../bindings-node/lib/surface.d.ts");
+        let want = typescript(DECLARATIONS).unwrap();
+        if std::env::var_os("RETRYCORE_BLESS").is_some() {
+            std::fs::write(path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(have == want, "{path} drifted from bindings-js/src/surface.rs: RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface");
     }
 
     #[test]

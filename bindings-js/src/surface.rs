@@ -1,6 +1,6 @@
 //! The low-level JS surface, declared once: every function and class both
 //! JS bindings export, with its JS name, its arguments' kinds and its return
-//! convention. Each FFI crate's `build.rs` expands it with the generator in
+//! convention (a `json` return names its TypeScript type). Each FFI crate's `build.rs` expands it with the generator in
 //! `bindings-js/codegen/surface.rs` (which documents the language) into its
 //! `#[napi]` or `#[wasm_bindgen]` exports; the wasm package's hot-path
 //! adapter (`backend.js`) is generated from it too.
@@ -11,20 +11,20 @@
 pub const DECLARATIONS: &str = r#"
 /// Returns the tables the JS layer needs: category, reason and error codes,
 /// the JSON nesting limit, lint codes.
-fn info() -> json
+fn info() -> json<BackendInfo>
 /// Parses a duration string (`"250ms"`) to milliseconds.
 fn parseDuration(text: str) -> try f64
 /// Writes milliseconds as the shortest exact duration string.
 fn formatDuration(valueMs: f64) -> try string
 /// Reads server delay headers (flat `[name, value, name, value, …]`).
-fn serverAdvice(headers: strs, wallNowMs: f64?) -> try json
+fn serverAdvice(headers: strs, wallNowMs: f64?) -> try json<ServerAdvice>
 /// Parses an HTTP-date to Unix seconds (`null` when it is not one).
 fn parseHttpDate(value: str, wallNowMs: f64) -> try f64?
 /// Lints a policy document (JSON text) against an optional service description.
-fn lint(policy: str, service: str?) -> try json
+fn lint(policy: str, service: str?) -> try json<Finding[]>
 
 /// Checks a key: true, or an `IdempotencyError` saying which character at which position is wrong.
-fn validateKey(key: str, max: f64) -> try bool = idem::validate_key
+fn validateKey(key: str, max: f64) -> try bool<true> = idem::validate_key
 /// Joins business id, operation and version into a key.
 fn deriveKey(parts: strs) -> try string = idem::derive_key
 /// Scopes a key to a tenant.
@@ -45,7 +45,7 @@ fn canonicalNumber(x: f64) -> try string = idem::canonical_number
 /// the body is JSON text. `canonical` returns the canonical JSON instead of its hash.
 fn fingerprint(methodOrOperation: str, path: str?, body: str, selected: strs?, canonical: bool) -> try string = idem::fingerprint
 /// Decides what an incoming request gets (`record` is the stored record's JSON or null).
-fn decideRecord(record: str?, key: str?, fingerprint: str, nowMs: f64, idem::RecordArgs{leaseMs: f64?, retentionMs: f64?, stripe: bool?, failureHandling: string?, releaseCategories: strs?}) -> try json = idem::decide_record
+fn decideRecord(record: str?, key: str?, fingerprint: str, nowMs: f64, idem::RecordArgs{leaseMs: f64?, retentionMs: f64?, stripe: bool?, failureHandling: string?, releaseCategories: strs?}) -> try json<RecordDecision> = idem::decide_record
 /// Completes a claimed record with an outcome; returns the record's JSON.
 fn completeRecord(record: str, fence: f64, outcome: str, nowMs: f64, idem::RecordArgs{leaseMs: f64?, retentionMs: f64?, stripe: bool?, failureHandling: string?, releaseCategories: strs?}) -> try string = idem::complete_record
 /// Renews the holder's lease; returns the record's JSON.
@@ -60,7 +60,7 @@ fn parseRfc3339(text: str) -> try f64 = idem::parse_rfc3339
 /// Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/).
 fn classifyStatus(status: f64, flags: f64) -> hot u32 = verdict::classify_status
 /// Classifies a failure with the built-in tables.
-fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json = verdict::classify
+fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json<Verdict> = verdict::classify
 
 /// The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64.
 class NativeRng = Rng
@@ -92,13 +92,13 @@ class NativeBreaker = Breaker<H>
   /// Returns the state code.
   get state -> static
   /// Returns the window totals and counters.
-  ref totals() -> json
+  ref totals() -> json<ReturnType<CircuitBreaker['metrics']>>
   /// Returns ms until a call could be admitted (0: now; `Infinity`: not by waiting).
   ref remainingOpen(now: f64) -> try f64
   /// Moves to `state` by hand.
-  mut transitionTo(state: str, now: f64) -> try json
+  mut transitionTo(state: str, now: f64) -> try json<Transition>
   /// Returns to closed with an empty window.
-  mut reset(now: f64) -> try json
+  mut reset(now: f64) -> try json<Transition | null>
   /// Captures the state as snapshot JSON text.
   ref snapshot(now: f64, wallNowMs: f64) -> try string
   /// Replaces the state with a snapshot's (the breaker stays shared).
@@ -110,17 +110,17 @@ class NativeBreaker = Breaker<H>
   /// Turns collecting transitions for `takeTransitions` on or off.
   mut setCollect(on: bool) -> ()
   /// Takes the transitions collected since the last call.
-  mut takeTransitions() -> json
+  mut takeTransitions() -> json<Transition[]>
   /// Returns the current state's metrics (rates in percent, -1 below the minimum).
-  ref stateMetrics(now: f64) -> try json
+  ref stateMetrics(now: f64) -> try json<BreakerMetrics>
   /// Records an outcome without a permit (0 success, 1 failure, 2 ignored); returns true on a transition.
   mut recordWithoutPermit(outcome: f64, duration: f64, now: f64) -> try bool
   /// Opens for `duration` ms by hand.
-  mut transitionToOpenFor(duration: f64, now: f64) -> try json
+  mut transitionToOpenFor(duration: f64, now: f64) -> try json<Transition>
   /// Opens until `until` (ms on the clock `now` uses).
-  mut transitionToOpenUntil(until: f64, now: f64) -> try json
+  mut transitionToOpenUntil(until: f64, now: f64) -> try json<Transition>
   /// Returns what a break-duration generator sees now.
-  ref breakArguments(now: f64) -> try json
+  ref breakArguments(now: f64) -> try json<BreakArguments>
   /// Replaces the current open period's wait with `duration` ms.
   mut setBreakDuration(duration: f64) -> try ()
 end
@@ -140,9 +140,9 @@ class NativeBudget = Budget<H>
   /// A logical operation ends.
   ref end(holdsSlot: bool) -> ()
   /// Checks a retry after `category` without changing anything: null, or the refusal.
-  ref check(now: f64, categoryId: f64, refused: bool, holdsSlot: bool) -> try json
+  ref check(now: f64, categoryId: f64, refused: bool, holdsSlot: bool) -> try json<Refusal | null>
   /// Takes what a retry costs: `{cost, slot}`.
-  ref withdraw(now: f64, categoryId: f64, refused: bool, holdsSlot: bool) -> try json
+  ref withdraw(now: f64, categoryId: f64, refused: bool, holdsSlot: bool) -> try json<{ cost: number | null; slot: boolean }>
   /// Checks, then withdraws when allowed: the cost (>= 0) or -1 when refused (the hot path).
   ref tryWithdraw(now: f64, categoryId: f64) -> hot f64
   /// Records a failed attempt.
@@ -150,11 +150,11 @@ class NativeBudget = Budget<H>
   /// Records a success; `cost` is what the retry that led to it took.
   ref onSuccess(now: f64, cost: f64?) -> hot ()
   /// The adaptive throttle's check before an attempt (draw `r`): null, or the refusal.
-  ref beforeAttempt(now: f64, r: f64) -> try json
+  ref beforeAttempt(now: f64, r: f64) -> try json<Refusal | null>
   /// Returns the budget's level (tokens, or its counts).
-  ref level(now: f64) -> try json
+  ref level(now: f64) -> try json<Record<string, number>>
   /// Returns refusals and withdrawals so far.
-  ref stats() -> json
+  ref stats() -> json<{ refusals: number; withdrawals: number }>
   /// Takes `amount` tokens from a token bucket if it holds that many (after refill); true when taken.
   ref acquire(amount: f64, now: f64) -> try bool
   /// Returns `amount` tokens to a token bucket, up to its capacity.
@@ -170,7 +170,7 @@ class NativePolicy = Policy<H>
   /// Writes the normalized policy document.
   ref toJson() -> string
   /// Returns the schedule: rows of low / mid / high delays (ms) per retry.
-  ref schedule() -> json
+  ref schedule() -> json<ReturnType<RetryPolicy['schedule']>>
   /// Computes the backoff delay (ms) of retry `retry` for the draw `r`; a retry
   /// whose delay needs a history it is not given is refused (field `prev`).
   ref delay(retry: f64, r: f64, prev: f64?) -> hot f64
@@ -181,7 +181,7 @@ class NativePolicy = Policy<H>
   /// Returns a policy for tests: at most `attempts` calls, delays capped at `max_delay` ms.
   ref testing(attempts: f64, maxDelay: f64) -> try Self
   /// Returns the counters with the retry_attempts_total family of metric names.
-  ref counters() -> json
+  ref counters() -> json<Record<string, unknown>>
   /// Returns the policy's shared breaker, if any.
   ref breaker() -> NativeBreaker?
   /// Returns the number of budgets.
@@ -195,7 +195,7 @@ class NativePolicy = Policy<H>
   /// Classifies a status with this policy's rules (packed; see `classify_status`).
   mut classifyStatus(status: f64, flags: f64) -> hot u32
   /// Classifies a failure with this policy's rules.
-  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json
+  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json<Verdict>
   /// Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent).
   ref needsMessage() -> bool
   /// Returns true when the policy has an attempt timeout or a deadline.
@@ -211,11 +211,11 @@ class NativePolicy = Policy<H>
   /// Gates the next attempt: returns the attempt number, or 0 when rejected (see `gate`).
   mut before(id: f64, now: f64) -> hot f64
   /// Returns the last gate of a session.
-  mut gate(id: f64) -> try json
+  mut gate(id: f64) -> try json<BackendGate>
   /// Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`).
   mut fail(id: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, elapsedMs: f64?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?}) -> hot f64
   /// Returns the last decision of a session.
-  mut decision(id: f64) -> try json
+  mut decision(id: f64) -> try json<BackendDecision>
   /// Records a success and finishes the session.
   mut succeed(id: f64, now: f64, elapsedMs: f64?) -> hot ()
   /// Ends a session as cancelled.
@@ -227,8 +227,8 @@ class NativePolicy = Policy<H>
   /// Returns a session's idempotency key.
   mut key(id: f64) -> try string
   /// Returns a session's state: attempts made, done, give-up reason, key minted.
-  mut status(id: f64) -> try json
+  mut status(id: f64) -> try json<SessionStatus>
   /// Takes the breaker transitions a session's calls caused.
-  mut transitions(id: f64) -> try json
+  mut transitions(id: f64) -> try json<Transition[]>
 end
 "#;
