@@ -19,6 +19,8 @@
 
 // ---------------------------------------------------------------- backend
 
+import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng, BackendSurface } from './surface';
+
 /** A string list argument: absent as `undefined`. */
 type Strs = string[] | undefined;
 type OptNum = number | undefined;
@@ -30,8 +32,6 @@ type OptBool = boolean | undefined;
  * `@retryable` trait: absent, or its `throttling` flag), shouldRetry.
  */
 type FailureArgs = [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum, OptNum, OptStr, OptBool, OptBool];
-/** The classify arguments: {@link FailureArgs} without elapsed. */
-type ClassifyArgs = [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum, OptStr, OptBool, OptBool];
 /** The record settings: leaseMs, retentionMs, stripe, failureHandling, releaseCategories. */
 type RecordArgs = [OptNum, OptNum, OptBool, OptStr, Strs];
 
@@ -51,133 +51,21 @@ export interface BackendInfo {
   states: string[];
 }
 
-/** A live policy and its session slab (`NativePolicy`). @internal */
-export interface BackendPolicy {
-  toJson(): string;
-  schedule(): ReturnType<RetryPolicy['schedule']>;
-  delay(retry: number, r: number, prev?: number): number;
-  sampleDelays(seed: string, count: number): number[];
-  replayDelays(draws: number[]): number[];
-  testing(attempts: number, maxDelay: number): BackendPolicy;
-  counters(): Record<string, unknown>;
-  breaker(): BackendBreaker | null;
-  budgetCount(): number;
-  budget(index: number): BackendBudget | null;
-  shareBreaker(breaker: BackendBreaker): BackendPolicy;
-  shareBudget(index: number, budget: BackendBudget): BackendPolicy;
-  classifyStatus(status: number, flags: number): number;
-  classify(...a: ClassifyArgs): Verdict;
-  needsMessage(): boolean;
-  hasTimeouts(): boolean;
-  begin(key: OptStr, seed: OptStr, idempotent: OptBool, keySent: OptBool, method: OptStr, draws: number[] | undefined): number;
-  start(now: number, key: OptStr, idempotent: OptBool, keySent: OptBool, method: OptStr): number;
-  finish(id: number, now: number): void;
-  before(id: number, now: number): number;
-  gate(id: number): BackendGate;
-  fail(id: number, now: number, ...f: FailureArgs): number;
-  decision(id: number): BackendDecision;
-  succeed(id: number, now: number, elapsedMs?: number): void;
-  cancel(id: number, now: number): void;
-  release(id: number): void;
-  free(id: number): void;
-  key(id: number): string;
-  status(id: number): SessionStatus;
-  transitions(id: number): Transition[];
-}
-
-/** A circuit breaker with numeric permits (`NativeBreaker`). @internal */
-export interface BackendBreaker {
-  tryAcquire(now: number): number;
-  readonly lastRetryAfter: number;
-  readonly lastRefusedState: string;
-  record(permit: number, outcome: number, duration: number, now: number): boolean;
-  recordFailure(permit: number, duration: number, now: number, status: OptNum, grpc: OptStr, names: Strs, headers: Strs, message: OptStr, retryableThrottling: OptBool, shouldRetry: OptBool): string;
-  release(permit: number, now: number): boolean;
-  readonly state: string;
-  totals(): ReturnType<CircuitBreaker['metrics']>;
-  remainingOpen(now: number): number;
-  transitionTo(state: string, now: number): Transition;
-  reset(now: number): Transition | null;
-  snapshot(now: number, wallNowMs: number): string;
-  restore(snapshot: string, now: number, wallNowMs: number): void;
-  configJson(): string;
-  needsMessage(): boolean;
-  setCollect(on: boolean): void;
-  takeTransitions(): Transition[];
-  stateMetrics(now: number): BreakerMetrics;
-  recordWithoutPermit(outcome: number, duration: number, now: number): boolean;
-  transitionToOpenFor(duration: number, now: number): Transition;
-  transitionToOpenUntil(until: number, now: number): Transition;
-  breakArguments(now: number): BreakArguments;
-  setBreakDuration(duration: number): void;
-}
-
-/** A retry budget with categories by index (`NativeBudget`). @internal */
-export interface BackendBudget {
-  readonly name: string;
-  readonly kind: string;
-  configJson(): string;
-  start(now: number): void;
-  end(holdsSlot: boolean): void;
-  check(now: number, categoryId: number, refused: boolean, holdsSlot: boolean): Refusal | null;
-  withdraw(now: number, categoryId: number, refused: boolean, holdsSlot: boolean): { cost: number | null; slot: boolean };
-  tryWithdraw(now: number, categoryId: number): number;
-  onFailure(now: number, categoryId: number, counts: boolean, reachedBackend: boolean, declinedPushback: boolean, refused: boolean): void;
-  onSuccess(now: number, cost?: number): void;
-  beforeAttempt(now: number, r: number): Refusal | null;
-  level(now: number): Record<string, number>;
-  stats(): { refusals: number; withdrawals: number };
-  acquire(amount: number, now: number): boolean;
-  release(amount: number, now: number): void;
-}
-
-/** The seeded generator (`NativeRng`). @internal */
-export interface BackendRng {
-  nextU64(): string;
-  nextF64(): number;
-}
-
 /**
  * The low-level surface this layer drives: the napi addon
- * (`bindings-node/native.d.ts`, declared once in `bindings-js/src/surface.rs`)
- * or the wasm module adapted by `bindings-wasm/lib/backend.mjs`.
+ * (`bindings-node/native.d.ts`) or the wasm module adapted by
+ * `bindings-wasm/lib/backend.mjs`. Its functions and classes are declared
+ * once, in `bindings-js/src/surface.rs`, and typed by the generated
+ * `lib/surface.d.ts`; each FFI crate adds the error factory and the clock.
  * @internal
  */
-export interface Backend {
+export interface Backend extends BackendSurface {
   setErrorFactory(factory: (kind: string, code: string, field: string, message: string) => Error): void;
   calibrate(performanceNow: number): void;
-  info(): BackendInfo;
-  parseDuration(text: string): number;
-  formatDuration(valueMs: number): string;
-  serverAdvice(headers: string[], wallNowMs?: number): ServerAdvice;
-  parseHttpDate(value: string, wallNowMs: number): number | null;
-  lint(policy: string, service?: string): Finding[];
-  validateKey(key: string, max: number): true;
-  deriveKey(parts: string[]): string;
-  scopedKey(tenant: string, key: string): string;
-  storageKey(key: string, max: number): string;
-  mintKey(entropyHex?: string): string;
-  formatHeader(key: string): string;
-  parseHeader(value: string, token: boolean): string;
-  canonicalize(text: string): string;
-  canonicalNumber(x: number): string;
-  fingerprint(methodOrOperation: string, path: OptStr, body: string, selected: Strs, canonical: boolean): string;
-  decideRecord(record: OptStr, key: OptStr, fingerprint: string, nowMs: number, ...settings: RecordArgs): RecordDecision;
-  completeRecord(record: string, fence: number, outcome: string, nowMs: number, ...settings: RecordArgs): string;
-  renewLease(record: string, fence: number, nowMs: number, ...settings: RecordArgs): string;
-  deadLetter(letter: string, ops: string[]): string;
-  formatRfc3339(unixMs: number): string;
-  parseRfc3339(text: string): number;
-  classifyStatus(status: number, flags: number): number;
-  classify(...a: ClassifyArgs): Verdict;
-  NativePolicy: { fromJson(text: string, entropy: OptStr): BackendPolicy; fromOptions(text: string, entropy: OptStr): BackendPolicy };
-  NativeBreaker: new (text: string, msNumbers: boolean) => BackendBreaker;
-  NativeBudget: new (text: string, msNumbers: boolean) => BackendBudget;
-  NativeRng: new (seed: string) => BackendRng;
 }
 
-/** What a session's `status()` answers. */
-type SessionStatus = { attempts: number; done: boolean; reason: string | null; keyMinted: boolean };
+/** What a session's `status()` answers. @internal */
+export type SessionStatus = { attempts: number; done: boolean; reason: string | null; keyMinted: boolean };
 
 /** How a call ends (`retrycore::surface::Ending`); a `raise` carries the error's fields. @internal */
 export interface BackendEnding {
