@@ -190,13 +190,15 @@ export interface BackendEnding {
 }
 
 /** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. @internal */
-export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; ending: BackendEnding; state?: string };
+export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; ending: BackendEnding; state?: string; onGiveUp: boolean };
 /** A gate as the backend writes it. @internal */
 export type BackendGate = Extract<Gate, { action: 'proceed' }> | BackendReject;
 /** A give-up as the backend writes it: the public one and the ending. @internal */
-export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { ending: BackendEnding };
+export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { ending: BackendEnding; onGiveUp: boolean };
 /** A decision as the backend writes it. @internal */
-export type BackendDecision = Extract<Decision, { action: 'retry' }> | BackendGiveUp;
+export type BackendDecision = BackendRetry | BackendGiveUp;
+/** A retry as the backend writes it: the public one and what on_retry carries (`surface::RetryNumbers`). @internal */
+export type BackendRetry = Extract<Decision, { action: 'retry' }> & { onRetry: { attempt: number; retry: number } };
 
 /** The gate of a rejected step (`start` < 0, `before` 0): the backend answers a rejection there. */
 function rejection(g: BackendGate): BackendReject {
@@ -208,8 +210,8 @@ function giveUpOf(d: BackendDecision): BackendGiveUp {
   return d as BackendGiveUp;
 }
 
-function retryOf(d: BackendDecision): Extract<Decision, { action: 'retry' }> {
-  return d as Extract<Decision, { action: 'retry' }>;
+function retryOf(d: BackendDecision): BackendRetry {
+  return d as BackendRetry;
 }
 
 let N: Backend = null as unknown as Backend;
@@ -2394,7 +2396,7 @@ export class RetryPolicy {
         if (delay < 0) {
           const d = giveUpOf(decided);
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
-          this.#giveUp(d.attempts, d.reason, d.category, failure, ctx.key);
+          this.#giveUp(d.onGiveUp, d.attempts, d.reason, d.category, failure, ctx.key);
           const kind = d.ending.kind;
           if (kind === 'propagate' || kind === 'cancelled') {
             // A response nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
@@ -2405,7 +2407,7 @@ export class RetryPolicy {
         }
         const d = retryOf(decided);
         if (this.onRetry !== null) {
-          callHook(this.onRetry, this, { attempt: d.retry, retry: d.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
+          callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
         }
         if (delay > 0) {
           try {
@@ -2426,7 +2428,7 @@ export class RetryPolicy {
         if (attemptNo === 0) {
           const g = rejection(n.gate(id));
           const st = n.status(id);
-          this.#giveUp(g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key);
+          this.#giveUp(g.onGiveUp, g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key);
           if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;
           throw endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
         }
@@ -2439,9 +2441,9 @@ export class RetryPolicy {
     }
   }
 
-  /** Fires on_give_up (after the step's transitions). */
-  #giveUp(attempts: number, reason: string, category: string, error: unknown, key: string): void {
-    if (this.onGiveUp !== null && attempts > 0) {
+  /** Fires on_give_up (after the step's transitions) when the core says it fires (`surface::fires_on_give_up`). */
+  #giveUp(fires: boolean, attempts: number, reason: string, category: string, error: unknown, key: string): void {
+    if (this.onGiveUp !== null && fires) {
       callHook(this.onGiveUp, this, { attempt: attempts, retry: null, delay: null, category, reason, error, key });
     }
   }

@@ -1,0 +1,47 @@
+'use strict';
+// Issue 14, JS part: what a host shows is the core's decision, never a copy
+// of a core rule (docs/hosts.md). Each test pins one item the JS layer used
+// to decide alone, against either implementation (RETRYCORE_IMPL=node |
+// wasm, see impl.cjs); the Python side is tests/python/test_issue14.py.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const rc = require('./impl.cjs');
+
+const { RetryPolicy } = rc;
+
+const err = (code) => Object.assign(new Error(code), { code });
+
+test('the decision carries what on_retry and on_give_up show (surface::RetryNumbers, fires_on_give_up)', () => {
+  const p = new RetryPolicy({ maxAttempts: 2, jitter: 'none', breaker: { kind: 'consecutive', failureThreshold: 2, waitDurationInOpenState: 60_000 } });
+  const s = p.session({ key: 'k', method: 'GET' });
+  s.beforeAttempt(0);
+  const d = s.onFailure({ status: 503 }, 10);
+  assert.equal(d.action, 'retry');
+  // Retry n follows call n: the hook's attempt is the call that failed.
+  assert.deepEqual(d.onRetry, { attempt: 1, retry: 1 });
+  assert.equal(d.attempt, 2);
+  s.beforeAttempt(110);
+  const g = s.onFailure({ status: 503 }, 120);
+  assert.equal(g.action, 'give_up');
+  assert.equal(g.onGiveUp, true);
+  // The breaker is open now: a refused first attempt fires no on_give_up.
+  const r = p.session({ key: 'k2', method: 'GET' }).beforeAttempt(130);
+  assert.equal(r.action, 'reject');
+  assert.equal(r.onGiveUp, false);
+});
+
+test('execute: onRetry numbers and onGiveUp firing follow the core', async () => {
+  const events = [];
+  const p = new RetryPolicy({
+    maxAttempts: 3, initial: 1, maxDelay: 2, jitter: 'none',
+    breaker: { kind: 'consecutive', failureThreshold: 3, waitDurationInOpenState: 60_000 },
+    onRetry: (i) => events.push(['retry', i.attempt, i.retry]),
+    onGiveUp: (i) => events.push(['give_up', i.attempt, i.reason]),
+  });
+  await assert.rejects(p.execute(() => { throw err('ECONNREFUSED'); }));
+  assert.deepEqual(events, [['retry', 1, 1], ['retry', 2, 2], ['give_up', 3, 'attempts_exhausted']]);
+  events.length = 0;
+  // Refused before the first attempt (the breaker opened): no on_give_up.
+  await assert.rejects(p.execute(() => 'never'), (e) => e.code === 'breaker_open');
+  assert.deepEqual(events, []);
+});
