@@ -200,7 +200,7 @@ impl<H: Host> Policy<H> {
 
     /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
     pub fn sample_delays(&self, seed: &str, n: f64) -> Result<Vec<f64>> {
-        let count = count(n, 100_000, "count")? as u32;
+        let count = count(n, retrycore::limits::MAX_ITEMS as u64, "count")? as u32;
         let seed = u64_arg(seed, "seed")?;
         Ok(self.p.config().backoff.sample_sequence_ns(seed, count).into_iter().map(ms).collect())
     }

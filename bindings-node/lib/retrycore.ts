@@ -2196,8 +2196,8 @@ export class RetryPolicy {
 
   /** The delays (ms) of retries 1..count drawn from a generator seeded with `seed`. */
   sampleDelays(seed: bigint | number | string, count: number): number[] {
-    if (!(Number.isInteger(num(count, 'count')) && count >= 0 && count <= 0xffffffff)) throw rangeError('out_of_range', 'count', `must be a non-negative integer, got ${count}`);
-    return this.#n.sampleDelays(u64Text(seed, 'seed'), count);
+    // The core's count rule (at most limits::MAX_ITEMS, out_of_range), as in Python.
+    return this.#n.sampleDelays(u64Text(seed, 'seed'), num(count, 'count'));
   }
 
   /** The delays (ms) of retries 1..draws.length with the given draws (each in [0, 1]). */

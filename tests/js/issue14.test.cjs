@@ -45,3 +45,13 @@ test('execute: onRetry numbers and onGiveUp firing follow the core', async () =>
   await assert.rejects(p.execute(() => 'never'), (e) => e.code === 'breaker_open');
   assert.deepEqual(events, []);
 });
+
+test('sampleDelays takes at most limits::MAX_ITEMS, as in Python', () => {
+  const p = new RetryPolicy({ jitter: 'none' });
+  const max = rc.hostTables().limits.max_items;
+  assert.equal(max, 65_536);
+  assert.equal(p.sampleDelays(1, max).length, max);
+  for (const n of [max + 1, 100_000, 2 ** 32 - 1]) {
+    assert.throws(() => p.sampleDelays(1, n), (e) => e instanceof RangeError && e.code === 'out_of_range' && e.field === 'count');
+  }
+});
