@@ -422,6 +422,11 @@ function rangeError(code: string, field: string, message: string): RangeError {
   return brand(new RangeError(field ? `${field}: ${message}` : message), code, field);
 }
 
+/** An error for a core code in the class the core's family table gives it (`js_error_classes`, `ErrorCode::family`). */
+function coreError(code: string, field: string, message: string): Error {
+  return makeError((INFO.tables.js_error_classes as Record<string, string>)[code], code, field, field ? `${field}: ${message}` : message);
+}
+
 function describe(v: unknown): string {
   if (v === null) return 'null';
   try {
@@ -2608,7 +2613,7 @@ function fingerprintWith(bodyText: string, options: FingerprintOptions, canonica
     selected = items(o.selected, 'selected', 'JSON pointers').map((p, i) => str(p, `selected[${i}]`));
   }
   if (o.operation !== undefined) {
-    if (o.method !== undefined || o.path !== undefined) throw typeError('invalid_value', 'operation', 'give operation, or method and path, not both');
+    if (o.method !== undefined || o.path !== undefined) throw coreError('invalid_value', 'operation', 'give operation, or method and path, not both');
     return N.fingerprint(str(o.operation, 'operation'), undefined, bodyText, selected, canonical);
   }
   return N.fingerprint(str(o.method, 'method'), str(o.path, 'path'), bodyText, selected, canonical);

@@ -55,3 +55,12 @@ test('sampleDelays takes at most limits::MAX_ITEMS, as in Python', () => {
     assert.throws(() => p.sampleDelays(1, n), (e) => e instanceof RangeError && e.code === 'out_of_range' && e.field === 'count');
   }
 });
+
+test('fingerprint: an error code takes the class the core\'s family table gives it', () => {
+  const classes = rc.hostTables().js_error_classes;
+  assert.equal(classes.invalid_value, 'range');
+  assert.throws(
+    () => rc.fingerprint({ a: 1 }, { operation: 'op', method: 'POST', path: '/x' }),
+    (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'operation',
+  );
+});
