@@ -112,3 +112,16 @@ def test_a_too_deep_document_is_still_a_config_error() -> None:
         x = x["a"]
     assert code_of(lambda: retrycore.RetryPolicy.from_dict(d))[:2] == ("ConfigError", "too_deep")
     assert code_of(lambda: retrycore.canonicalize(d))[:2] == ("FingerprintError", "too_deep")
+
+
+@pytest.mark.parametrize("one", ["budget", "retry_budget"])
+def test_budget_beside_budgets_is_the_cores_refusal(one: str) -> None:
+    # __init__.py kept its own "budget or budgets" check, which missed the retry_budget alias
+    # when the budgets were shared objects (the alias was then dropped silently).
+    doc = {"kind": "token_bucket"}
+    shared = retrycore.Budget.token_bucket()
+    for budgets in ([doc], [shared]):
+        assert code_of(lambda: retrycore.RetryPolicy(**{one: doc, "budgets": budgets})) == (
+            "ConfigError", "invalid_combination", "budgets")
+    assert len(retrycore.RetryPolicy(budgets=[shared]).budgets) == 1
+    assert len(retrycore.RetryPolicy(budget=shared).budgets) == 1
