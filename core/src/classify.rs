@@ -239,6 +239,19 @@ impl GrpcCode {
         tables::GRPC_NAMES.iter().position(|n| n.eq_ignore_ascii_case(s)).map(|i| GrpcCode(i as u8))
     }
 
+    /// Reads a code a caller gives as a number's decimal text or a name
+    /// (`"14"`, `"UNAVAILABLE"`): the one rule every host applies to a
+    /// failure's gRPC code.
+    ///
+    /// # Errors
+    /// `invalid_value` naming `field` for anything else (`"17"`, `"NOPE"`).
+    pub fn read(text: &str, field: &str) -> Result<GrpcCode> {
+        GrpcCode::parse(text).ok_or_else(|| {
+            let shown: String = text.chars().take(64).collect();
+            Error::new(ErrorCode::InvalidValue, field.to_owned(), format!("not a gRPC status code: {shown:?}"))
+        })
+    }
+
     /// Returns the number.
     pub const fn number(self) -> u8 {
         self.0

@@ -64,3 +64,10 @@ test('fingerprint: an error code takes the class the core\'s family table gives 
     (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'operation',
   );
 });
+
+test('gRPC code 17 is the core\'s invalid_value, as in Python', () => {
+  for (const g of [17, 255, '17', 'NOPE']) {
+    assert.throws(() => rc.classify({ grpcCode: g }), (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'grpcCode');
+  }
+  assert.equal(rc.classify({ grpcCode: 14 }).category, rc.classify({ grpcCode: 'UNAVAILABLE' }).category);
+});

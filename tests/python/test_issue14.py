@@ -125,3 +125,10 @@ def test_budget_beside_budgets_is_the_cores_refusal(one: str) -> None:
             "ConfigError", "invalid_combination", "budgets")
     assert len(retrycore.RetryPolicy(budgets=[shared]).budgets) == 1
     assert len(retrycore.RetryPolicy(budget=shared).budgets) == 1
+
+
+def test_grpc_code_17_is_the_cores_invalid_value_as_in_js() -> None:
+    # failure.rs bounded the number at 16 itself (out_of_range); the core's reader says invalid_value.
+    for v in (17, 255, 1000, "17", "NOPE"):
+        assert code_of(lambda: retrycore.classify(grpc_code=v)) == ("ConfigError", "invalid_value", "grpc_code")
+    assert retrycore.classify(grpc_code=14).category == retrycore.classify(grpc_code="UNAVAILABLE").category
