@@ -726,8 +726,8 @@ export declare class RetryPolicy {
      */
     execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T>;
 }
-/** The longest key by default: 255 characters. */
-export declare const DEFAULT_MAX_KEY_LENGTH = 255;
+/** The longest key by default (255 characters): the core's `max_key_length`, set when the backend loads (the wasm web build: by `init()`). */
+export declare let DEFAULT_MAX_KEY_LENGTH: number;
 /** Checks a key (1–255 visible ASCII characters by default); throws `IdempotencyError` (`invalid_key`) saying what is wrong. */
 export declare function validateKey(key: string, maxLength?: number): true;
 /** Joins business id, operation and version into a key: `deriveKey('order-1001', 'charge', 'v1')` → `"order-1001:charge:v1"`. */

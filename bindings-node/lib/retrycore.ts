@@ -227,6 +227,8 @@ let NETWORK_CODE = /(?!)/;
 /** The bits of a packed verdict's category (`retrycore::classify::CATEGORY_BITS`), sent at init. */
 let CATEGORY_BITS = 0;
 let CORE_CATEGORIES: Category[] = [];
+/** The outcome names a breaker records (`retrycore::breaker::Counted::ALL`), sent at init. */
+let OUTCOMES: string[] = [];
 
 // The kind lists the typings show, as `as const` arrays the unions derive
 // from: the compiler needs them at build time, and tests/js/tables.test.cjs
@@ -276,6 +278,8 @@ export function setBackend(native: Backend): void {
   CORE_CATEGORIES = t.categories.map((c) => c.code as Category);
   CATEGORY_IDS = new Map(CORE_CATEGORIES.map((c, i) => [c, i]));
   VERDICTS = [];
+  OUTCOMES = (t.breaker_outcomes as string[] | undefined) ?? [];
+  DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
 }
 
 /**
@@ -1252,19 +1256,11 @@ export type Outcome = 'success' | 'failure' | 'ignored' | 0 | 1 | 2;
 export const Outcome = Object.freeze({ success: 0 as const, failure: 1 as const, ignored: 2 as const });
 
 function outcomeId(o: unknown): number {
-  switch (o) {
-    case 0:
-    case 'success':
-      return 0;
-    case 1:
-    case 'failure':
-      return 1;
-    case 2:
-    case 'ignored':
-      return 2;
-    default:
-      throw rangeError('invalid_value', 'outcome', `must be 'success', 'failure' or 'ignored', got ${typeof o === 'string' ? JSON.stringify(o) : describe(o)}`);
-  }
+  if (o === 0 || o === 1 || o === 2) return o;
+  // The names are the core's (`breaker_outcomes`, `Counted::ALL`), their index the number.
+  const i = typeof o === 'string' ? OUTCOMES.indexOf(o) : -1;
+  if (i >= 0) return i;
+  throw coreError('invalid_value', 'outcome', `must be ${OUTCOMES.join(', ')}, got ${typeof o === 'string' ? JSON.stringify(o) : describe(o)}`);
 }
 
 /**
@@ -2496,8 +2492,8 @@ function endingError(e: BackendEnding, step: { retryAfter?: number | null; state
 
 // ---------------------------------------------------------------- idempotency
 
-/** The longest key by default: 255 characters. */
-export const DEFAULT_MAX_KEY_LENGTH = 255;
+/** The longest key by default (255 characters): the core's `max_key_length`, set when the backend loads (the wasm web build: by `init()`). */
+export let DEFAULT_MAX_KEY_LENGTH = 0;
 
 /** Checks a key (1–255 visible ASCII characters by default); throws `IdempotencyError` (`invalid_key`) saying what is wrong. */
 export function validateKey(key: string, maxLength: number = DEFAULT_MAX_KEY_LENGTH): true {

@@ -9,7 +9,7 @@
 //! missed `sampling`.
 
 use crate::backoff::{BackoffKind, Jitter};
-use crate::breaker::{BreakerConfig, BreakerKind};
+use crate::breaker::{BreakerConfig, BreakerKind, Counted, State};
 use crate::budget::BudgetConfig;
 use crate::classify::{Category, CATEGORY_BITS, FETCH_FAILURE_MESSAGES, NETWORK_CODE_PATTERN};
 use crate::error::ErrorCode;
@@ -59,7 +59,8 @@ pub fn budget_kinds() -> Vec<(&'static str, Option<BudgetConfig>)> {
 }
 
 /// Returns every table hosts show, as one JSON object:
-/// `backoff_kinds`, `jitters`, `breaker_kinds`, `budget_kinds`,
+/// `backoff_kinds`, `jitters`, `breaker_kinds`, `breaker_states`,
+/// `breaker_outcomes` (in the order of their JS numbers), `budget_kinds`,
 /// `categories` (with their default rule), `category_bits`,
 /// `give_up_reasons` (with their marker), `reject_reasons`, `error_codes`
 /// (with family, type-error and config flags), `profiles`, `limits`,
@@ -79,6 +80,8 @@ pub fn host_tables() -> Value {
         "backoff_kinds": names(&mut BackoffKind::ALL.iter().map(|k| k.name())),
         "jitters": names(&mut Jitter::NAMES.iter().copied()),
         "breaker_kinds": names(&mut BreakerKind::ALL.iter().map(|k| k.name())),
+        "breaker_states": names(&mut State::ALL.iter().map(|s| s.code())),
+        "breaker_outcomes": names(&mut Counted::ALL.iter().map(|c| c.code())),
         "budget_kinds": names(&mut budget_kinds().into_iter().map(|(n, _)| n)),
         "categories": Category::ALL.iter().map(|c| json!({"code": c.code(), "retry": c.default_rule().code()})).collect::<Vec<_>>(),
         "category_bits": CATEGORY_BITS,
@@ -142,6 +145,8 @@ mod tests {
     fn tables_hold_every_list() {
         let t = host_tables();
         assert_eq!(t["breaker_kinds"].as_array().unwrap().len(), 4);
+        assert_eq!(t["breaker_states"][2], "half_open");
+        assert_eq!(t["breaker_outcomes"], json!(["success", "failure", "ignored"]));
         assert_eq!(t["categories"].as_array().unwrap().len(), Category::ALL.len());
         assert_eq!(t["error_codes"].as_array().unwrap().len(), ErrorCode::ALL.len());
         assert_eq!(t["category_bits"], 5);

@@ -71,3 +71,17 @@ test('gRPC code 17 is the core\'s invalid_value, as in Python', () => {
   }
   assert.equal(rc.classify({ grpcCode: 14 }).category, rc.classify({ grpcCode: 'UNAVAILABLE' }).category);
 });
+
+test('tables the JS layer used to copy come from the core', () => {
+  const t = rc.hostTables();
+  assert.equal(rc.DEFAULT_MAX_KEY_LENGTH, t.max_key_length);
+  assert.deepEqual(t.breaker_outcomes, ['success', 'failure', 'ignored']);
+  assert.deepEqual(t.breaker_states, ['closed', 'open', 'half_open', 'disabled', 'forced_open', 'metrics_only']);
+  // A name is its index's number: a failure opens a breaker of threshold 1, the others do not.
+  const mk = () => new rc.CircuitBreaker({ kind: 'consecutive', failureThreshold: 1 });
+  t.breaker_outcomes.forEach((name, i) => {
+    assert.equal(mk().recordWithoutPermit(name, 1, 0), name === 'failure');
+    assert.equal(mk().recordWithoutPermit(i, 1, 0), name === 'failure');
+  });
+  assert.throws(() => mk().recordWithoutPermit('nope', 1, 0), (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'outcome');
+});
