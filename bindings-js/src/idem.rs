@@ -140,18 +140,7 @@ impl<L: StrList> RecordArgs<L> {
             c = c.with_stripe(s);
         }
         if let Some(h) = self.failure_handling {
-            c = c.with_failure_handling(match h.as_str() {
-                "by_category" => idem::FailureHandling::ByCategory,
-                "replay" => idem::FailureHandling::Replay,
-                "execute" => idem::FailureHandling::Execute,
-                _ => {
-                    return Err(Error::range(
-                        "invalid_value",
-                        "failureHandling",
-                        "failureHandling: must be by_category, replay or execute",
-                    ))
-                }
-            });
+            c = c.with_failure_handling(idem::FailureHandling::parse(&h, "failureHandling").map_err(Error::of_config)?);
         }
         if let Some(list) = self.release_categories.read("releaseCategories")? {
             c = c.with_release_categories(list);

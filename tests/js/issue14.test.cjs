@@ -85,3 +85,16 @@ test('tables the JS layer used to copy come from the core', () => {
   });
   assert.throws(() => mk().recordWithoutPermit('nope', 1, 0), (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'outcome');
 });
+
+test('option readers the JS layer used to copy are the core\'s', () => {
+  // The core's reader names the value it refuses (idempotency::FailureHandling::parse).
+  assert.throws(
+    () => rc.decideRecord(null, 'k', 'a'.repeat(64), 0, { failureHandling: 'nope' }),
+    (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'failureHandling' && e.message.includes('"nope"'),
+  );
+  // backoff::check_r.
+  const adaptive = new rc.Budget({ kind: 'adaptive' });
+  for (const r of [-0.1, 1.5, NaN]) {
+    assert.throws(() => adaptive.beforeAttempt(r, 0), (e) => e instanceof RangeError && e.code === 'out_of_range' && e.field === 'r');
+  }
+});
