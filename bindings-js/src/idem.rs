@@ -241,14 +241,13 @@ fn outcome_of(text: &str) -> Result<idem::Outcome> {
                 .map_err(|e| Error::type_error("invalid_type", "outcome.response", format!("outcome.response: {e}")))?,
         ),
     };
-    match o.get("state").and_then(Value::as_str) {
-        Some("succeeded") => Ok(idem::Outcome::Succeeded { response }),
-        Some("failed") => Ok(idem::Outcome::Failed {
-            category: o.get("category").and_then(Value::as_str).unwrap_or_default().to_owned(),
-            response,
-        }),
-        _ => Err(Error::range("invalid_value", "outcome.state", "outcome.state: must be succeeded or failed")),
-    }
+    let state = match o.get("state") {
+        None => None,
+        Some(Value::String(x)) => Some(x.as_str()),
+        Some(_) => return Err(Error::type_error("invalid_type", "outcome.state", "outcome.state: must be a string")),
+    };
+    let category = o.get("category").and_then(Value::as_str).map(str::to_owned);
+    idem::Outcome::read(state, category, response, "outcome").map_err(Error::of_config)
 }
 
 /// Completes a claimed record with an outcome; returns the record's JSON.

@@ -98,3 +98,12 @@ test('option readers the JS layer used to copy are the core\'s', () => {
     assert.throws(() => adaptive.beforeAttempt(r, 0), (e) => e instanceof RangeError && e.code === 'out_of_range' && e.field === 'r');
   }
 });
+
+test('a record outcome is read by the core: no state is missing_field, as in Python', () => {
+  const fp = rc.fingerprint({ amount: 1 }, { operation: 'pay' });
+  const d = rc.decideRecord(null, 'k1', fp, 1000);
+  for (const [outcome, code] of [[{}, 'missing_field'], [{ category: 'timeout' }, 'missing_field'], [{ state: 'done' }, 'invalid_value'], [{ state: 1 }, 'invalid_type']]) {
+    assert.throws(() => rc.completeRecord(d.record, d.fence, outcome, 2000), (e) => e.code === code && e.field === 'outcome.state', JSON.stringify(outcome));
+  }
+  assert.equal(rc.completeRecord(d.record, d.fence, { state: 'failed', category: 'timeout' }, 2000).state, 'failed');
+});

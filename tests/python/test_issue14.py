@@ -132,3 +132,12 @@ def test_grpc_code_17_is_the_cores_invalid_value_as_in_js() -> None:
     for v in (17, 255, 1000, "17", "NOPE"):
         assert code_of(lambda: retrycore.classify(grpc_code=v)) == ("ConfigError", "invalid_value", "grpc_code")
     assert retrycore.classify(grpc_code=14).category == retrycore.classify(grpc_code="UNAVAILABLE").category
+
+
+def test_a_record_outcome_is_read_by_the_core() -> None:
+    a = retrycore.fingerprint({"amount": 1}, operation="pay")
+    d = retrycore.decide(None, "k1", a, 1000)
+    for outcome, code in (({}, "missing_field"), ({"category": "timeout"}, "missing_field"), ({"state": "done"}, "invalid_value")):
+        got = code_of(lambda: retrycore.complete(d["record"], d["fence"], outcome, 2000))
+        assert got is not None and got[1:] == (code, "outcome.state"), outcome
+    assert retrycore.complete(d["record"], d["fence"], {"state": "failed", "category": "timeout"}, 2000)["state"] == "failed"
