@@ -11,12 +11,9 @@ use retrycore::idempotency as idem;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
+/// A maximum key length: any whole number (the core's count rule, as in Python); the core bounds it from below.
 fn max_len(v: f64) -> Result<usize> {
-    if v.fract() == 0.0 && (0.0..=1e9).contains(&v) {
-        Ok(v as usize)
-    } else {
-        Err(Error::range("out_of_range", "maxLen", format!("maxLen: must be a non-negative integer, got {v}")))
-    }
+    Ok(usize::try_from(crate::host::count(v, u64::MAX, "maxLen")?).unwrap_or(usize::MAX))
 }
 
 /// Checks a key: true, or an `IdempotencyError` saying which character at which position is wrong.

@@ -107,3 +107,11 @@ test('a record outcome is read by the core: no state is missing_field, as in Pyt
   }
   assert.equal(rc.completeRecord(d.record, d.fence, { state: 'failed', category: 'timeout' }, 2000).state, 'failed');
 });
+
+test('a maximum key length takes any whole number, as in Python', () => {
+  assert.equal(rc.validateKey('k-1', 2e9), true);
+  assert.equal(rc.validateKey('k-1', 2 ** 53), true);
+  assert.equal(rc.storageKey('k-1', 1e12), 'k-1');
+  assert.throws(() => rc.validateKey('k-1', 0), (e) => e.code === 'out_of_range');
+  assert.throws(() => rc.validateKey('k-1', 1.5), (e) => e.code === 'out_of_range');
+});

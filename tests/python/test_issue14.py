@@ -141,3 +141,8 @@ def test_a_record_outcome_is_read_by_the_core() -> None:
         got = code_of(lambda: retrycore.complete(d["record"], d["fence"], outcome, 2000))
         assert got is not None and got[1:] == (code, "outcome.state"), outcome
     assert retrycore.complete(d["record"], d["fence"], {"state": "failed", "category": "timeout"}, 2000)["state"] == "failed"
+
+
+def test_a_maximum_key_length_takes_any_whole_number() -> None:
+    assert code_of(lambda: retrycore.validate_key("k-1", 2 * 10**9)) is None
+    assert retrycore.storage_key("k-1", 10**12) == "k-1"
