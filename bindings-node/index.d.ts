@@ -66,8 +66,8 @@ export declare class RetryError extends RetrycoreError {
     reason: string;
     /** Attempts made. */
     attempts: number;
-    /** The last failure's category. */
-    category: string;
+    /** The last failure's category; null when the first attempt was refused (docs/sessions.md, "What the caller observes"). */
+    category: string | null;
     /** True when outer layers must not retry it again (docs/sessions.md, "What the caller observes"). */
     exhausted: boolean;
     /** The budget that refused, for `budget_exhausted` / `throttled`. */
@@ -77,7 +77,7 @@ export declare class RetryError extends RetrycoreError {
     constructor(message: string, init: {
         reason: string;
         attempts: number;
-        category: string;
+        category: string | null;
         exhausted: boolean;
         budget?: string | null;
         key: string;
@@ -103,7 +103,7 @@ export declare class BudgetExhaustedError extends RetryError {
     constructor(message: string, budget: string | null, reason: string, retryAfter?: number | null, init?: {
         code?: string;
         attempts?: number;
-        category?: string;
+        category?: string | null;
         key?: string;
         cause?: unknown;
     });

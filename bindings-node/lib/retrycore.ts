@@ -323,8 +323,8 @@ export class RetryError extends RetrycoreError {
   reason: string;
   /** Attempts made. */
   attempts: number;
-  /** The last failure's category. */
-  category: string;
+  /** The last failure's category; null when the first attempt was refused (docs/sessions.md, "What the caller observes"). */
+  category: string | null;
   /** True when outer layers must not retry it again (docs/sessions.md, "What the caller observes"). */
   exhausted: boolean;
   /** The budget that refused, for `budget_exhausted` / `throttled`. */
@@ -333,7 +333,7 @@ export class RetryError extends RetrycoreError {
   key: string;
   constructor(
     message: string,
-    init: { reason: string; attempts: number; category: string; exhausted: boolean; budget?: string | null; key: string; cause?: unknown },
+    init: { reason: string; attempts: number; category: string | null; exhausted: boolean; budget?: string | null; key: string; cause?: unknown },
   ) {
     super(message, 'retry_exhausted', '', { cause: init.cause });
     this.reason = init.reason;
@@ -374,9 +374,9 @@ export class BudgetExhaustedError extends RetryError {
     budget: string | null,
     reason: string,
     retryAfter: number | null = null,
-    init: { code?: string; attempts?: number; category?: string; key?: string; cause?: unknown } = {},
+    init: { code?: string; attempts?: number; category?: string | null; key?: string; cause?: unknown } = {},
   ) {
-    super(message, { reason, attempts: init.attempts ?? 0, category: init.category ?? 'unknown', exhausted: true, budget, key: init.key ?? '', cause: init.cause });
+    super(message, { reason, attempts: init.attempts ?? 0, category: init.category ?? null, exhausted: true, budget, key: init.key ?? '', cause: init.cause });
     this.code = init.code ?? 'budget_exhausted';
     this.retryAfter = retryAfter;
   }
@@ -2321,7 +2321,8 @@ export class RetryPolicy {
         const g = rejection(n.gate(id));
         if (hooked) this._afterStep(n, id);
         g.state = n.breaker()?.state;
-        throw endingError(g.ending, g, undefined, 0, 'unknown', '');
+        // No failure was seen, so no category; the key is the session's (docs/sessions.md).
+        throw endingError(g.ending, g, undefined, 0, null, n.key(id));
       } finally {
         n.free(id);
       }
@@ -2462,7 +2463,7 @@ export class RetryPolicy {
  * docs/sessions.md "What the caller observes"): `RetryError`,
  * `BudgetExhaustedError` (a `RetryError`) or `CircuitOpenError`.
  */
-function endingError(e: BackendEnding, step: { retryAfter?: number | null; state?: string; budget?: string | null }, cause: unknown, attempts: number, category: string, key: string): Error {
+function endingError(e: BackendEnding, step: { retryAfter?: number | null; state?: string; budget?: string | null }, cause: unknown, attempts: number, category: string | null, key: string): Error {
   // A `raise` ending, which carries the reason.
   const reason = e.reason as string;
   const hasCause = e.cause === true;

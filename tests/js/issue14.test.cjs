@@ -115,3 +115,20 @@ test('a maximum key length takes any whole number, as in Python', () => {
   assert.throws(() => rc.validateKey('k-1', 0), (e) => e.code === 'out_of_range');
   assert.throws(() => rc.validateKey('k-1', 1.5), (e) => e.code === 'out_of_range');
 });
+
+test('a refused first attempt has no category and carries the session key, as in Python', async () => {
+  const b = new rc.Budget({ kind: 'adaptive' });
+  // Many requests, no accepts: the throttle refuses first attempts with high probability.
+  for (let i = 0; i < 200; i++) b.beforeAttempt(0.99, 0);
+  const p = new RetryPolicy({ budget: b, maxAttempts: 1 });
+  let refused = 0;
+  for (let i = 0; i < 50; i++) {
+    const e = await p.execute(() => { throw err('ECONNREFUSED'); }, { key: `k-${i}` }).catch((x) => x);
+    if (e instanceof rc.BudgetExhaustedError && e.attempts === 0) {
+      refused++;
+      assert.equal(e.category, null);
+      assert.equal(e.key, `k-${i}`);
+    }
+  }
+  assert.ok(refused > 0);
+});
