@@ -227,6 +227,8 @@ let NETWORK_CODE = /(?!)/;
 /** The bits of a packed verdict's category (`retrycore::classify::CATEGORY_BITS`), sent at init. */
 let CATEGORY_BITS = 0;
 let CORE_CATEGORIES: Category[] = [];
+/** The status range taken from an error's attributes (`retrycore::classify::SEEN_STATUS`), sent at init. */
+let SEEN_STATUS: [number, number] = [0, -1];
 /** The outcome names a breaker records (`retrycore::breaker::Counted::ALL`), sent at init. */
 let OUTCOMES: string[] = [];
 
@@ -280,6 +282,7 @@ export function setBackend(native: Backend): void {
   VERDICTS = [];
   OUTCOMES = (t.breaker_outcomes as string[] | undefined) ?? [];
   DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
+  SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
 }
 
 /**
@@ -951,7 +954,7 @@ function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
     const e = x as ErrorFields;
     try {
       const resp = e.response as ErrorFields | null | undefined;
-      const status = [e.status, e.statusCode, resp?.status, resp?.statusCode].find((s): s is number => Number.isInteger(s) && (s as number) >= 100 && (s as number) <= 999);
+      const status = [e.status, e.statusCode, resp?.status, resp?.statusCode].find((s): s is number => Number.isInteger(s) && (s as number) >= SEEN_STATUS[0] && (s as number) <= SEEN_STATUS[1]);
       if (status !== undefined) f.status = status;
       const h = resp?.headers ?? (isResponse(e) ? e.headers : undefined);
       if (h != null) f.headers = pairsOf(headerPairs(h));

@@ -64,7 +64,7 @@ pub fn budget_kinds() -> Vec<(&'static str, Option<BudgetConfig>)> {
 /// `categories` (with their default rule), `category_bits`,
 /// `give_up_reasons` (with their marker), `reject_reasons`, `error_codes`
 /// (with family, type-error and config flags), `profiles`, `limits`,
-/// `fetch_failure_messages`, `network_code_pattern`, `max_key_length` and `defaults` (the default policy, breaker and
+/// `fetch_failure_messages`, `network_code_pattern`, `max_key_length`, `seen_status` (the status range taken from an error's attributes) and `defaults` (the default policy, breaker and
 /// budgets in their normalized document form).
 pub fn host_tables() -> Value {
     let names = |it: &mut dyn Iterator<Item = &'static str>| Value::from(it.map(Value::from).collect::<Vec<_>>());
@@ -95,6 +95,7 @@ pub fn host_tables() -> Value {
         "fetch_failure_messages": FETCH_FAILURE_MESSAGES,
         "network_code_pattern": NETWORK_CODE_PATTERN,
         "max_key_length": crate::idempotency::DEFAULT_MAX_KEY_LEN,
+        "seen_status": [crate::classify::SEEN_STATUS.0, crate::classify::SEEN_STATUS.1],
         "defaults": {
             "policy": PolicyConfig::default().to_json_value(),
             "breaker": BreakerConfig::default().to_json_value(),
@@ -153,5 +154,6 @@ mod tests {
         assert!(t["defaults"]["policy"]["max_attempts"].is_number());
         assert!(t["defaults"]["budgets"]["grpc"].is_null());
         assert_eq!(t["limits"]["max_items"], 65_536);
+        assert_eq!(t["seen_status"], json!([100, 999]));
     }
 }

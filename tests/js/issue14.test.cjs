@@ -132,3 +132,11 @@ test('a refused first attempt has no category and carries the session key, as in
   }
   assert.ok(refused > 0);
 });
+
+test('a status attribute outside the core\'s range is ignored, as in Python', () => {
+  assert.deepEqual(rc.hostTables().seen_status, [100, 999]);
+  for (const status of [42, 1200, 65535]) {
+    assert.equal(rc.classify(Object.assign(err('ECONNREFUSED'), { status })).category, 'connect');
+  }
+  assert.notEqual(rc.classify(Object.assign(err('ECONNREFUSED'), { status: 503 })).category, 'connect');
+});

@@ -146,3 +146,17 @@ def test_a_record_outcome_is_read_by_the_core() -> None:
 def test_a_maximum_key_length_takes_any_whole_number() -> None:
     assert code_of(lambda: retrycore.validate_key("k-1", 2 * 10**9)) is None
     assert retrycore.storage_key("k-1", 10**12) == "k-1"
+
+
+@pytest.mark.parametrize("status", [42, 1200, 65535])
+def test_a_status_attribute_outside_the_cores_range_is_ignored(status: int) -> None:
+    # Python took any 16-bit int from an error's attributes, JS 100-999 (classify::SEEN_STATUS).
+    class Refused(ConnectionRefusedError):
+        pass
+
+    e = Refused()
+    e.status = status  # type: ignore[attr-defined]
+    assert retrycore.classify(e).category == retrycore.classify(Refused()).category == "connect"
+    e.status = 503  # type: ignore[attr-defined]
+    assert retrycore.classify(e).category != "connect"
+    assert _native.host_tables()["seen_status"] == [100, 999]
