@@ -66,8 +66,8 @@ export declare class RetryError extends RetrycoreError {
     reason: string;
     /** Attempts made. */
     attempts: number;
-    /** The last failure's category. */
-    category: string;
+    /** The last failure's category; null when the first attempt was refused (docs/sessions.md, "What the caller observes"). */
+    category: string | null;
     /** True when outer layers must not retry it again (docs/sessions.md, "What the caller observes"). */
     exhausted: boolean;
     /** The budget that refused, for `budget_exhausted` / `throttled`. */
@@ -77,7 +77,7 @@ export declare class RetryError extends RetrycoreError {
     constructor(message: string, init: {
         reason: string;
         attempts: number;
-        category: string;
+        category: string | null;
         exhausted: boolean;
         budget?: string | null;
         key: string;
@@ -103,7 +103,7 @@ export declare class BudgetExhaustedError extends RetryError {
     constructor(message: string, budget: string | null, reason: string, retryAfter?: number | null, init?: {
         code?: string;
         attempts?: number;
-        category?: string;
+        category?: string | null;
         key?: string;
         cause?: unknown;
     });
@@ -726,8 +726,8 @@ export declare class RetryPolicy {
      */
     execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T>;
 }
-/** The longest key by default: 255 characters. */
-export declare const DEFAULT_MAX_KEY_LENGTH = 255;
+/** The longest key by default (255 characters): the core's `max_key_length`, set when the backend loads (the wasm web build: by `init()`). */
+export declare let DEFAULT_MAX_KEY_LENGTH: number;
 /** Checks a key (1–255 visible ASCII characters by default); throws `IdempotencyError` (`invalid_key`) saying what is wrong. */
 export declare function validateKey(key: string, maxLength?: number): true;
 /** Joins business id, operation and version into a key: `deriveKey('order-1001', 'charge', 'v1')` → `"order-1001:charge:v1"`. */

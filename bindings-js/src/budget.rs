@@ -138,9 +138,7 @@ impl<H: Host> Budget<H> {
     /// The adaptive throttle's check before an attempt (draw `r`): null, or the refusal.
     pub fn before_attempt(&self, now: f64, r: f64) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
-        if !(0.0..=1.0).contains(&r) {
-            return Err(Error::range("out_of_range", "r", format!("r: must be in [0, 1], got {r}")));
-        }
+        retrycore::backoff::check_r(r).map_err(Error::of_config)?;
         Ok(match self.lock().before_attempt(now, r) {
             None => Value::Null,
             Some(x) => json!({"budget": x.budget, "reason": x.reason}),

@@ -5,7 +5,7 @@
 //! message rule), Smithy's `@retryable` trait and a `shouldRetry` verdict.
 
 use crate::error::{Error, Result};
-use crate::host::{ns, quote, wall_ms};
+use crate::host::{ns, wall_ms};
 use retrycore::classify::{FailureBuf, GrpcCode, RetryableTrait};
 
 /// A list of strings as a host passes it, read only when its turn comes (so
@@ -61,9 +61,7 @@ impl<L: StrList> FailureArgs<L> {
         let status = self.status.map(status_of).transpose()?;
         let grpc_code = match self.grpc {
             None => None,
-            Some(g) => Some(GrpcCode::parse(&g).ok_or_else(|| {
-                Error::range("invalid_value", "grpcCode", format!("grpcCode: not a gRPC status code: {:?}", quote(&g)))
-            })?),
+            Some(g) => Some(GrpcCode::read(&g, "grpcCode").map_err(Error::of_config)?),
         };
         let headers = self.headers.read("headers")?.unwrap_or_default();
         if headers.len() & 1 == 1 {

@@ -11,12 +11,9 @@ use retrycore::idempotency as idem;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
+/// A maximum key length: any whole number (the core's count rule, as in Python); the core bounds it from below.
 fn max_len(v: f64) -> Result<usize> {
-    if v.fract() == 0.0 && (0.0..=1e9).contains(&v) {
-        Ok(v as usize)
-    } else {
-        Err(Error::range("out_of_range", "maxLen", format!("maxLen: must be a non-negative integer, got {v}")))
-    }
+    Ok(usize::try_from(crate::host::count(v, u64::MAX, "maxLen")?).unwrap_or(usize::MAX))
 }
 
 /// Checks a key: true, or an `IdempotencyError` saying which character at which position is wrong.
@@ -140,18 +137,7 @@ impl<L: StrList> RecordArgs<L> {
             c = c.with_stripe(s);
         }
         if let Some(h) = self.failure_handling {
-            c = c.with_failure_handling(match h.as_str() {
-                "by_category" => idem::FailureHandling::ByCategory,
-                "replay" => idem::FailureHandling::Replay,
-                "execute" => idem::FailureHandling::Execute,
-                _ => {
-                    return Err(Error::range(
-                        "invalid_value",
-                        "failureHandling",
-                        "failureHandling: must be by_category, replay or execute",
-                    ))
-                }
-            });
+            c = c.with_failure_handling(idem::FailureHandling::parse(&h, "failureHandling").map_err(Error::of_config)?);
         }
         if let Some(list) = self.release_categories.read("releaseCategories")? {
             c = c.with_release_categories(list);
@@ -252,14 +238,13 @@ fn outcome_of(text: &str) -> Result<idem::Outcome> {
                 .map_err(|e| Error::type_error("invalid_type", "outcome.response", format!("outcome.response: {e}")))?,
         ),
     };
-    match o.get("state").and_then(Value::as_str) {
-        Some("succeeded") => Ok(idem::Outcome::Succeeded { response }),
-        Some("failed") => Ok(idem::Outcome::Failed {
-            category: o.get("category").and_then(Value::as_str).unwrap_or_default().to_owned(),
-            response,
-        }),
-        _ => Err(Error::range("invalid_value", "outcome.state", "outcome.state: must be succeeded or failed")),
-    }
+    let state = match o.get("state") {
+        None => None,
+        Some(Value::String(x)) => Some(x.as_str()),
+        Some(_) => return Err(Error::type_error("invalid_type", "outcome.state", "outcome.state: must be a string")),
+    };
+    let category = o.get("category").and_then(Value::as_str).map(str::to_owned);
+    idem::Outcome::read(state, category, response, "outcome").map_err(Error::of_config)
 }
 
 /// Completes a claimed record with an outcome; returns the record's JSON.

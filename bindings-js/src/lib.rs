@@ -77,7 +77,7 @@ pub fn info() -> Value {
         "tables": t,
         "retryRules": verdict::RULES.map(|r| r.code()),
         "lintCodes": retrycore::lint::CODES.iter().map(|(c, s, d)| json!({"code": c, "severity": s.code(), "description": d})).collect::<Vec<_>>(),
-        "states": ["closed", "open", "half_open", "disabled", "forced_open", "metrics_only"],
+        "states": retrycore::breaker::State::ALL.map(|s| s.code()),
     })
 }
 

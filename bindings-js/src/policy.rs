@@ -16,7 +16,7 @@ use crate::verdict::{classify_json, StatusCache};
 use crate::{transition_json, Breaker, Budget};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, GiveUpReason, RetrySession, SessionOptions};
-use retrycore::surface::Ending;
+use retrycore::surface::{fires_on_give_up, Ending, RetryNumbers};
 use serde_json::{json, Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -85,21 +85,28 @@ fn gate_json(g: &Gate, made: u32, give_up: Option<GiveUpReason>) -> Value {
             "budget": budget,
             "attempts": made,
             "ending": ending_json(Ending::of_reject(*reason, made, give_up)),
+            "onGiveUp": fires_on_give_up(made, false, false),
         }),
     }
 }
 
 fn decision_json(d: &Decision) -> Value {
     match d {
-        Decision::Retry { retry, attempt, delay, backoff, server_delay, capped, category } => json!({
-            "action": "retry", "retry": retry, "attempt": attempt, "delay": ms_of(*delay), "backoff": ms_of(*backoff),
-            "serverDelay": server_delay.map(ms_of), "capped": capped, "category": category.code(),
-        }),
+        Decision::Retry { retry, attempt, delay, backoff, server_delay, capped, category } => {
+            // What the host's on_retry hook carries (docs/sessions.md, "What the caller observes").
+            let hook = RetryNumbers::of_retry(*retry);
+            json!({
+                "action": "retry", "retry": retry, "attempt": attempt, "delay": ms_of(*delay), "backoff": ms_of(*backoff),
+                "serverDelay": server_delay.map(ms_of), "capped": capped, "category": category.code(),
+                "onRetry": { "attempt": hook.attempt, "retry": hook.retry },
+            })
+        }
         Decision::GiveUp { reason, category, exhausted, refusal, attempts } => json!({
             "action": "give_up", "reason": reason.code(), "category": category.code(), "exhausted": exhausted,
             "attempts": attempts, "budget": refusal.as_ref().map(|r| r.budget.clone()),
             "budgetReason": refusal.as_ref().map(|r| r.reason),
             "ending": ending_json(Ending::of_give_up(*reason)),
+            "onGiveUp": fires_on_give_up(*attempts, false, false),
         }),
     }
 }
@@ -193,7 +200,7 @@ impl<H: Host> Policy<H> {
 
     /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
     pub fn sample_delays(&self, seed: &str, n: f64) -> Result<Vec<f64>> {
-        let count = count(n, 100_000, "count")? as u32;
+        let count = count(n, retrycore::limits::MAX_ITEMS as u64, "count")? as u32;
         let seed = u64_arg(seed, "seed")?;
         Ok(self.p.config().backoff.sample_sequence_ns(seed, count).into_iter().map(ms).collect())
     }

@@ -78,13 +78,15 @@ export interface BackendEnding {
 }
 
 /** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. @internal */
-export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; ending: BackendEnding; state?: string };
+export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; ending: BackendEnding; state?: string; onGiveUp: boolean };
 /** A gate as the backend writes it. @internal */
 export type BackendGate = Extract<Gate, { action: 'proceed' }> | BackendReject;
 /** A give-up as the backend writes it: the public one and the ending. @internal */
-export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { ending: BackendEnding };
+export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { ending: BackendEnding; onGiveUp: boolean };
 /** A decision as the backend writes it. @internal */
-export type BackendDecision = Extract<Decision, { action: 'retry' }> | BackendGiveUp;
+export type BackendDecision = BackendRetry | BackendGiveUp;
+/** A retry as the backend writes it: the public one and what on_retry carries (`surface::RetryNumbers`). @internal */
+export type BackendRetry = Extract<Decision, { action: 'retry' }> & { onRetry: { attempt: number; retry: number } };
 
 /** The gate of a rejected step (`start` < 0, `before` 0): the backend answers a rejection there. */
 function rejection(g: BackendGate): BackendReject {
@@ -96,8 +98,8 @@ function giveUpOf(d: BackendDecision): BackendGiveUp {
   return d as BackendGiveUp;
 }
 
-function retryOf(d: BackendDecision): Extract<Decision, { action: 'retry' }> {
-  return d as Extract<Decision, { action: 'retry' }>;
+function retryOf(d: BackendDecision): BackendRetry {
+  return d as BackendRetry;
 }
 
 let N: Backend = null as unknown as Backend;
@@ -113,6 +115,10 @@ let NETWORK_CODE = /(?!)/;
 /** The bits of a packed verdict's category (`retrycore::classify::CATEGORY_BITS`), sent at init. */
 let CATEGORY_BITS = 0;
 let CORE_CATEGORIES: Category[] = [];
+/** The status range taken from an error's attributes (`retrycore::classify::SEEN_STATUS`), sent at init. */
+let SEEN_STATUS: [number, number] = [0, -1];
+/** The outcome names a breaker records (`retrycore::breaker::Counted::ALL`), sent at init. */
+let OUTCOMES: string[] = [];
 
 // The kind lists the typings show, as `as const` arrays the unions derive
 // from: the compiler needs them at build time, and tests/js/tables.test.cjs
@@ -162,6 +168,9 @@ export function setBackend(native: Backend): void {
   CORE_CATEGORIES = t.categories.map((c) => c.code as Category);
   CATEGORY_IDS = new Map(CORE_CATEGORIES.map((c, i) => [c, i]));
   VERDICTS = [];
+  OUTCOMES = (t.breaker_outcomes as string[] | undefined) ?? [];
+  DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
+  SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
 }
 
 /**
@@ -205,8 +214,8 @@ export class RetryError extends RetrycoreError {
   reason: string;
   /** Attempts made. */
   attempts: number;
-  /** The last failure's category. */
-  category: string;
+  /** The last failure's category; null when the first attempt was refused (docs/sessions.md, "What the caller observes"). */
+  category: string | null;
   /** True when outer layers must not retry it again (docs/sessions.md, "What the caller observes"). */
   exhausted: boolean;
   /** The budget that refused, for `budget_exhausted` / `throttled`. */
@@ -215,7 +224,7 @@ export class RetryError extends RetrycoreError {
   key: string;
   constructor(
     message: string,
-    init: { reason: string; attempts: number; category: string; exhausted: boolean; budget?: string | null; key: string; cause?: unknown },
+    init: { reason: string; attempts: number; category: string | null; exhausted: boolean; budget?: string | null; key: string; cause?: unknown },
   ) {
     super(message, 'retry_exhausted', '', { cause: init.cause });
     this.reason = init.reason;
@@ -256,9 +265,9 @@ export class BudgetExhaustedError extends RetryError {
     budget: string | null,
     reason: string,
     retryAfter: number | null = null,
-    init: { code?: string; attempts?: number; category?: string; key?: string; cause?: unknown } = {},
+    init: { code?: string; attempts?: number; category?: string | null; key?: string; cause?: unknown } = {},
   ) {
-    super(message, { reason, attempts: init.attempts ?? 0, category: init.category ?? 'unknown', exhausted: true, budget, key: init.key ?? '', cause: init.cause });
+    super(message, { reason, attempts: init.attempts ?? 0, category: init.category ?? null, exhausted: true, budget, key: init.key ?? '', cause: init.cause });
     this.code = init.code ?? 'budget_exhausted';
     this.retryAfter = retryAfter;
   }
@@ -306,6 +315,11 @@ function typeError(code: string, field: string, message: string): TypeError {
 
 function rangeError(code: string, field: string, message: string): RangeError {
   return brand(new RangeError(field ? `${field}: ${message}` : message), code, field);
+}
+
+/** An error for a core code in the class the core's family table gives it (`js_error_classes`, `ErrorCode::family`). */
+function coreError(code: string, field: string, message: string): Error {
+  return makeError((INFO.tables.js_error_classes as Record<string, string>)[code], code, field, field ? `${field}: ${message}` : message);
 }
 
 function describe(v: unknown): string {
@@ -828,7 +842,7 @@ function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
     const e = x as ErrorFields;
     try {
       const resp = e.response as ErrorFields | null | undefined;
-      const status = [e.status, e.statusCode, resp?.status, resp?.statusCode].find((s): s is number => Number.isInteger(s) && (s as number) >= 100 && (s as number) <= 999);
+      const status = [e.status, e.statusCode, resp?.status, resp?.statusCode].find((s): s is number => Number.isInteger(s) && (s as number) >= SEEN_STATUS[0] && (s as number) <= SEEN_STATUS[1]);
       if (status !== undefined) f.status = status;
       const h = resp?.headers ?? (isResponse(e) ? e.headers : undefined);
       if (h != null) f.headers = pairsOf(headerPairs(h));
@@ -1133,19 +1147,11 @@ export type Outcome = 'success' | 'failure' | 'ignored' | 0 | 1 | 2;
 export const Outcome = Object.freeze({ success: 0 as const, failure: 1 as const, ignored: 2 as const });
 
 function outcomeId(o: unknown): number {
-  switch (o) {
-    case 0:
-    case 'success':
-      return 0;
-    case 1:
-    case 'failure':
-      return 1;
-    case 2:
-    case 'ignored':
-      return 2;
-    default:
-      throw rangeError('invalid_value', 'outcome', `must be 'success', 'failure' or 'ignored', got ${typeof o === 'string' ? JSON.stringify(o) : describe(o)}`);
-  }
+  if (o === 0 || o === 1 || o === 2) return o;
+  // The names are the core's (`breaker_outcomes`, `Counted::ALL`), their index the number.
+  const i = typeof o === 'string' ? OUTCOMES.indexOf(o) : -1;
+  if (i >= 0) return i;
+  throw coreError('invalid_value', 'outcome', `must be ${OUTCOMES.join(', ')}, got ${typeof o === 'string' ? JSON.stringify(o) : describe(o)}`);
 }
 
 /**
@@ -2082,8 +2088,8 @@ export class RetryPolicy {
 
   /** The delays (ms) of retries 1..count drawn from a generator seeded with `seed`. */
   sampleDelays(seed: bigint | number | string, count: number): number[] {
-    if (!(Number.isInteger(num(count, 'count')) && count >= 0 && count <= 0xffffffff)) throw rangeError('out_of_range', 'count', `must be a non-negative integer, got ${count}`);
-    return this.#n.sampleDelays(u64Text(seed, 'seed'), count);
+    // The core's count rule (at most limits::MAX_ITEMS, out_of_range), as in Python.
+    return this.#n.sampleDelays(u64Text(seed, 'seed'), num(count, 'count'));
   }
 
   /** The delays (ms) of retries 1..draws.length with the given draws (each in [0, 1]). */
@@ -2206,7 +2212,8 @@ export class RetryPolicy {
         const g = rejection(n.gate(id));
         if (hooked) this._afterStep(n, id);
         g.state = n.breaker()?.state;
-        throw endingError(g.ending, g, undefined, 0, 'unknown', '');
+        // No failure was seen, so no category; the key is the session's (docs/sessions.md).
+        throw endingError(g.ending, g, undefined, 0, null, n.key(id));
       } finally {
         n.free(id);
       }
@@ -2282,7 +2289,7 @@ export class RetryPolicy {
         if (delay < 0) {
           const d = giveUpOf(decided);
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
-          this.#giveUp(d.attempts, d.reason, d.category, failure, ctx.key);
+          this.#giveUp(d.onGiveUp, d.attempts, d.reason, d.category, failure, ctx.key);
           const kind = d.ending.kind;
           if (kind === 'propagate' || kind === 'cancelled') {
             // A response nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
@@ -2293,7 +2300,7 @@ export class RetryPolicy {
         }
         const d = retryOf(decided);
         if (this.onRetry !== null) {
-          callHook(this.onRetry, this, { attempt: d.retry, retry: d.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
+          callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
         }
         if (delay > 0) {
           try {
@@ -2314,7 +2321,7 @@ export class RetryPolicy {
         if (attemptNo === 0) {
           const g = rejection(n.gate(id));
           const st = n.status(id);
-          this.#giveUp(g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key);
+          this.#giveUp(g.onGiveUp, g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key);
           if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;
           throw endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
         }
@@ -2327,9 +2334,9 @@ export class RetryPolicy {
     }
   }
 
-  /** Fires on_give_up (after the step's transitions). */
-  #giveUp(attempts: number, reason: string, category: string, error: unknown, key: string): void {
-    if (this.onGiveUp !== null && attempts > 0) {
+  /** Fires on_give_up (after the step's transitions) when the core says it fires (`surface::fires_on_give_up`). */
+  #giveUp(fires: boolean, attempts: number, reason: string, category: string, error: unknown, key: string): void {
+    if (this.onGiveUp !== null && fires) {
       callHook(this.onGiveUp, this, { attempt: attempts, retry: null, delay: null, category, reason, error, key });
     }
   }
@@ -2347,7 +2354,7 @@ export class RetryPolicy {
  * docs/sessions.md "What the caller observes"): `RetryError`,
  * `BudgetExhaustedError` (a `RetryError`) or `CircuitOpenError`.
  */
-function endingError(e: BackendEnding, step: { retryAfter?: number | null; state?: string; budget?: string | null }, cause: unknown, attempts: number, category: string, key: string): Error {
+function endingError(e: BackendEnding, step: { retryAfter?: number | null; state?: string; budget?: string | null }, cause: unknown, attempts: number, category: string | null, key: string): Error {
   // A `raise` ending, which carries the reason.
   const reason = e.reason as string;
   const hasCause = e.cause === true;
@@ -2377,8 +2384,8 @@ function endingError(e: BackendEnding, step: { retryAfter?: number | null; state
 
 // ---------------------------------------------------------------- idempotency
 
-/** The longest key by default: 255 characters. */
-export const DEFAULT_MAX_KEY_LENGTH = 255;
+/** The longest key by default (255 characters): the core's `max_key_length`, set when the backend loads (the wasm web build: by `init()`). */
+export let DEFAULT_MAX_KEY_LENGTH = 0;
 
 /** Checks a key (1–255 visible ASCII characters by default); throws `IdempotencyError` (`invalid_key`) saying what is wrong. */
 export function validateKey(key: string, maxLength: number = DEFAULT_MAX_KEY_LENGTH): true {
@@ -2494,7 +2501,7 @@ function fingerprintWith(bodyText: string, options: FingerprintOptions, canonica
     selected = items(o.selected, 'selected', 'JSON pointers').map((p, i) => str(p, `selected[${i}]`));
   }
   if (o.operation !== undefined) {
-    if (o.method !== undefined || o.path !== undefined) throw typeError('invalid_value', 'operation', 'give operation, or method and path, not both');
+    if (o.method !== undefined || o.path !== undefined) throw coreError('invalid_value', 'operation', 'give operation, or method and path, not both');
     return N.fingerprint(str(o.operation, 'operation'), undefined, bodyText, selected, canonical);
   }
   return N.fingerprint(str(o.method, 'method'), str(o.path, 'path'), bodyText, selected, canonical);

@@ -1,6 +1,7 @@
 //! OS entropy, drawn in blocks: minting a session's idempotency key must
 //! not cost a system call per session.
 
+use retrycore::rng::Rng;
 use std::sync::Mutex;
 
 const BLOCK: usize = 4096;
@@ -28,8 +29,16 @@ pub fn bytes<const N: usize>() -> Option<[u8; N]> {
     Some(out)
 }
 
-/// A draw in [0, 1) from OS entropy (`(x >> 11) · 2⁻⁵³`).
+/// OS entropy as a generator: 64 bits a draw.
+struct Os;
+
+impl Rng for Os {
+    fn next_u64(&mut self) -> u64 {
+        bytes::<8>().map_or(0, u64::from_le_bytes)
+    }
+}
+
+/// A draw in [0, 1) from OS entropy, mapped as the core maps every draw (`Rng::next_f64`).
 pub fn draw() -> f64 {
-    let x = bytes::<8>().map_or(0, u64::from_le_bytes);
-    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    Os.next_f64()
 }

@@ -105,12 +105,11 @@ fn some<'a, 'py>(o: &'a Option<Obj<'py>>) -> Option<&'a Obj<'py>> {
 fn grpc_value(v: &Obj) -> PyResult<GrpcCode> {
     let py = v.py();
     if v.is_instance_of::<PyString>() {
-        let s = to_str(v, "grpc_code")?;
-        return GrpcCode::parse(&s)
-            .ok_or_else(|| err(py, ErrorCode::InvalidValue, "grpc_code", format!("is not a grpc status code: {s:?}")));
+        return GrpcCode::read(&to_str(v, "grpc_code")?, "grpc_code").py(py);
     }
-    let n = conv::to_count(v, "grpc_code", 16)?;
-    GrpcCode::new(n as u8).ok_or_else(|| err(py, ErrorCode::OutOfRange, "grpc_code", "must be in [0, 16]"))
+    // The core's reader decides which numbers are codes (17: invalid_value, as in JS).
+    let n = conv::to_count(v, "grpc_code", u64::MAX)?;
+    GrpcCode::read(&n.to_string(), "grpc_code").py(py)
 }
 
 impl OwnedFailure {

@@ -212,11 +212,17 @@ fn attr<'py>(
     None
 }
 
-fn status_of(v: &Obj) -> Option<u16> {
+fn u16_of(v: &Obj) -> Option<u16> {
     if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
         return None;
     }
     v.extract::<u16>().ok()
+}
+
+/// An HTTP status found on an attribute: the core's range (100–999, as in
+/// JS); any other int is not an HTTP status.
+fn status_of(v: &Obj) -> Option<u16> {
+    u16_of(v).and_then(|n| retrycore::classify::seen_status(n.into()))
 }
 
 fn header_text(v: &Obj) -> Option<String> {
@@ -253,13 +259,13 @@ pub fn read_headers(h: &Obj, out: &mut Vec<(String, String)>) {
 }
 
 fn grpc_of(v: &Obj) -> Option<GrpcCode> {
-    if let Some(n) = status_of(v) {
+    if let Some(n) = u16_of(v) {
         return u8::try_from(n).ok().and_then(GrpcCode::new);
     }
     // grpc.StatusCode: value = (int, str), name = "UNAVAILABLE".
     if let Ok(val) = v.getattr("value") {
         if let Ok(t) = val.downcast::<PyTuple>() {
-            if let Some(n) = t.get_item(0).ok().and_then(|x| status_of(&x)) {
+            if let Some(n) = t.get_item(0).ok().and_then(|x| u16_of(&x)) {
                 return u8::try_from(n).ok().and_then(GrpcCode::new);
             }
         }

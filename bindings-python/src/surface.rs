@@ -592,29 +592,12 @@ functions
         let o = outcome.downcast::<PyDict>();
         let o = o.map_err(|_| err_in(py, I, ErrorCode::InvalidType, "outcome", "must be a dict"))?;
         let response = response_of(py, o.get_item("response")?)?;
-        let state = match o.get_item("state")? {
-            Some(x) => s(&x, "outcome.state")?,
-            None => return Err(err_in(py, I, ErrorCode::MissingField, "outcome.state", "is required")),
+        let state = o.get_item("state")?.map(|x| s(&x, "outcome.state")).transpose()?;
+        let category = match o.get_item("category")? {
+            Some(c) if !c.is_none() => Some(s(&c, "outcome.category")?),
+            _ => None,
         };
-        let out = match state.as_str() {
-            "succeeded" => idem::Outcome::Succeeded { response },
-            "failed" => idem::Outcome::Failed {
-                category: match o.get_item("category")? {
-                    Some(c) if !c.is_none() => s(&c, "outcome.category")?,
-                    _ => String::new(),
-                },
-                response,
-            },
-            other => {
-                return Err(err_in(
-                    py,
-                    I,
-                    ErrorCode::InvalidValue,
-                    "outcome.state",
-                    format!("must be succeeded or failed, got {other:?}"),
-                ))
-            }
-        };
+        let out = idem::Outcome::read(state.as_deref(), category, response, "outcome").py_in(py, I)?;
         let now = conv::wall_or_clock(wall_now_ms)?;
         let r = idem::complete(&rec, u(fence, "fence")?, out, now, &cfg).py_in(py, I)?;
         to_py(py, &r)

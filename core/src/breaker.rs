@@ -46,6 +46,10 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, in the order the docs list them.
+    pub const ALL: [State; 6] =
+        [State::Closed, State::Open, State::HalfOpen, State::Disabled, State::ForcedOpen, State::MetricsOnly];
+
     /// Returns the stable code (`"half_open"`, …).
     pub const fn code(self) -> &'static str {
         match self {
@@ -60,9 +64,7 @@ impl State {
 
     /// Parses a code.
     pub fn from_code(s: &str) -> Option<State> {
-        [State::Closed, State::Open, State::HalfOpen, State::Disabled, State::ForcedOpen, State::MetricsOnly]
-            .into_iter()
-            .find(|x| x.code() == s)
+        State::ALL.into_iter().find(|x| x.code() == s)
     }
 }
 

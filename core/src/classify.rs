@@ -23,6 +23,24 @@ use serde_json::Value;
 /// error (a `GiveUp` marked exhausted), so outer layers see `retry_exhausted`.
 pub const RETRY_EXHAUSTED_NAME: &str = "retrycore:retry_exhausted";
 
+/// The statuses a host takes from an error's attributes (`status`,
+/// `statusCode`, `response.status`, botocore's `HTTPStatusCode`, …): the
+/// three-digit codes, 100–999 ([RFC 9110 §15](https://www.rfc-editor.org/rfc/rfc9110#section-15)).
+/// Any other value there is not an HTTP status, and the error is
+/// classified by its names; see [`seen_status`].
+pub const SEEN_STATUS: (u16, u16) = (100, 999);
+
+/// Returns the HTTP status an integer found on an error's attributes
+/// stands for: `Some` in [`SEEN_STATUS`], else `None` (the attribute is
+/// ignored). Every host applies this one rule.
+pub const fn seen_status(n: i128) -> Option<u16> {
+    if n >= SEEN_STATUS.0 as i128 && n <= SEEN_STATUS.1 as i128 {
+        Some(n as u16)
+    } else {
+        None
+    }
+}
+
 /// The name a binding puts in the cause chain for retrycore's own
 /// open-breaker rejection.
 pub const BREAKER_OPEN_NAME: &str = "retrycore:breaker_open";
@@ -237,6 +255,19 @@ impl GrpcCode {
             return GrpcCode::new(n);
         }
         tables::GRPC_NAMES.iter().position(|n| n.eq_ignore_ascii_case(s)).map(|i| GrpcCode(i as u8))
+    }
+
+    /// Reads a code a caller gives as a number's decimal text or a name
+    /// (`"14"`, `"UNAVAILABLE"`): the one rule every host applies to a
+    /// failure's gRPC code.
+    ///
+    /// # Errors
+    /// `invalid_value` naming `field` for anything else (`"17"`, `"NOPE"`).
+    pub fn read(text: &str, field: &str) -> Result<GrpcCode> {
+        GrpcCode::parse(text).ok_or_else(|| {
+            let shown: String = text.chars().take(64).collect();
+            Error::new(ErrorCode::InvalidValue, field.to_owned(), format!("not a gRPC status code: {shown:?}"))
+        })
     }
 
     /// Returns the number.

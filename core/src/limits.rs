@@ -34,7 +34,8 @@ pub const MAX_ITEMS: usize = 65_536;
 pub const MAX_HEADERS: usize = 256;
 
 /// Errors walked along one cause chain (`__cause__` / `__context__`,
-/// `cause`, `AggregateError.errors`).
+/// `cause`; the members of an `AggregateError` or `ExceptionGroup` are not
+/// walked).
 pub const MAX_CHAIN: usize = 16;
 
 /// Names (codes, names and class names) kept for one failure.

@@ -9,7 +9,7 @@
 //! missed `sampling`.
 
 use crate::backoff::{BackoffKind, Jitter};
-use crate::breaker::{BreakerConfig, BreakerKind};
+use crate::breaker::{BreakerConfig, BreakerKind, Counted, State};
 use crate::budget::BudgetConfig;
 use crate::classify::{Category, CATEGORY_BITS, FETCH_FAILURE_MESSAGES, NETWORK_CODE_PATTERN};
 use crate::error::ErrorCode;
@@ -59,11 +59,12 @@ pub fn budget_kinds() -> Vec<(&'static str, Option<BudgetConfig>)> {
 }
 
 /// Returns every table hosts show, as one JSON object:
-/// `backoff_kinds`, `jitters`, `breaker_kinds`, `budget_kinds`,
+/// `backoff_kinds`, `jitters`, `breaker_kinds`, `breaker_states`,
+/// `breaker_outcomes` (in the order of their JS numbers), `budget_kinds`,
 /// `categories` (with their default rule), `category_bits`,
 /// `give_up_reasons` (with their marker), `reject_reasons`, `error_codes`
 /// (with family, type-error and config flags), `profiles`, `limits`,
-/// `fetch_failure_messages`, `network_code_pattern`, `max_key_length` and `defaults` (the default policy, breaker and
+/// `fetch_failure_messages`, `network_code_pattern`, `max_key_length`, `seen_status` (the status range taken from an error's attributes) and `defaults` (the default policy, breaker and
 /// budgets in their normalized document form).
 pub fn host_tables() -> Value {
     let names = |it: &mut dyn Iterator<Item = &'static str>| Value::from(it.map(Value::from).collect::<Vec<_>>());
@@ -79,6 +80,8 @@ pub fn host_tables() -> Value {
         "backoff_kinds": names(&mut BackoffKind::ALL.iter().map(|k| k.name())),
         "jitters": names(&mut Jitter::NAMES.iter().copied()),
         "breaker_kinds": names(&mut BreakerKind::ALL.iter().map(|k| k.name())),
+        "breaker_states": names(&mut State::ALL.iter().map(|s| s.code())),
+        "breaker_outcomes": names(&mut Counted::ALL.iter().map(|c| c.code())),
         "budget_kinds": names(&mut budget_kinds().into_iter().map(|(n, _)| n)),
         "categories": Category::ALL.iter().map(|c| json!({"code": c.code(), "retry": c.default_rule().code()})).collect::<Vec<_>>(),
         "category_bits": CATEGORY_BITS,
@@ -92,6 +95,7 @@ pub fn host_tables() -> Value {
         "fetch_failure_messages": FETCH_FAILURE_MESSAGES,
         "network_code_pattern": NETWORK_CODE_PATTERN,
         "max_key_length": crate::idempotency::DEFAULT_MAX_KEY_LEN,
+        "seen_status": [crate::classify::SEEN_STATUS.0, crate::classify::SEEN_STATUS.1],
         "defaults": {
             "policy": PolicyConfig::default().to_json_value(),
             "breaker": BreakerConfig::default().to_json_value(),
@@ -142,11 +146,14 @@ mod tests {
     fn tables_hold_every_list() {
         let t = host_tables();
         assert_eq!(t["breaker_kinds"].as_array().unwrap().len(), 4);
+        assert_eq!(t["breaker_states"][2], "half_open");
+        assert_eq!(t["breaker_outcomes"], json!(["success", "failure", "ignored"]));
         assert_eq!(t["categories"].as_array().unwrap().len(), Category::ALL.len());
         assert_eq!(t["error_codes"].as_array().unwrap().len(), ErrorCode::ALL.len());
         assert_eq!(t["category_bits"], 5);
         assert!(t["defaults"]["policy"]["max_attempts"].is_number());
         assert!(t["defaults"]["budgets"]["grpc"].is_null());
         assert_eq!(t["limits"]["max_items"], 65_536);
+        assert_eq!(t["seen_status"], json!([100, 999]));
     }
 }

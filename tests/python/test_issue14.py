@@ -112,3 +112,51 @@ def test_a_too_deep_document_is_still_a_config_error() -> None:
         x = x["a"]
     assert code_of(lambda: retrycore.RetryPolicy.from_dict(d))[:2] == ("ConfigError", "too_deep")
     assert code_of(lambda: retrycore.canonicalize(d))[:2] == ("FingerprintError", "too_deep")
+
+
+@pytest.mark.parametrize("one", ["budget", "retry_budget"])
+def test_budget_beside_budgets_is_the_cores_refusal(one: str) -> None:
+    # __init__.py kept its own "budget or budgets" check, which missed the retry_budget alias
+    # when the budgets were shared objects (the alias was then dropped silently).
+    doc = {"kind": "token_bucket"}
+    shared = retrycore.Budget.token_bucket()
+    for budgets in ([doc], [shared]):
+        assert code_of(lambda: retrycore.RetryPolicy(**{one: doc, "budgets": budgets})) == (
+            "ConfigError", "invalid_combination", "budgets")
+    assert len(retrycore.RetryPolicy(budgets=[shared]).budgets) == 1
+    assert len(retrycore.RetryPolicy(budget=shared).budgets) == 1
+
+
+def test_grpc_code_17_is_the_cores_invalid_value_as_in_js() -> None:
+    # failure.rs bounded the number at 16 itself (out_of_range); the core's reader says invalid_value.
+    for v in (17, 255, 1000, "17", "NOPE"):
+        assert code_of(lambda: retrycore.classify(grpc_code=v)) == ("ConfigError", "invalid_value", "grpc_code")
+    assert retrycore.classify(grpc_code=14).category == retrycore.classify(grpc_code="UNAVAILABLE").category
+
+
+def test_a_record_outcome_is_read_by_the_core() -> None:
+    a = retrycore.fingerprint({"amount": 1}, operation="pay")
+    d = retrycore.decide(None, "k1", a, 1000)
+    for outcome, code in (({}, "missing_field"), ({"category": "timeout"}, "missing_field"), ({"state": "done"}, "invalid_value")):
+        got = code_of(lambda: retrycore.complete(d["record"], d["fence"], outcome, 2000))
+        assert got is not None and got[1:] == (code, "outcome.state"), outcome
+    assert retrycore.complete(d["record"], d["fence"], {"state": "failed", "category": "timeout"}, 2000)["state"] == "failed"
+
+
+def test_a_maximum_key_length_takes_any_whole_number() -> None:
+    assert code_of(lambda: retrycore.validate_key("k-1", 2 * 10**9)) is None
+    assert retrycore.storage_key("k-1", 10**12) == "k-1"
+
+
+@pytest.mark.parametrize("status", [42, 1200, 65535])
+def test_a_status_attribute_outside_the_cores_range_is_ignored(status: int) -> None:
+    # Python took any 16-bit int from an error's attributes, JS 100-999 (classify::SEEN_STATUS).
+    class Refused(ConnectionRefusedError):
+        pass
+
+    e = Refused()
+    e.status = status  # type: ignore[attr-defined]
+    assert retrycore.classify(e).category == retrycore.classify(Refused()).category == "connect"
+    e.status = 503  # type: ignore[attr-defined]
+    assert retrycore.classify(e).category != "connect"
+    assert _native.host_tables()["seen_status"] == [100, 999]

@@ -366,9 +366,8 @@ class RetryPolicy:
         for k in ("breaker", "budget", "budgets"):
             if k in kwargs and kwargs[k] is None:  # as the native module refuses every other None
                 raise ConfigTypeError("must not be None (leave it out for the default)", "invalid_type", k)
-        if "budget" in kwargs and "budgets" in kwargs:
-            raise ConfigError("give budget or budgets, not both", "invalid_combination", "budgets")
-        if "budget" in kwargs:
+        if "budget" in kwargs and "budgets" not in kwargs:
+            # Both (or an alias of budget with budgets): the core's reader refuses the pair.
             kwargs["budgets"] = [kwargs.pop("budget")]
         breaker = kwargs.pop("breaker", None)
         if breaker is not None and type(breaker) is dict:
@@ -376,6 +375,10 @@ class RetryPolicy:
         budgets = kwargs.pop("budgets", None)
         if type(budgets) in (list, tuple) and all(type(b) is dict for b in budgets):
             kwargs["budgets"], budgets = budgets, None
+        elif budgets is not None:
+            # Shared objects join after the core read the document; it still sees the key,
+            # and refuses it beside budget or its alias retry_budget (invalid_combination).
+            kwargs["budgets"] = []
         p = _native.Policy.from_dict(kwargs, kwargs=True)
         if breaker is not None:
             p = p.with_breaker(breaker)

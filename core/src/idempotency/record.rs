@@ -471,6 +471,37 @@ pub enum Outcome {
     },
 }
 
+impl Outcome {
+    /// Reads an outcome from the parts a host took from its caller's
+    /// `{state, category, response}` under `field`: `state` is `succeeded`
+    /// or `failed` (`None`: the key is absent); a failure's `category`
+    /// defaults to none given (`""`).
+    ///
+    /// # Errors
+    /// `missing_field` without a state, `invalid_value` for another one,
+    /// naming `field.state`.
+    pub fn read(
+        state: Option<&str>,
+        category: Option<String>,
+        response: Option<StoredResponse>,
+        field: &str,
+    ) -> Result<Outcome> {
+        match state {
+            Some("succeeded") => Ok(Outcome::Succeeded { response }),
+            Some("failed") => Ok(Outcome::Failed { category: category.unwrap_or_default(), response }),
+            None => Err(Error::new(ErrorCode::MissingField, format!("{field}.state"), "is required")),
+            Some(other) => {
+                let shown: String = other.chars().take(64).collect();
+                Err(Error::new(
+                    ErrorCode::InvalidValue,
+                    format!("{field}.state"),
+                    format!("must be succeeded or failed, got {shown:?}"),
+                ))
+            }
+        }
+    }
+}
+
 fn check_fence(record: &IdempotencyRecord, fence: u64) -> Result<()> {
     if fence < record.fence {
         return Err(Error::new(

@@ -1,0 +1,142 @@
+'use strict';
+// Issue 14, JS part: what a host shows is the core's decision, never a copy
+// of a core rule (docs/hosts.md). Each test pins one item the JS layer used
+// to decide alone, against either implementation (RETRYCORE_IMPL=node |
+// wasm, see impl.cjs); the Python side is tests/python/test_issue14.py.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const rc = require('./impl.cjs');
+
+const { RetryPolicy } = rc;
+
+const err = (code) => Object.assign(new Error(code), { code });
+
+test('the decision carries what on_retry and on_give_up show (surface::RetryNumbers, fires_on_give_up)', () => {
+  const p = new RetryPolicy({ maxAttempts: 2, jitter: 'none', breaker: { kind: 'consecutive', failureThreshold: 2, waitDurationInOpenState: 60_000 } });
+  const s = p.session({ key: 'k', method: 'GET' });
+  s.beforeAttempt(0);
+  const d = s.onFailure({ status: 503 }, 10);
+  assert.equal(d.action, 'retry');
+  // Retry n follows call n: the hook's attempt is the call that failed.
+  assert.deepEqual(d.onRetry, { attempt: 1, retry: 1 });
+  assert.equal(d.attempt, 2);
+  s.beforeAttempt(110);
+  const g = s.onFailure({ status: 503 }, 120);
+  assert.equal(g.action, 'give_up');
+  assert.equal(g.onGiveUp, true);
+  // The breaker is open now: a refused first attempt fires no on_give_up.
+  const r = p.session({ key: 'k2', method: 'GET' }).beforeAttempt(130);
+  assert.equal(r.action, 'reject');
+  assert.equal(r.onGiveUp, false);
+});
+
+test('execute: onRetry numbers and onGiveUp firing follow the core', async () => {
+  const events = [];
+  const p = new RetryPolicy({
+    maxAttempts: 3, initial: 1, maxDelay: 2, jitter: 'none',
+    breaker: { kind: 'consecutive', failureThreshold: 3, waitDurationInOpenState: 60_000 },
+    onRetry: (i) => events.push(['retry', i.attempt, i.retry]),
+    onGiveUp: (i) => events.push(['give_up', i.attempt, i.reason]),
+  });
+  await assert.rejects(p.execute(() => { throw err('ECONNREFUSED'); }));
+  assert.deepEqual(events, [['retry', 1, 1], ['retry', 2, 2], ['give_up', 3, 'attempts_exhausted']]);
+  events.length = 0;
+  // Refused before the first attempt (the breaker opened): no on_give_up.
+  await assert.rejects(p.execute(() => 'never'), (e) => e.code === 'breaker_open');
+  assert.deepEqual(events, []);
+});
+
+test('sampleDelays takes at most limits::MAX_ITEMS, as in Python', () => {
+  const p = new RetryPolicy({ jitter: 'none' });
+  const max = rc.hostTables().limits.max_items;
+  assert.equal(max, 65_536);
+  assert.equal(p.sampleDelays(1, max).length, max);
+  for (const n of [max + 1, 100_000, 2 ** 32 - 1]) {
+    assert.throws(() => p.sampleDelays(1, n), (e) => e instanceof RangeError && e.code === 'out_of_range' && e.field === 'count');
+  }
+});
+
+test('fingerprint: an error code takes the class the core\'s family table gives it', () => {
+  const classes = rc.hostTables().js_error_classes;
+  assert.equal(classes.invalid_value, 'range');
+  assert.throws(
+    () => rc.fingerprint({ a: 1 }, { operation: 'op', method: 'POST', path: '/x' }),
+    (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'operation',
+  );
+});
+
+test('gRPC code 17 is the core\'s invalid_value, as in Python', () => {
+  for (const g of [17, 255, '17', 'NOPE']) {
+    assert.throws(() => rc.classify({ grpcCode: g }), (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'grpcCode');
+  }
+  assert.equal(rc.classify({ grpcCode: 14 }).category, rc.classify({ grpcCode: 'UNAVAILABLE' }).category);
+});
+
+test('tables the JS layer used to copy come from the core', () => {
+  const t = rc.hostTables();
+  assert.equal(rc.DEFAULT_MAX_KEY_LENGTH, t.max_key_length);
+  assert.deepEqual(t.breaker_outcomes, ['success', 'failure', 'ignored']);
+  assert.deepEqual(t.breaker_states, ['closed', 'open', 'half_open', 'disabled', 'forced_open', 'metrics_only']);
+  // A name is its index's number: a failure opens a breaker of threshold 1, the others do not.
+  const mk = () => new rc.CircuitBreaker({ kind: 'consecutive', failureThreshold: 1 });
+  t.breaker_outcomes.forEach((name, i) => {
+    assert.equal(mk().recordWithoutPermit(name, 1, 0), name === 'failure');
+    assert.equal(mk().recordWithoutPermit(i, 1, 0), name === 'failure');
+  });
+  assert.throws(() => mk().recordWithoutPermit('nope', 1, 0), (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'outcome');
+});
+
+test('option readers the JS layer used to copy are the core\'s', () => {
+  // The core's reader names the value it refuses (idempotency::FailureHandling::parse).
+  assert.throws(
+    () => rc.decideRecord(null, 'k', 'a'.repeat(64), 0, { failureHandling: 'nope' }),
+    (e) => e instanceof RangeError && e.code === 'invalid_value' && e.field === 'failureHandling' && e.message.includes('"nope"'),
+  );
+  // backoff::check_r.
+  const adaptive = new rc.Budget({ kind: 'adaptive' });
+  for (const r of [-0.1, 1.5, NaN]) {
+    assert.throws(() => adaptive.beforeAttempt(r, 0), (e) => e instanceof RangeError && e.code === 'out_of_range' && e.field === 'r');
+  }
+});
+
+test('a record outcome is read by the core: no state is missing_field, as in Python', () => {
+  const fp = rc.fingerprint({ amount: 1 }, { operation: 'pay' });
+  const d = rc.decideRecord(null, 'k1', fp, 1000);
+  for (const [outcome, code] of [[{}, 'missing_field'], [{ category: 'timeout' }, 'missing_field'], [{ state: 'done' }, 'invalid_value'], [{ state: 1 }, 'invalid_type']]) {
+    assert.throws(() => rc.completeRecord(d.record, d.fence, outcome, 2000), (e) => e.code === code && e.field === 'outcome.state', JSON.stringify(outcome));
+  }
+  assert.equal(rc.completeRecord(d.record, d.fence, { state: 'failed', category: 'timeout' }, 2000).state, 'failed');
+});
+
+test('a maximum key length takes any whole number, as in Python', () => {
+  assert.equal(rc.validateKey('k-1', 2e9), true);
+  assert.equal(rc.validateKey('k-1', 2 ** 53), true);
+  assert.equal(rc.storageKey('k-1', 1e12), 'k-1');
+  assert.throws(() => rc.validateKey('k-1', 0), (e) => e.code === 'out_of_range');
+  assert.throws(() => rc.validateKey('k-1', 1.5), (e) => e.code === 'out_of_range');
+});
+
+test('a refused first attempt has no category and carries the session key, as in Python', async () => {
+  const b = new rc.Budget({ kind: 'adaptive' });
+  // Many requests, no accepts: the throttle refuses first attempts with high probability.
+  for (let i = 0; i < 200; i++) b.beforeAttempt(0.99, 0);
+  const p = new RetryPolicy({ budget: b, maxAttempts: 1 });
+  let refused = 0;
+  for (let i = 0; i < 50; i++) {
+    const e = await p.execute(() => { throw err('ECONNREFUSED'); }, { key: `k-${i}` }).catch((x) => x);
+    if (e instanceof rc.BudgetExhaustedError && e.attempts === 0) {
+      refused++;
+      assert.equal(e.category, null);
+      assert.equal(e.key, `k-${i}`);
+    }
+  }
+  assert.ok(refused > 0);
+});
+
+test('a status attribute outside the core\'s range is ignored, as in Python', () => {
+  assert.deepEqual(rc.hostTables().seen_status, [100, 999]);
+  for (const status of [42, 1200, 65535]) {
+    assert.equal(rc.classify(Object.assign(err('ECONNREFUSED'), { status })).category, 'connect');
+  }
+  assert.notEqual(rc.classify(Object.assign(err('ECONNREFUSED'), { status: 503 })).category, 'connect');
+});
