@@ -89,3 +89,46 @@ fn classification_page_matches_the_data() {
         "docs/classification.md drifted from core/data; run UPDATE_DOCS=1 cargo test -p retrycore --test docs"
     );
 }
+
+/// The ```json blocks of README.md and docs/*.md that are not policy
+/// documents, with what they are instead (each must still be JSON).
+const NOT_POLICIES: &[(&str, &str)] = &[
+    ("docs/cli.md", "a simulation scenario (read by `retrycore simulate --scenario`)"),
+    ("docs/idempotency.md", "a stored idempotency record, shown for its fields"),
+];
+
+/// Every policy shown in the docs parses as written: each ```json block of
+/// README.md and docs/*.md is a policy document (a block of one document per
+/// line is read line by line), except the blocks `NOT_POLICIES` names.
+#[test]
+fn json_snippets_in_the_docs_are_policies_that_parse() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut files = vec![root.join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs")).unwrap().map(|e| e.unwrap().path()).collect();
+    docs.retain(|p| p.extension().is_some_and(|x| x == "md"));
+    docs.sort();
+    files.extend(docs);
+    let mut policies = 0;
+    for path in files {
+        let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, block) in text.split("```json\n").skip(1).enumerate() {
+            let block = block.split("```").next().unwrap();
+            let at = format!("{rel}, json block {}", i + 1);
+            if NOT_POLICIES.iter().any(|(f, _)| *f == rel) {
+                serde_json::from_str::<serde_json::Value>(block).unwrap_or_else(|e| panic!("{at}: not JSON: {e}"));
+                continue;
+            }
+            let docs: Vec<&str> = if serde_json::from_str::<serde_json::Value>(block).is_ok() {
+                vec![block]
+            } else {
+                block.lines().filter(|l| !l.trim().is_empty()).collect()
+            };
+            for d in docs {
+                retrycore::policy::PolicyConfig::from_json(d).unwrap_or_else(|e| panic!("{at}: {e}\n{d}"));
+                policies += 1;
+            }
+        }
+    }
+    assert!(policies >= 6, "only {policies} policies found in the docs");
+}
