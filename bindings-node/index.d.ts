@@ -43,9 +43,10 @@ export type RejectReason = (typeof REJECT_REASONS)[number];
 export type Profile = (typeof PROFILES)[number];
 /**
  * The core's tables (`retrycore::tables::host_tables()`: kinds, categories,
- * codes and families, limits, defaults) as JSON, plus `js_error_classes`
- * (code → `type` | `range` | `idempotency` | `state`: the class an error
- * about options becomes), for drift tests and tooling.
+ * codes, their families and classes, limits, defaults) as JSON, plus
+ * `js_classes` (each core error class → `type` | `range` | `idempotency` |
+ * `state`, the JS class it becomes) and `js_error_classes` (code → that JS
+ * class, the same wherever the code is raised), for drift tests and tooling.
  */
 export declare function hostTables(): Record<string, any>;
 /** The version of the native core. */

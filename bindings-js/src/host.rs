@@ -8,7 +8,7 @@
 //! caller gave no time; callers' negative times are refused before they get
 //! here).
 
-use crate::error::{Domain, Error, Result};
+use crate::error::{Error, Result};
 use retrycore::{duration, limits};
 
 /// What an FFI crate supplies: its clock and its entropy.
@@ -27,7 +27,7 @@ pub trait Host {
 /// Converts milliseconds from JavaScript to nanoseconds, naming `field` in errors.
 #[inline]
 pub fn ns(ms: f64, field: &str) -> Result<u64> {
-    duration::from_millis_f64(ms, field).map_err(|e| Error::core(&e, Domain::Config))
+    duration::from_millis_f64(ms, field).map_err(Error::of_config)
 }
 
 /// Converts a monotonic `now` in milliseconds; exactly -1 reads the host's clock.

@@ -72,12 +72,12 @@ pub fn parse_header(value: &str, token: bool) -> Result<String> {
 
 /// Canonicalises JSON text (RFC 8785).
 pub fn canonicalize(text: &str) -> Result<String> {
-    idem::canonicalize_json(text).map_err(Error::of_config)
+    idem::canonicalize_json(text).map_err(Error::of_idempotency)
 }
 
 /// Writes a number as canonical JSON does (ECMAScript `Number::toString`).
 pub fn canonical_number(x: f64) -> Result<String> {
-    idem::format_number(x).map_err(Error::of_config)
+    idem::format_number(x).map_err(Error::of_idempotency)
 }
 
 /// Fingerprints a request: `method` + `path`, or `operation` (`path` absent);
@@ -89,7 +89,7 @@ pub fn fingerprint<L: StrList>(
     selected: L,
     canonical: bool,
 ) -> Result<String> {
-    let body = idem::parse_json(body).map_err(Error::of_config)?;
+    let body = idem::parse_json(body).map_err(Error::of_idempotency)?;
     let selected = selected.read("selected")?;
     let sel: Option<Vec<&str>> = selected.as_ref().map(|s| s.iter().map(String::as_str).collect());
     let sel = sel.as_deref();
@@ -99,7 +99,7 @@ pub fn fingerprint<L: StrList>(
         (None, false) => idem::fingerprint_operation(method_or_operation, &body, sel),
         (None, true) => idem::fingerprint_operation_canonical(method_or_operation, &body, sel),
     };
-    r.map_err(Error::of_config)
+    r.map_err(Error::of_idempotency)
 }
 
 /// The record settings every record call takes, as the surface passes them.
@@ -123,21 +123,23 @@ impl<L: StrList> RecordArgs<L> {
         let dur = |v: Option<f64>, default: u64, field: &str| -> Result<Duration> {
             match v {
                 None => Ok(Duration::from_millis(default)),
-                Some(x) => {
-                    retrycore::duration::from_millis_f64(x, field).map(Duration::from_nanos).map_err(Error::of_config)
-                }
+                Some(x) => retrycore::duration::from_millis_f64(x, field)
+                    .map(Duration::from_nanos)
+                    .map_err(Error::of_idempotency),
             }
         };
         let mut c = idem::RecordConfig::new(
             dur(self.lease_ms, d.lease_ms(), "leaseMs")?,
             dur(self.retention_ms, d.retention_ms(), "retentionMs")?,
         )
-        .map_err(Error::of_config)?;
+        .map_err(Error::of_idempotency)?;
         if let Some(s) = self.stripe {
             c = c.with_stripe(s);
         }
         if let Some(h) = self.failure_handling {
-            c = c.with_failure_handling(idem::FailureHandling::parse(&h, "failureHandling").map_err(Error::of_config)?);
+            c = c.with_failure_handling(
+                idem::FailureHandling::parse(&h, "failureHandling").map_err(Error::of_idempotency)?,
+            );
         }
         if let Some(list) = self.release_categories.read("releaseCategories")? {
             c = c.with_release_categories(list);
@@ -195,7 +197,7 @@ fn http_json(a: Option<idem::HttpAnswer>) -> Value {
 }
 
 fn record_of(text: &str) -> Result<idem::IdempotencyRecord> {
-    idem::IdempotencyRecord::from_json(text).map_err(Error::of_config)
+    idem::IdempotencyRecord::from_json(text).map_err(Error::of_idempotency)
 }
 
 /// Decides what an incoming request gets (`record` is the stored record's JSON or null).
@@ -244,7 +246,7 @@ fn outcome_of(text: &str) -> Result<idem::Outcome> {
         Some(_) => return Err(Error::type_error("invalid_type", "outcome.state", "outcome.state: must be a string")),
     };
     let category = o.get("category").and_then(Value::as_str).map(str::to_owned);
-    idem::Outcome::read(state, category, response, "outcome").map_err(Error::of_config)
+    idem::Outcome::read(state, category, response, "outcome").map_err(Error::of_idempotency)
 }
 
 /// Completes a claimed record with an outcome; returns the record's JSON.
@@ -292,12 +294,12 @@ pub fn dead_letter(letter: &str, ops: &[String]) -> Result<String> {
 /// Writes Unix milliseconds as RFC 3339 (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
 pub fn format_rfc3339(unix_ms: f64) -> Result<String> {
     let ms = whole_ms(unix_ms, "unixMs")?;
-    idem::format_rfc3339_ms(ms).map_err(Error::of_config)
+    idem::format_rfc3339_ms(ms).map_err(Error::of_idempotency)
 }
 
 /// Reads RFC 3339 text as Unix milliseconds (rounded down).
 pub fn parse_rfc3339(text: &str) -> Result<f64> {
-    idem::parse_rfc3339_ms(text).map(|v| v as f64).map_err(Error::of_config)
+    idem::parse_rfc3339_ms(text).map(|v| v as f64).map_err(Error::of_idempotency)
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub mod verdict;
 
 pub use breaker::Breaker;
 pub use budget::Budget;
-pub use error::{Class, Domain, Error, Result};
+pub use error::{Class, Error, Result};
 pub use failure::{FailureArgs, StrList};
 pub use host::Host;
 pub use policy::Policy;
@@ -61,12 +61,18 @@ use serde_json::{json, Value};
 /// Returns what the JS layer reads at init: the core's
 /// [`host_tables`](retrycore::tables::host_tables) (`tables`: kinds,
 /// categories and their packing width, codes, limits, the fetch failure
-/// rule, the key length, defaults; plus `js_error_classes`, each code's
-/// class for an error about options), the packed verdict's rule order, the
-/// lint codes and the breaker states.
+/// rule, the key length, defaults; plus `js_classes`, the JavaScript class
+/// of each of the core's error classes, and `js_error_classes`, each code's
+/// JavaScript class, the same in every domain), the packed verdict's rule
+/// order, the lint codes and the breaker states.
 pub fn info() -> Value {
     let mut t = retrycore::tables::host_tables();
-    let e = |c: retrycore::ErrorCode| Error::core(&retrycore::Error::new(c, "", ""), Domain::Config).class.name();
+    t["js_classes"] = retrycore::ErrorClass::ALL
+        .iter()
+        .map(|c| (c.code().to_owned(), Value::from(Class::of(*c).name())))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    let e = |c: retrycore::ErrorCode| Class::of(c.class(retrycore::ErrorDomain::Config)).name();
     t["js_error_classes"] = retrycore::ErrorCode::ALL
         .iter()
         .map(|c| (c.code().to_owned(), Value::from(e(*c))))
@@ -195,6 +201,13 @@ mod tests {
         assert_eq!(i["version"], env!("CARGO_PKG_VERSION"));
         assert_eq!(i["tables"]["limits"]["max_items"], retrycore::limits::MAX_ITEMS as u64);
         assert_eq!(i["tables"]["js_error_classes"]["stale_fence"], "idempotency");
+        assert_eq!(i["tables"]["js_classes"]["idempotency_type"], "type");
+        // A code's JavaScript class does not depend on the domain it is raised in,
+        // so `coreError` needs none.
+        for c in retrycore::ErrorCode::ALL {
+            let classes = retrycore::ErrorDomain::ALL.map(|d| Class::of(c.class(d)));
+            assert!(classes.iter().all(|k| *k == classes[0]), "{c}");
+        }
         assert_eq!(i["retryRules"], json!(["always", "if_idempotent", "never"]));
     }
 

@@ -175,9 +175,10 @@ export function setBackend(native: Backend): void {
 
 /**
  * The core's tables (`retrycore::tables::host_tables()`: kinds, categories,
- * codes and families, limits, defaults) as JSON, plus `js_error_classes`
- * (code → `type` | `range` | `idempotency` | `state`: the class an error
- * about options becomes), for drift tests and tooling.
+ * codes, their families and classes, limits, defaults) as JSON, plus
+ * `js_classes` (each core error class → `type` | `range` | `idempotency` |
+ * `state`, the JS class it becomes) and `js_error_classes` (code → that JS
+ * class, the same wherever the code is raised), for drift tests and tooling.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- public since 0.1: JSON of the core's tables, read by key
 export function hostTables(): Record<string, any> {
@@ -309,15 +310,11 @@ function makeError(kind: string, code: string, field: string, message: string): 
   }
 }
 
-function typeError(code: string, field: string, message: string): TypeError {
-  return brand(new TypeError(field ? `${field}: ${message}` : message), code, field);
-}
-
-function rangeError(code: string, field: string, message: string): RangeError {
-  return brand(new RangeError(field ? `${field}: ${message}` : message), code, field);
-}
-
-/** An error for a core code in the class the core's family table gives it (`js_error_classes`, `ErrorCode::family`). */
+/**
+ * An error for a core code in the class the core gives it (`js_error_classes`:
+ * `ErrorCode::class` mapped to JS, the same in every domain, so a throw site
+ * never picks `TypeError` or `RangeError` itself).
+ */
 function coreError(code: string, field: string, message: string): Error {
   return makeError((INFO.tables.js_error_classes as Record<string, string>)[code], code, field, field ? `${field}: ${message}` : message);
 }
@@ -358,7 +355,7 @@ function reading<T>(field: string, f: () => T): T {
     return f();
   } catch (e) {
     if (isRetrycoreError(e)) throw e;
-    const err = typeError('invalid_type', field, `could not be read: ${messageOf(e)}`);
+    const err = coreError('invalid_type', field, `could not be read: ${messageOf(e)}`);
     Object.defineProperty(err, 'cause', { value: e, writable: true, configurable: true });
     throw err;
   }
@@ -384,7 +381,7 @@ function isArray(v: unknown): v is unknown[] {
 
 /** Refuses a list longer than the core's `maxItems` before anything walks it (a sparse array of length 2^32 − 1). */
 function checkLength(len: number, field: string): void {
-  if (len > LIMITS.max_items) throw rangeError('too_large', field, `at most ${LIMITS.max_items} items, got ${len}`);
+  if (len > LIMITS.max_items) throw coreError('too_large', field, `at most ${LIMITS.max_items} items, got ${len}`);
 }
 
 /**
@@ -392,7 +389,7 @@ function checkLength(len: number, field: string): void {
  * core's `maxItems` (holes read as `undefined`); anything else is `invalid_type`.
  */
 function items(v: unknown, field: string, what: string): unknown[] {
-  if (!isArray(v)) throw typeError('invalid_type', field, `must be an array of ${what}, got ${describe(v)}`);
+  if (!isArray(v)) throw coreError('invalid_type', field, `must be an array of ${what}, got ${describe(v)}`);
   return reading(field, () => {
     const len = v.length;
     checkLength(len, field);
@@ -408,14 +405,14 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 function wellFormed(s: string, field: string): string {
   const isWellFormed = (s as { isWellFormed?: () => boolean }).isWellFormed;
   const ok = typeof isWellFormed === 'function' ? isWellFormed.call(s) : !LONE_SURROGATE.test(s);
-  if (!ok) throw rangeError('invalid_string', field, 'contains a lone surrogate, which has no UTF-8 form');
+  if (!ok) throw coreError('invalid_string', field, 'contains a lone surrogate, which has no UTF-8 form');
   return s;
 }
 
 // ---------------------------------------------------------------- argument checks
 
 function num(v: unknown, field: string): number {
-  if (typeof v !== 'number') throw typeError('invalid_type', field, `must be a number, got ${describe(v)}`);
+  if (typeof v !== 'number') throw coreError('invalid_type', field, `must be a number, got ${describe(v)}`);
   return v;
 }
 
@@ -424,7 +421,7 @@ function optNum(v: unknown, field: string): number | undefined {
 }
 
 function str(v: unknown, field: string): string {
-  if (typeof v !== 'string') throw typeError('invalid_type', field, `must be a string, got ${describe(v)}`);
+  if (typeof v !== 'string') throw coreError('invalid_type', field, `must be a string, got ${describe(v)}`);
   return wellFormed(v, field);
 }
 
@@ -434,7 +431,7 @@ function optStr(v: unknown, field: string): string | undefined {
 
 function optBool(v: unknown, field: string): boolean | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw typeError('invalid_type', field, `must be a boolean, got ${describe(v)}`);
+  if (typeof v !== 'boolean') throw coreError('invalid_type', field, `must be a boolean, got ${describe(v)}`);
   return v;
 }
 
@@ -446,8 +443,8 @@ function optBool(v: unknown, field: string): boolean | undefined {
 function timeArg(v: unknown): number {
   if (v === undefined) return -1;
   if (typeof v === 'number' && v >= 0) return v;
-  if (typeof v !== 'number') throw typeError('invalid_type', 'now', `must be a number of milliseconds, got ${describe(v)}`);
-  throw rangeError('out_of_range', 'now', `must be a non-negative number of milliseconds, got ${v}`);
+  if (typeof v !== 'number') throw coreError('invalid_type', 'now', `must be a number of milliseconds, got ${describe(v)}`);
+  throw coreError('out_of_range', 'now', `must be a non-negative number of milliseconds, got ${v}`);
 }
 
 function wallArg(v: unknown, field = 'wallNowMs'): number {
@@ -457,15 +454,15 @@ function wallArg(v: unknown, field = 'wallNowMs'): number {
 
 function u64Text(v: unknown, field: string): string {
   if (typeof v === 'bigint') {
-    if (v < 0n || v >= 1n << 64n) throw rangeError('out_of_range', field, 'must be in [0, 2^64)');
+    if (v < 0n || v >= 1n << 64n) throw coreError('out_of_range', field, 'must be in [0, 2^64)');
     return v.toString();
   }
   if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v) || v < 0) throw rangeError('out_of_range', field, `must be a non-negative safe integer (use a BigInt or a string past 2^53), got ${v}`);
+    if (!Number.isSafeInteger(v) || v < 0) throw coreError('out_of_range', field, `must be a non-negative safe integer (use a BigInt or a string past 2^53), got ${v}`);
     return String(v);
   }
   if (typeof v === 'string' && /^[0-9]{1,20}$/.test(v)) return v;
-  throw typeError('invalid_type', field, `must be a BigInt, a safe integer or a decimal string, got ${describe(v)}`);
+  throw coreError('invalid_type', field, `must be a BigInt, a safe integer or a decimal string, got ${describe(v)}`);
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -480,7 +477,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 function checkKeys(o: Record<string, unknown>, allowed: readonly string[], what: string): void {
   for (const k of Object.keys(o)) {
-    if (!allowed.includes(k)) throw typeError('unknown_key', k, `is not an option of ${what} (options: ${allowed.join(', ')})`);
+    if (!allowed.includes(k)) throw coreError('unknown_key', k, `is not an option of ${what} (options: ${allowed.join(', ')})`);
   }
 }
 
@@ -491,7 +488,7 @@ function checkKeys(o: Record<string, unknown>, allowed: readonly string[], what:
  */
 function optionsObject(v: unknown, what: string): Record<string, unknown> {
   if (v === undefined || v === null) return {};
-  if (!isPlainObject(v)) throw typeError('invalid_type', '', `${what} options must be a plain object, got ${describe(v)}`);
+  if (!isPlainObject(v)) throw coreError('invalid_type', '', `${what} options must be a plain object, got ${describe(v)}`);
   return reading('', () => {
     const keys = Object.keys(v);
     checkLength(keys.length, '');
@@ -522,25 +519,25 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
     case 'boolean':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw rangeError(nonFiniteCode, path, `number ${value} is not finite`);
+      if (!Number.isFinite(value)) throw coreError(nonFiniteCode, path, `number ${value} is not finite`);
       // A seed is a decimal string in documents; typed options also take a safe integer.
       if (mode === 'options' && /(^|\.)seed$/.test(path)) return u64Text(value, path);
       return value;
     case 'bigint':
       if (mode === 'options' && /(^|\.)seed$/.test(path)) return u64Text(value, path);
-      throw typeError('invalid_type', path, 'a BigInt is not JSON');
+      throw coreError('invalid_type', path, 'a BigInt is not JSON');
     case 'object':
       break;
     default:
-      throw typeError('invalid_type', path, `${describe(value)} is not JSON`);
+      throw coreError('invalid_type', path, `${describe(value)} is not JSON`);
   }
   if (value === null) {
     // Typed options leave a key out for its default; null is not a silent default (as Python refuses None).
-    if (mode === 'options') throw typeError('invalid_type', path, 'must not be null (leave it out for the default)');
+    if (mode === 'options') throw coreError('invalid_type', path, 'must not be null (leave it out for the default)');
     return null;
   }
-  if (depth >= LIMITS.max_depth) throw rangeError('too_deep', path, `nesting deeper than ${LIMITS.max_depth}`);
-  if (ancestors.has(value)) throw typeError('invalid_type', path, 'a cyclic structure is not JSON');
+  if (depth >= LIMITS.max_depth) throw coreError('too_deep', path, `nesting deeper than ${LIMITS.max_depth}`);
+  if (ancestors.has(value)) throw coreError('invalid_type', path, 'a cyclic structure is not JSON');
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
@@ -552,14 +549,14 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
       }
       return out;
     }
-    if (!isPlainObject(value)) throw typeError('invalid_type', path, `${describe(value)} is not a plain object`);
+    if (!isPlainObject(value)) throw coreError('invalid_type', path, `${describe(value)} is not a plain object`);
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
     checkLength(keys.length, path);
     for (const k of keys) {
       let key = k;
       if (mode === 'options') {
-        if (k.includes('_')) throw typeError('unknown_key', path ? `${path}.${k}` : k, 'options are camelCase (the document key in camelCase)');
+        if (k.includes('_')) throw coreError('unknown_key', path ? `${path}.${k}` : k, 'options are camelCase (the document key in camelCase)');
         key = camelToSnake(k);
       }
       const v = (value as Record<string, unknown>)[k];
@@ -575,7 +572,7 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
 /** Reads a policy document given as JSON text or as an object. */
 function documentText(doc: unknown, what: string): string {
   if (typeof doc === 'string') return wellFormed(doc, '');
-  if (doc === null || typeof doc !== 'object') throw typeError('invalid_type', '', `${what} must be JSON text or an object, got ${describe(doc)}`);
+  if (doc === null || typeof doc !== 'object') throw coreError('invalid_type', '', `${what} must be JSON text or an object, got ${describe(doc)}`);
   return JSON.stringify(reading('', () => jsonValue(doc, 'json', '', 0, new Set(), 'out_of_range')));
 }
 
@@ -759,7 +756,7 @@ function headerText(v: unknown): string {
     case 'bigint':
       return String(v);
     default:
-      throw typeError('invalid_type', 'headers', `a header name or value must be a string or a number, got ${describe(v)}`);
+      throw coreError('invalid_type', 'headers', `a header name or value must be a string or a number, got ${describe(v)}`);
   }
 }
 
@@ -779,7 +776,7 @@ function headerPairs(h: unknown): string[] {
       for (const x of items(v, 'headers', 'header values')) {
         if (out.length >= max) return;
         if (x === undefined || x === null) continue;
-        if (isArray(x)) throw typeError('invalid_type', 'headers', 'a header value list must not be nested');
+        if (isArray(x)) throw coreError('invalid_type', 'headers', 'a header value list must not be nested');
         out.push(name, headerText(x));
       }
       return;
@@ -790,7 +787,7 @@ function headerPairs(h: unknown): string[] {
     if (isArray(h)) {
       for (const p of items(h, 'headers', '[name, value] pairs')) {
         if (out.length >= max) break;
-        if (!isArray(p) || p.length !== 2) throw typeError('invalid_type', 'headers', 'must be [name, value] pairs, a Headers or an object');
+        if (!isArray(p) || p.length !== 2) throw coreError('invalid_type', 'headers', 'must be [name, value] pairs, a Headers or an object');
         add(p[0], p[1]);
       }
     } else if (typeof h === 'object' && typeof (h as Headers).forEach === 'function' && typeof (h as Headers).get === 'function') {
@@ -803,7 +800,7 @@ function headerPairs(h: unknown): string[] {
         add(k, (h as Record<string, unknown>)[k]);
       }
     } else {
-      throw typeError('invalid_type', 'headers', `must be [name, value] pairs, a Headers or an object, got ${describe(h)}`);
+      throw coreError('invalid_type', 'headers', `must be [name, value] pairs, a Headers or an object, got ${describe(h)}`);
     }
   });
   return out;
@@ -883,10 +880,10 @@ function failureArgs(x: unknown, opts?: FailureContext, thrown = false, message 
 function retryableArg(r: unknown): OptBool {
   if (r === undefined || r === null || r === false) return undefined;
   if (r === true) return false;
-  if (!isPlainObject(r)) throw typeError('invalid_type', 'retryable', `must be true, false or {throttling}, got ${describe(r)}`);
+  if (!isPlainObject(r)) throw coreError('invalid_type', 'retryable', `must be true, false or {throttling}, got ${describe(r)}`);
   const o = r as Record<string, unknown>;
   for (const k of Object.keys(o)) {
-    if (k !== 'throttling') throw typeError('unknown_key', `retryable.${k}`, 'is not a field of the retryable trait (fields: throttling)');
+    if (k !== 'throttling') throw coreError('unknown_key', `retryable.${k}`, 'is not a field of the retryable trait (fields: throttling)');
   }
   return optBool(o.throttling, 'retryable.throttling') === true;
 }
@@ -911,7 +908,7 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   // cut to the core's limit in UTF-16 units first (never fewer than its bytes;
   // the core then cuts at the byte limit).
   const m = message ? optStr(f.message, 'message') : undefined;
-  if (!message && f.message != null && typeof f.message !== 'string') throw typeError('invalid_type', 'message', `must be a string, got ${describe(f.message)}`);
+  if (!message && f.message != null && typeof f.message !== 'string') throw coreError('invalid_type', 'message', `must be a string, got ${describe(f.message)}`);
   const msg = m !== undefined && m.length > LIMITS.max_message_bytes ? m.slice(0, LIMITS.max_message_bytes) : m;
   const retryable = retryableArg(f.retryable !== undefined ? f.retryable : opts?.retryable);
   const shouldRetry = optBool(f.shouldRetry ?? opts?.shouldRetry, 'shouldRetry');
@@ -1208,7 +1205,7 @@ export class CircuitBreaker {
     return this.#hook;
   }
   set onStateChange(f: ((t: Transition) => void) | null) {
-    if (f !== null && typeof f !== 'function') throw typeError('invalid_type', 'onStateChange', 'must be a function');
+    if (f !== null && typeof f !== 'function') throw coreError('invalid_type', 'onStateChange', 'must be a function');
     this.#hook = f;
     this.#n.setCollect(f !== null);
   }
@@ -1281,7 +1278,7 @@ export class CircuitBreaker {
    * an abort is not recorded) and returns `fn`'s result.
    */
   async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T> {
-    if (typeof fn !== 'function') throw typeError('invalid_type', 'fn', 'must be a function');
+    if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', 'must be a function');
     const o = optionsObject(options, 'execute');
     checkKeys(o, ['signal'], 'CircuitBreaker.execute');
     const signal = signalOption(o.signal);
@@ -1486,7 +1483,7 @@ function budgetFlags(options: unknown): { refused: boolean; holdsSlot: boolean }
 function categoryId(c: unknown): number {
   if (c === undefined) return CATEGORY_IDS.get('server_error')!;
   const id = typeof c === 'string' ? CATEGORY_IDS.get(c) : undefined;
-  if (id === undefined) throw rangeError('invalid_value', 'category', `not a category: ${typeof c === 'string' ? JSON.stringify(c) : describe(c)}`);
+  if (id === undefined) throw coreError('invalid_value', 'category', `not a category: ${typeof c === 'string' ? JSON.stringify(c) : describe(c)}`);
   return id;
 }
 
@@ -1691,7 +1688,7 @@ export class Session {
 
   /** @internal */
   constructor(policy: RetryPolicy, native: BackendPolicy, id: number) {
-    if (!isA(policy, RetryPolicy) || typeof id !== 'number') throw typeError('invalid_type', 'policy', 'a Session comes from policy.session()');
+    if (!isA(policy, RetryPolicy) || typeof id !== 'number') throw coreError('invalid_type', 'policy', 'a Session comes from policy.session()');
     this.#policy = policy;
     this.#n = native;
     this.#id = id;
@@ -1878,7 +1875,7 @@ class Context implements AttemptContext {
 function signalOption(v: unknown): AbortSignal | undefined {
   if (v === undefined || v === null) return undefined;
   const ok = reading('signal', () => typeof v === 'object' && typeof (v as AbortSignal).aborted === 'boolean' && typeof (v as AbortSignal).addEventListener === 'function');
-  if (!ok) throw typeError('invalid_type', 'signal', `must be an AbortSignal, got ${describe(v)}`);
+  if (!ok) throw coreError('invalid_type', 'signal', `must be an AbortSignal, got ${describe(v)}`);
   return v as AbortSignal;
 }
 
@@ -2030,7 +2027,7 @@ export class RetryPolicy {
   }
 
   #setHook(name: (typeof HOOKS)[number], f: unknown): void {
-    if (f !== null && typeof f !== 'function') throw typeError('invalid_type', name, 'must be a function');
+    if (f !== null && typeof f !== 'function') throw coreError('invalid_type', name, 'must be a function');
     (this as unknown as Record<string, unknown>)[name] = f;
   }
 
@@ -2182,7 +2179,7 @@ export class RetryPolicy {
    * an abort with the signal's reason.
    */
   async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
-    if (typeof fn !== 'function') throw typeError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
+    if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
     let signal: AbortSignal | undefined;
     let key: string | undefined;
@@ -2458,25 +2455,25 @@ function checkJson(value: unknown, path: string, depth: number, ancestors: Set<o
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(value)) throw rangeError('invalid_number', path, `number ${value} is not finite`);
+      if (!Number.isFinite(value)) throw coreError('invalid_number', path, `number ${value} is not finite`);
       return;
     case 'object':
       if (value === null) return;
       break;
     case 'bigint':
-      throw typeError('invalid_type', path, 'a BigInt is not JSON');
+      throw coreError('invalid_type', path, 'a BigInt is not JSON');
     default:
-      throw typeError('invalid_type', path, `${describe(value)} is not JSON`);
+      throw coreError('invalid_type', path, `${describe(value)} is not JSON`);
   }
-  if (depth >= LIMITS.max_depth) throw rangeError('too_deep', path || '/', `nesting deeper than ${LIMITS.max_depth}`);
-  if (ancestors.has(value)) throw typeError('invalid_type', path || '/', 'a cyclic structure is not JSON');
+  if (depth >= LIMITS.max_depth) throw coreError('too_deep', path || '/', `nesting deeper than ${LIMITS.max_depth}`);
+  if (ancestors.has(value)) throw coreError('invalid_type', path || '/', 'a cyclic structure is not JSON');
   ancestors.add(value);
   if (Array.isArray(value)) {
     const len = value.length;
     checkLength(len, path || '/');
     for (let i = 0; i < len; i++) checkJson(value[i], `${path}/${i}`, depth + 1, ancestors);
   } else {
-    if (!isPlainObject(value)) throw typeError('invalid_type', path || '/', `${describe(value)} is not a plain object`);
+    if (!isPlainObject(value)) throw coreError('invalid_type', path || '/', `${describe(value)} is not a plain object`);
     checkLength(Object.keys(value).length, path || '/');
     for (const k in value) {
       if (Object.prototype.hasOwnProperty.call(value, k)) checkJson((value as Record<string, unknown>)[k], `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1, ancestors);

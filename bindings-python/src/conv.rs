@@ -12,20 +12,29 @@ use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use retrycore::idempotency::JsonValue;
 use retrycore::limits::{self, MAX_DEPTH};
-use retrycore::{Error, ErrorCode};
+use retrycore::{Error, ErrorCode, ErrorDomain};
 use serde_json::{Map, Value};
 use std::time::Instant;
 
 /// Any Python object: the arguments' type (every reader below checks it itself).
 pub type Obj<'py> = Bound<'py, PyAny>;
 
-/// Where a core error is raised: the config family's codes become
-/// `ConfigError`s, or `IdempotencyError`s in the idempotency functions
-/// (every other family has its own class, by the core's `ErrorCode::family`).
+/// Where a core error is raised: with its code, the core's
+/// `ErrorCode::class` decides the exception class (a config-family code is a
+/// `ConfigError`, or an `IdempotencyError` in the idempotency functions).
 #[derive(Copy, Clone)]
 pub enum Family {
     Config,
     Idempotency,
+}
+
+impl Family {
+    const fn domain(self) -> ErrorDomain {
+        match self {
+            Family::Config => ErrorDomain::Config,
+            Family::Idempotency => ErrorDomain::Idempotency,
+        }
+    }
 }
 
 static ERRORS: GILOnceCell<Py<PyModule>> = GILOnceCell::new();
@@ -35,7 +44,7 @@ pub fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     ERRORS.get_or_try_init(py, || Ok::<_, PyErr>(py.import("retrycore._errors")?.unbind())).map(|m| m.bind(py))
 }
 
-/// Converts a core error into the matching Python exception.
+/// Converts a core error into the Python exception of the class the core names.
 pub fn core_err(py: Python<'_>, e: &Error, family: Family) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let m = errors_module(py)?;
@@ -43,9 +52,7 @@ pub fn core_err(py: Python<'_>, e: &Error, family: Family) -> PyErr {
             e.code(),
             e.field(),
             e.to_string(),
-            e.kind().family().code(),
-            e.kind().is_type_error(),
-            matches!(family, Family::Idempotency),
+            e.kind().class(family.domain()).code(),
         ))?;
         Ok(PyErr::from_value(exc))
     };
@@ -725,7 +732,9 @@ fn exact_float_int(py: Python<'_>, f: f64) -> PyResult<Obj<'_>> {
     py.get_type::<PyInt>().call1((f,))
 }
 
-/// Re-raises a config-family error of a shared helper in the idempotency family.
+/// Re-raises an error of a shared reader as raised in the idempotency domain
+/// (the class the core's `ErrorCode::class` gives it there; the message keeps
+/// one `field: ` prefix).
 pub fn as_idempotency(py: Python<'_>, e: PyErr) -> PyErr {
     let v = e.value(py);
     match (
@@ -735,7 +744,8 @@ pub fn as_idempotency(py: Python<'_>, e: PyErr) -> PyErr {
         (Ok(code), Ok(field)) => match ErrorCode::ALL.iter().find(|c| c.code() == code) {
             Some(c) => {
                 let msg = v.str().map(|s| s.to_string()).unwrap_or_default();
-                let out = err_in(py, Family::Idempotency, *c, &field, msg);
+                let reason = msg.strip_prefix(&format!("{field}: ")).unwrap_or(&msg).to_owned();
+                let out = err_in(py, Family::Idempotency, *c, &field, reason);
                 if let Ok(Some(cause)) = v.getattr("__cause__").map(|c| (!c.is_none()).then_some(c)) {
                     out.set_cause(py, Some(PyErr::from_value(cause)));
                 }

@@ -20,6 +20,12 @@ fn s(o: &Obj, field: &str) -> PyResult<String> {
     })
 }
 
+/// An optional `str` argument of an idempotency function, its errors raised
+/// in the idempotency domain.
+fn opt_s(py: Python<'_>, o: Option<&Obj>, field: &str) -> PyResult<Option<String>> {
+    conv::opt_str(o, field).map_err(|e| conv::as_idempotency(py, e))
+}
+
 fn u(o: &Obj, field: &str) -> PyResult<u64> {
     conv::to_count(o, field, u64::MAX)
 }
@@ -48,9 +54,9 @@ fn fp(
     selected: Option<&Obj>,
     canonical: bool,
 ) -> PyResult<String> {
-    let method = conv::opt_str(method, "method")?;
-    let path = conv::opt_str(path, "path")?;
-    let operation = conv::opt_str(operation, "operation")?;
+    let method = opt_s(py, method, "method")?;
+    let path = opt_s(py, path, "path")?;
+    let operation = opt_s(py, operation, "operation")?;
     let selected: Option<Vec<String>> = conv::opt(selected, |l| {
         if !(l.is_instance_of::<PyList>() || l.is_instance_of::<PyTuple>()) {
             return Err(err_in(py, I, ErrorCode::InvalidType, "selected", "must be a list of JSON pointers"));

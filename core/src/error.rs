@@ -139,18 +139,9 @@ impl ErrorCode {
     ];
 }
 
-/// The family of an [`ErrorCode`]: which exception class a host raises for
-/// it, so no host keeps its own code → class table.
-///
-/// Python raises `ConfigError` (a `ValueError`), `StateError`,
-/// `SnapshotError`, `InvalidKeyError`, `FingerprintError`, `FenceError` or
-/// `DeadLetterError`; JavaScript throws `RangeError` for [`Config`] and
-/// [`Fingerprint`], `IdempotencyError` for the key, fence and dead-letter
-/// families and `RetrycoreError` for the rest. Either host also marks a
-/// [`ErrorCode::is_type_error`] code as a type error (`TypeError`).
-///
-/// [`Config`]: ErrorFamily::Config
-/// [`Fingerprint`]: ErrorFamily::Fingerprint
+/// The family of an [`ErrorCode`]: with the [`ErrorDomain`] the error is
+/// raised in, it decides the [`ErrorClass`] a host raises
+/// ([`ErrorCode::class`]), so no host keeps its own code → class table.
 #[non_exhaustive]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorFamily {
@@ -186,7 +177,7 @@ impl ErrorFamily {
 }
 
 impl ErrorCode {
-    /// Returns the family of this code (which exception class it becomes).
+    /// Returns the family of this code (with the domain, the class it becomes).
     ///
     /// `too_large` is a configuration error wherever it comes from: an
     /// input over a documented limit.
@@ -211,6 +202,131 @@ impl ErrorCode {
             | ErrorCode::InvalidCombination
             | ErrorCode::TooLarge
             | ErrorCode::InvalidTime => ErrorFamily::Config,
+        }
+    }
+}
+
+/// Where an error is raised: with the code's [`ErrorFamily`], it decides the
+/// [`ErrorClass`] a host raises.
+#[non_exhaustive]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorDomain {
+    /// Options, documents and arguments, and the objects they build
+    /// (policies, sessions, breakers, budgets).
+    Config,
+    /// The idempotency functions: keys, headers, canonical JSON and
+    /// fingerprints, records, dead letters.
+    Idempotency,
+}
+
+impl ErrorDomain {
+    /// Every domain, in declaration order.
+    pub const ALL: [ErrorDomain; 2] = [ErrorDomain::Config, ErrorDomain::Idempotency];
+
+    /// Returns the stable snake_case name (`"config"`, `"idempotency"`).
+    pub const fn code(self) -> &'static str {
+        match self {
+            ErrorDomain::Config => "config",
+            ErrorDomain::Idempotency => "idempotency",
+        }
+    }
+}
+
+/// The class of error a host raises for a code in a domain, from a closed
+/// list each host maps to its idiom ([`ErrorCode::class`]).
+///
+/// Python raises the class of the same name (`ConfigError`,
+/// `ConfigTypeError`, `IdempotencyError`, `IdempotencyTypeError`,
+/// `StateError`, `SnapshotError`, `InvalidKeyError`, `FingerprintError`,
+/// `FenceError`, `DeadLetterError`); JavaScript throws `TypeError` for the
+/// two type classes, `RangeError` for the other argument classes
+/// ([`Config`], [`Idempotency`], [`Fingerprint`]), `IdempotencyError` for
+/// the key, fence and dead-letter classes and `RetrycoreError` for the state
+/// and snapshot classes (docs/hosts.md, "Error classes").
+///
+/// [`Config`]: ErrorClass::Config
+/// [`Idempotency`]: ErrorClass::Idempotency
+/// [`Fingerprint`]: ErrorClass::Fingerprint
+#[non_exhaustive]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// A bad value in options, a document or an argument.
+    Config,
+    /// A value of the wrong type or shape in options, a document or an argument.
+    ConfigType,
+    /// A bad value given to an idempotency function.
+    Idempotency,
+    /// A value of the wrong type or shape given to an idempotency function.
+    IdempotencyType,
+    /// A call the object's state does not allow.
+    State,
+    /// A snapshot that is corrupt, of an unknown version or from other settings.
+    Snapshot,
+    /// An idempotency key or header that breaks the key rules.
+    Key,
+    /// A value given to an idempotency function that has no canonical JSON.
+    Fingerprint,
+    /// A stale or future fencing token.
+    Fence,
+    /// A dead letter that misses a field or has an invalid one.
+    DeadLetter,
+}
+
+impl ErrorClass {
+    /// Every class, in declaration order.
+    pub const ALL: [ErrorClass; 10] = [
+        ErrorClass::Config,
+        ErrorClass::ConfigType,
+        ErrorClass::Idempotency,
+        ErrorClass::IdempotencyType,
+        ErrorClass::State,
+        ErrorClass::Snapshot,
+        ErrorClass::Key,
+        ErrorClass::Fingerprint,
+        ErrorClass::Fence,
+        ErrorClass::DeadLetter,
+    ];
+
+    /// Returns the stable snake_case name (`"config"`, `"config_type"`, …).
+    pub const fn code(self) -> &'static str {
+        match self {
+            ErrorClass::Config => "config",
+            ErrorClass::ConfigType => "config_type",
+            ErrorClass::Idempotency => "idempotency",
+            ErrorClass::IdempotencyType => "idempotency_type",
+            ErrorClass::State => "state",
+            ErrorClass::Snapshot => "snapshot",
+            ErrorClass::Key => "key",
+            ErrorClass::Fingerprint => "fingerprint",
+            ErrorClass::Fence => "fence",
+            ErrorClass::DeadLetter => "dead_letter",
+        }
+    }
+}
+
+impl ErrorCode {
+    /// Returns the class a host raises for this code when it is raised in
+    /// `domain`.
+    ///
+    /// The family decides, and the domain only refines the two families
+    /// whose meaning depends on where they are met: a configuration code from
+    /// an idempotency function is an idempotency argument error, and a
+    /// fingerprint code met outside them (`too_deep` in a policy document)
+    /// makes the document invalid. A state code is a state error wherever it
+    /// is raised (a record that is not processing, a sent dead letter).
+    pub const fn class(self, domain: ErrorDomain) -> ErrorClass {
+        let typed = self.is_type_error();
+        match (self.family(), domain) {
+            (ErrorFamily::Config, ErrorDomain::Idempotency) if typed => ErrorClass::IdempotencyType,
+            (ErrorFamily::Config, ErrorDomain::Idempotency) => ErrorClass::Idempotency,
+            (ErrorFamily::Config | ErrorFamily::Fingerprint, ErrorDomain::Config) if typed => ErrorClass::ConfigType,
+            (ErrorFamily::Config | ErrorFamily::Fingerprint, ErrorDomain::Config) => ErrorClass::Config,
+            (ErrorFamily::Fingerprint, ErrorDomain::Idempotency) => ErrorClass::Fingerprint,
+            (ErrorFamily::State, _) => ErrorClass::State,
+            (ErrorFamily::Snapshot, _) => ErrorClass::Snapshot,
+            (ErrorFamily::Key, _) => ErrorClass::Key,
+            (ErrorFamily::Fence, _) => ErrorClass::Fence,
+            (ErrorFamily::DeadLetter, _) => ErrorClass::DeadLetter,
         }
     }
 }
@@ -289,3 +405,41 @@ impl std::error::Error for Error {}
 
 /// The result type of the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_class_follows_the_family_and_the_domain_refines_it() {
+        use ErrorDomain::{Config as C, Idempotency as I};
+        let cases = [
+            (ErrorCode::OutOfRange, C, ErrorClass::Config),
+            (ErrorCode::InvalidType, C, ErrorClass::ConfigType),
+            (ErrorCode::OutOfRange, I, ErrorClass::Idempotency),
+            (ErrorCode::MissingField, I, ErrorClass::IdempotencyType),
+            (ErrorCode::TooDeep, C, ErrorClass::Config),
+            (ErrorCode::TooDeep, I, ErrorClass::Fingerprint),
+            (ErrorCode::InvalidState, C, ErrorClass::State),
+            (ErrorCode::InvalidState, I, ErrorClass::State),
+            (ErrorCode::InvalidSnapshot, C, ErrorClass::Snapshot),
+            (ErrorCode::InvalidKey, C, ErrorClass::Key),
+            (ErrorCode::StaleFence, C, ErrorClass::Fence),
+            (ErrorCode::InvalidDeadLetter, I, ErrorClass::DeadLetter),
+        ];
+        for (code, domain, class) in cases {
+            assert_eq!(code.class(domain), class, "{code} in {}", domain.code());
+        }
+        // Every class is reached, and only type-error codes reach a type class.
+        for class in ErrorClass::ALL {
+            let reached = ErrorCode::ALL.iter().any(|c| ErrorDomain::ALL.iter().any(|d| c.class(*d) == class));
+            assert!(reached, "{}", class.code());
+        }
+        for c in ErrorCode::ALL {
+            for d in ErrorDomain::ALL {
+                let typed = matches!(c.class(d), ErrorClass::ConfigType | ErrorClass::IdempotencyType);
+                assert_eq!(typed, c.is_type_error(), "{c} in {}", d.code());
+            }
+        }
+    }
+}

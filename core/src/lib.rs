@@ -46,7 +46,7 @@ pub mod session;
 pub mod surface;
 pub mod tables;
 
-pub use error::{Error, ErrorCode, ErrorFamily, Result};
+pub use error::{Error, ErrorClass, ErrorCode, ErrorDomain, ErrorFamily, Result};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(doctest)]

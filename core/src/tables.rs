@@ -12,7 +12,7 @@ use crate::backoff::{BackoffKind, Jitter};
 use crate::breaker::{BreakerConfig, BreakerKind, Counted, State};
 use crate::budget::BudgetConfig;
 use crate::classify::{Category, CATEGORY_BITS, FETCH_FAILURE_MESSAGES, NETWORK_CODE_PATTERN};
-use crate::error::ErrorCode;
+use crate::error::{ErrorClass, ErrorCode, ErrorDomain};
 use crate::policy::PolicyConfig;
 use crate::profile::Profile;
 use crate::session::{GiveUpReason, RejectReason};
@@ -63,7 +63,9 @@ pub fn budget_kinds() -> Vec<(&'static str, Option<BudgetConfig>)> {
 /// `breaker_outcomes` (in the order of their JS numbers), `budget_kinds`,
 /// `categories` (with their default rule), `category_bits`,
 /// `give_up_reasons` (with their marker), `reject_reasons`, `error_codes`
-/// (with family, type-error and config flags), `profiles`, `limits`,
+/// (with family, type-error and config flags, and `classes`: the
+/// [`ErrorClass`] of the code in each [`ErrorDomain`]), `error_classes` (the
+/// closed list of class names every host maps to its idiom), `profiles`, `limits`,
 /// `fetch_failure_messages`, `network_code_pattern`, `max_key_length`, `seen_status` (the status range taken from an error's attributes) and `defaults` (the default policy, breaker and
 /// budgets in their normalized document form).
 pub fn host_tables() -> Value {
@@ -89,7 +91,9 @@ pub fn host_tables() -> Value {
         "reject_reasons": names(&mut RejectReason::ALL.iter().map(|r| r.code())),
         "error_codes": ErrorCode::ALL.iter().map(|c| json!({
             "code": c.code(), "family": c.family().code(), "type_error": c.is_type_error(), "config": c.is_config(),
+            "classes": ErrorDomain::ALL.iter().map(|d| (d.code().to_owned(), Value::from(c.class(*d).code()))).collect::<Map<_, _>>(),
         })).collect::<Vec<_>>(),
+        "error_classes": names(&mut ErrorClass::ALL.iter().map(|c| c.code())),
         "profiles": names(&mut Profile::ALL.iter().map(|p| p.name())),
         "limits": limits,
         "fetch_failure_messages": FETCH_FAILURE_MESSAGES,

@@ -140,3 +140,51 @@ test('a status attribute outside the core\'s range is ignored, as in Python', ()
   }
   assert.notEqual(rc.classify(Object.assign(err('ECONNREFUSED'), { status: 503 })).category, 'connect');
 });
+
+// The class of an error is the core's (`ErrorCode::class`: the code's family and
+// the domain it is raised in), each host mapping the core's class to its idiom
+// (`hostTables().js_classes`). The same calls as in tests/python/test_issue14.py
+// give the same code and the same core class. Before, a record's invalid_state
+// was an IdempotencyError here and a StateError in Python.
+const completeWith = (done, fence, outcome) => {
+  const d = rc.decideRecord(null, 'k1', rc.fingerprint({ amount: 1 }, { operation: 'pay' }), 1000);
+  const record = done ? rc.completeRecord(d.record, d.fence, { state: 'succeeded' }, 2000) : d.record;
+  return rc.completeRecord(record, fence ?? d.fence, outcome, 3000);
+};
+const deep = () => {
+  const d = {};
+  let x = d;
+  for (let i = 0; i < 200; i++) x = x.a = {};
+  return d;
+};
+const SAME_CALLS = [
+  // [what, call, code, domain, the core's class]
+  ['complete a completed record', () => completeWith(true, null, { state: 'failed' }), 'invalid_state', 'idempotency', 'state'],
+  ['complete with a stale fence', () => completeWith(true, 0, { state: 'failed' }), 'stale_fence', 'idempotency', 'fence'],
+  ['complete without a state', () => completeWith(false, null, {}), 'missing_field', 'idempotency', 'idempotency_type'],
+  ['fingerprint with a number as operation', () => rc.fingerprint({ a: 1 }, { operation: 5 }), 'invalid_type', 'idempotency', 'idempotency_type'],
+  ['fingerprint with operation and method', () => rc.fingerprint({ a: 1 }, { operation: 'op', method: 'POST', path: '/x' }), 'invalid_value', 'idempotency', 'idempotency'],
+  ['canonical JSON of NaN', () => rc.canonicalJSON(NaN), 'invalid_number', 'idempotency', 'fingerprint'],
+  ['a policy document too deep', () => RetryPolicy.fromJSON(deep()), 'too_deep', 'config', 'config'],
+  ['validate an empty key', () => rc.validateKey(''), 'invalid_key', 'idempotency', 'key'],
+];
+// The JS class of each core class (docs/js.md, "Errors").
+const JS_CLASS = {
+  type: (e) => e instanceof TypeError,
+  range: (e) => e instanceof RangeError,
+  idempotency: (e) => e instanceof rc.IdempotencyError,
+  state: (e) => e instanceof rc.RetrycoreError && !(e instanceof rc.IdempotencyError),
+};
+
+test('the class of an error is the core\'s, as in Python', () => {
+  const T = rc.hostTables();
+  const classes = Object.fromEntries(T.error_codes.map((c) => [c.code, c.classes]));
+  for (const [what, call, code, domain, cls] of SAME_CALLS) {
+    assert.equal(classes[code][domain], cls, what);
+    const kind = T.js_classes[cls];
+    assert.throws(call, (e) => e.code === code && JS_CLASS[kind](e) && rc.isRetrycoreError(e), what);
+    // The idiom both hosts share: a wrong type is a TypeError, any other bad
+    // argument a RangeError (Python ValueError), a refused state neither.
+    assert.equal(kind === 'type', cls.endsWith('_type'), what);
+  }
+});

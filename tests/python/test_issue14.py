@@ -160,3 +160,68 @@ def test_a_status_attribute_outside_the_cores_range_is_ignored(status: int) -> N
     e.status = 503  # type: ignore[attr-defined]
     assert retrycore.classify(e).category != "connect"
     assert _native.host_tables()["seen_status"] == [100, 999]
+
+
+# The class of an error is the core's (`ErrorCode::class`: the code's family and the
+# domain it is raised in), each host mapping the core's class to its idiom. The same
+# call, with the same arguments, in tests/js/issue14.test.cjs gives the same code and the
+# same core class. Before, the hosts decided alone: Python raised a type error of
+# fingerprint()'s options as a ConfigTypeError (its `selected` as an IdempotencyTypeError)
+# and JS a record's invalid_state as an IdempotencyError where Python had a StateError.
+def _complete(done: bool, fence: Any, outcome: Any) -> Any:
+    d = retrycore.decide(None, "k1", retrycore.fingerprint({"amount": 1}, operation="pay"), 1000)
+    record = d["record"]
+    if done:
+        record = retrycore.complete(record, d["fence"], {"state": "succeeded"}, 2000)
+    return retrycore.complete(record, d["fence"] if fence is None else fence, outcome, 3000)
+
+
+def _deep() -> Any:
+    d: Any = {}
+    x = d
+    for _ in range(200):
+        x["a"] = {}
+        x = x["a"]
+    return d
+
+
+SAME_CALLS = [
+    # (what, call, code, domain, the core's class)
+    ("complete a completed record", lambda: _complete(True, None, {"state": "failed"}), "invalid_state", "idempotency", "state"),
+    ("complete with a stale fence", lambda: _complete(True, 0, {"state": "failed"}), "stale_fence", "idempotency", "fence"),
+    ("complete without a state", lambda: _complete(False, None, {}), "missing_field", "idempotency", "idempotency_type"),
+    ("fingerprint with a number as operation", lambda: retrycore.fingerprint({"a": 1}, operation=5),  # type: ignore[arg-type]
+     "invalid_type", "idempotency", "idempotency_type"),
+    ("fingerprint with operation and method", lambda: retrycore.fingerprint({"a": 1}, operation="op", method="POST", path="/x"),
+     "invalid_value", "idempotency", "idempotency"),
+    ("canonical JSON of NaN", lambda: retrycore.canonicalize(float("nan")), "invalid_number", "idempotency", "fingerprint"),
+    ("a policy document too deep", lambda: retrycore.RetryPolicy.from_dict(_deep()), "too_deep", "config", "config"),
+    ("validate an empty key", lambda: retrycore.validate_key(""), "invalid_key", "idempotency", "key"),
+]
+
+# The Python class of each core class (docs/python.md, "Errors").
+PY_CLASS = {
+    "config": retrycore.ConfigError,
+    "config_type": retrycore.ConfigTypeError,
+    "idempotency": retrycore.IdempotencyError,
+    "idempotency_type": retrycore.IdempotencyTypeError,
+    "state": retrycore.StateError,
+    "snapshot": retrycore.SnapshotError,
+    "key": retrycore.InvalidKeyError,
+    "fingerprint": retrycore.FingerprintError,
+    "fence": retrycore.FenceError,
+    "dead_letter": retrycore.DeadLetterError,
+}
+
+
+@pytest.mark.parametrize("what, call, code, domain, cls", SAME_CALLS, ids=[c[0] for c in SAME_CALLS])
+def test_the_class_of_an_error_is_the_cores(what: str, call: Any, code: str, domain: str, cls: str) -> None:
+    classes = {c["code"]: c["classes"] for c in _native.host_tables()["error_codes"]}
+    assert classes[code][domain] == cls, what
+    with pytest.raises(retrycore.RetrycoreError) as ei:
+        call()
+    assert (ei.value.code, type(ei.value)) == (code, PY_CLASS[cls]), what
+    # The idiom both hosts share: a wrong type is a TypeError, any other bad argument a
+    # ValueError (JS RangeError), a refused state neither.
+    assert isinstance(ei.value, TypeError) == cls.endswith("_type"), what
+    assert isinstance(ei.value, ValueError) == (cls not in ("state",)), what

@@ -17,10 +17,13 @@ from retrycore import _errors, _native
 
 TABLES = _native.host_tables()
 
-# The class each error family becomes in Python (docs/python.md, "Errors"); a new
-# family in the core fails here until the binding gives it a class.
-FAMILY_CLASS = {
+# The Python class of each error class the core names (docs/python.md, "Errors"); a new
+# class in the core fails here until the binding gives it a Python class.
+CLASS = {
     "config": retrycore.ConfigError,
+    "config_type": retrycore.ConfigTypeError,
+    "idempotency": retrycore.IdempotencyError,
+    "idempotency_type": retrycore.IdempotencyTypeError,
     "state": retrycore.StateError,
     "snapshot": retrycore.SnapshotError,
     "key": retrycore.InvalidKeyError,
@@ -28,7 +31,6 @@ FAMILY_CLASS = {
     "fence": retrycore.FenceError,
     "dead_letter": retrycore.DeadLetterError,
 }
-
 
 def _codes(key: str) -> List[str]:
     return [x["code"] if isinstance(x, dict) else x for x in TABLES[key]]
@@ -45,19 +47,15 @@ def _pyi_literals() -> Dict[str, List[str]]:
     return out
 
 
-def test_every_error_code_becomes_the_class_of_its_family() -> None:
-    assert {c["family"] for c in TABLES["error_codes"]} <= set(FAMILY_CLASS)
+def test_every_error_code_becomes_the_class_the_core_names() -> None:
+    assert TABLES["error_classes"] == list(CLASS)
+    assert _errors._BY_CLASS == CLASS
     assert retrycore.error_codes() == _codes("error_codes")
     for c in TABLES["error_codes"]:
-        for idempotency in (False, True):
-            exc = _errors._from_core(c["code"], "f", "why", c["family"], c["type_error"], idempotency)
-            want = FAMILY_CLASS[c["family"]]
-            # Outside the idempotency functions a fingerprint code (too_deep) is about a document.
-            if c["family"] == "config" or (c["family"] == "fingerprint" and not idempotency):
-                want = retrycore.IdempotencyError if idempotency else retrycore.ConfigError
-                if c["type_error"]:
-                    want = retrycore.IdempotencyTypeError if idempotency else retrycore.ConfigTypeError
-            assert type(exc) is want, (c, idempotency)
+        assert set(c["classes"]) == {"config", "idempotency"}, c
+        for domain, name in c["classes"].items():
+            exc = _errors._from_core(c["code"], "f", "why", name)
+            assert type(exc) is CLASS[name], (c, domain)
             assert (exc.code, exc.field) == (c["code"], "f")
             assert isinstance(exc, TypeError) == c["type_error"], c
 

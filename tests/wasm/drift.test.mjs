@@ -52,7 +52,7 @@ function publicSurface(text) {
 /** The string literals passed as error codes in the shared TS layer. */
 function tsErrorCodes(ts) {
   const codes = new Set();
-  for (const m of ts.matchAll(/(?:typeError|rangeError)\('([a-z_]+)'/g)) codes.add(m[1]);
+  for (const m of ts.matchAll(/coreError\('([a-z_]+)'/g)) codes.add(m[1]);
   for (const m of ts.matchAll(/super\(message, '([a-z_]+)'/g)) codes.add(m[1]);
   return codes;
 }

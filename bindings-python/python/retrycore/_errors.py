@@ -9,7 +9,7 @@ shape (``invalid_type``, ``invalid_json``, ``unknown_key``,
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional, Type
 
 
 class RetrycoreError(Exception):
@@ -156,9 +156,13 @@ class IdempotencyInProgressError(IdempotencyError):
         self.status = 409
 
 
-#: The class of each error family but the config one (``retrycore::ErrorFamily``; which
-#: family a code is in is the core's ``ErrorCode::family``, never a table here).
-_BY_FAMILY = {
+#: The class of each error class the core names (``retrycore::ErrorClass``; which class a
+#: code raised in a domain is, is the core's ``ErrorCode::class``, never a rule here).
+_BY_CLASS: Dict[str, Type[RetrycoreError]] = {
+    "config": ConfigError,
+    "config_type": ConfigTypeError,
+    "idempotency": IdempotencyError,
+    "idempotency_type": IdempotencyTypeError,
     "state": StateError,
     "snapshot": SnapshotError,
     "key": InvalidKeyError,
@@ -168,15 +172,9 @@ _BY_FAMILY = {
 }
 
 
-def _from_core(code: str, field: str, message: str, family: str, is_type: bool, idempotency: bool) -> RetrycoreError:
-    """Builds the exception for a core error of ``family`` (called by the native module)."""
-    if family == "fingerprint" and not idempotency:
-        family = "config"  # too deep, or a lone surrogate, in a document: the document is invalid
-    cls: type = _BY_FAMILY.get(family) or (
-        (IdempotencyTypeError if is_type else IdempotencyError) if idempotency else (ConfigTypeError if is_type else ConfigError)
-    )
-    exc: RetrycoreError = cls(message, code, field)
-    return exc
+def _from_core(code: str, field: str, message: str, cls: str) -> RetrycoreError:
+    """Builds the exception of the core's error class ``cls`` (called by the native module)."""
+    return _BY_CLASS[cls](message, code, field)
 
 
 def _ending(
