@@ -13,6 +13,7 @@ use retrycore::breaker::{
 };
 use retrycore::classify::Classifier;
 use retrycore::limits;
+use retrycore::ErrorCode;
 use serde_json::{json, Value};
 use std::marker::PhantomData;
 use std::sync::MutexGuard;
@@ -32,7 +33,7 @@ pub(crate) fn permit_number(p: &Permit) -> f64 {
 #[inline]
 pub(crate) fn read_permit(p: f64) -> Result<Permit> {
     if !(p >= 0.0 && p.fract() == 0.0 && p < 9_007_199_254_740_992.0) {
-        return Err(Error::range("out_of_range", "permit", format!("permit: not a permit: {p}")));
+        return Err(Error::config(ErrorCode::OutOfRange, "permit", format!("permit: not a permit: {p}")));
     }
     let p = p as u64;
     Ok(Permit::from_parts(p >> 1, p & 1 == 1, 0))
@@ -44,7 +45,7 @@ fn counted(outcome: f64) -> Result<Counted> {
         0.0 => Ok(Counted::Success),
         1.0 => Ok(Counted::Failure),
         2.0 => Ok(Counted::Ignored),
-        _ => Err(Error::range("invalid_value", "outcome", "outcome: must be success, failure or ignored")),
+        _ => Err(Error::config(ErrorCode::InvalidValue, "outcome", "outcome: must be success, failure or ignored")),
     }
 }
 
@@ -197,7 +198,7 @@ impl<H: Host> Breaker<H> {
     /// Moves to `state` by hand; returns the transition.
     pub fn transition_to(&mut self, state: &str, now: f64) -> Result<Value> {
         let to = State::from_code(state).ok_or_else(|| {
-            Error::range("invalid_value", "state", format!("state: not a breaker state: {:?}", quote(state)))
+            Error::config(ErrorCode::InvalidValue, "state", format!("state: not a breaker state: {:?}", quote(state)))
         })?;
         let now = now_ns::<H>(now, "now")?;
         let t = self.lock().transition_to(to, now).map_err(Error::of_state)?;

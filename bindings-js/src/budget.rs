@@ -7,6 +7,7 @@ use crate::host::{count, now_ns, Host};
 use crate::options::read_object;
 use retrycore::budget::{Budget as CoreBudget, BudgetConfig, FailureFacts, SharedBudget};
 use retrycore::classify::Category;
+use retrycore::ErrorCode;
 use serde_json::{json, Value};
 use std::marker::PhantomData;
 use std::sync::MutexGuard;
@@ -18,7 +19,7 @@ fn category(id: f64) -> Result<Category> {
         .ok()
         .and_then(|i| Category::ALL.get(i))
         .copied()
-        .ok_or_else(|| Error::range("invalid_value", "category", format!("category: no category {id}")))
+        .ok_or_else(|| Error::config(ErrorCode::InvalidValue, "category", format!("category: no category {id}")))
 }
 
 /// A retry budget as the surface drives it.

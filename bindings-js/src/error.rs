@@ -10,9 +10,7 @@
 //! raised (a napi error, a wasm-bindgen `Result`, a stashed error behind
 //! `NaN`) is the FFI crate's business.
 
-#[cfg(test)]
-use retrycore::ErrorCode;
-use retrycore::{ErrorClass, ErrorDomain};
+use retrycore::{ErrorClass, ErrorCode, ErrorDomain};
 
 /// Which JavaScript class an error becomes: the factory's `kind`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -79,22 +77,25 @@ impl Error {
         Error { class, code, field: field.to_owned(), message: message.into() }
     }
 
-    /// Builds a `TypeError`.
+    /// Builds the error for a core `code` raised in `domain`, in the
+    /// JavaScript class of the core's class for it (`message` is shown as is).
     #[cold]
-    pub fn type_error(code: &'static str, field: &str, message: impl Into<String>) -> Error {
-        Error::new(Class::Type, code, field, message)
+    pub fn code(code: ErrorCode, domain: ErrorDomain, field: &str, message: impl Into<String>) -> Error {
+        Error::new(Class::of(code.class(domain)), code.code(), field, message)
     }
 
-    /// Builds a `RangeError`.
+    /// Builds the error for a core `code` about options, arguments or the
+    /// objects they build ([`Error::code`] in the config domain).
     #[cold]
-    pub fn range(code: &'static str, field: &str, message: impl Into<String>) -> Error {
-        Error::new(Class::Range, code, field, message)
+    pub fn config(code: ErrorCode, field: &str, message: impl Into<String>) -> Error {
+        Error::code(code, ErrorDomain::Config, field, message)
     }
 
-    /// Builds a `RetrycoreError` (a state error).
+    /// Builds the error for a core `code` raised by an idempotency function
+    /// ([`Error::code`] in the idempotency domain).
     #[cold]
-    pub fn state(code: &'static str, field: &str, message: impl Into<String>) -> Error {
-        Error::new(Class::State, code, field, message)
+    pub fn idempotency(code: ErrorCode, field: &str, message: impl Into<String>) -> Error {
+        Error::code(code, ErrorDomain::Idempotency, field, message)
     }
 
     /// Maps a core error raised in `domain` to the JavaScript class of the

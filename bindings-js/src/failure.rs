@@ -7,6 +7,7 @@
 use crate::error::{Error, Result};
 use crate::host::{ns, wall_ms};
 use retrycore::classify::{FailureBuf, GrpcCode, RetryableTrait};
+use retrycore::ErrorCode;
 
 /// A list of strings as a host passes it, read only when its turn comes (so
 /// that errors come in the same order in every binding).
@@ -65,7 +66,7 @@ impl<L: StrList> FailureArgs<L> {
         };
         let headers = self.headers.read("headers")?.unwrap_or_default();
         if headers.len() & 1 == 1 {
-            return Err(Error::type_error("invalid_type", "headers", "headers: must be name/value pairs"));
+            return Err(Error::config(ErrorCode::InvalidType, "headers", "headers: must be name/value pairs"));
         }
         Ok(FailureBuf {
             status,
@@ -97,7 +98,7 @@ pub(crate) fn status_of(s: f64) -> Result<u16> {
     if s.fract() == 0.0 && (0.0..=999.0).contains(&s) {
         Ok(s as u16)
     } else {
-        Err(Error::range("out_of_range", "status", format!("status: must be an integer in [0, 999], got {s}")))
+        Err(Error::config(ErrorCode::OutOfRange, "status", format!("status: must be an integer in [0, 999], got {s}")))
     }
 }
 

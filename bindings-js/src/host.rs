@@ -9,6 +9,7 @@
 //! here).
 
 use crate::error::{Error, Result};
+use retrycore::ErrorCode;
 use retrycore::{duration, limits};
 
 /// What an FFI crate supplies: its clock and its entropy.
@@ -86,8 +87,8 @@ pub fn whole_ms(v: f64, field: &str) -> Result<u64> {
     if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 {
         Ok(v as u64)
     } else {
-        Err(Error::range(
-            "out_of_range",
+        Err(Error::config(
+            ErrorCode::OutOfRange,
             field,
             format!("{field}: must be a non-negative integer of milliseconds, got {v}"),
         ))
@@ -98,7 +99,11 @@ pub fn whole_ms(v: f64, field: &str) -> Result<u64> {
 /// other 64-bit integers as strings or BigInt converted to strings).
 pub fn u64_arg(s: &str, field: &str) -> Result<u64> {
     s.trim().parse::<u64>().map_err(|_| {
-        Error::range("out_of_range", field, format!("{field}: must be an integer in [0, 2^64), got {:?}", quote(s)))
+        Error::config(
+            ErrorCode::OutOfRange,
+            field,
+            format!("{field}: must be an integer in [0, 2^64), got {:?}", quote(s)),
+        )
     })
 }
 
@@ -193,7 +198,7 @@ impl EntropyPool {
         fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
     ) -> crate::Result<()> {
         if out.len() > Self::BLOCK {
-            return Err(crate::Error::range("out_of_range", "entropy", "entropy: too many bytes asked"));
+            return Err(crate::Error::config(ErrorCode::OutOfRange, "entropy", "entropy: too many bytes asked"));
         }
         let end = match self.pos.checked_add(out.len()).filter(|e| *e <= self.buf.len()) {
             Some(e) => e,
@@ -202,8 +207,8 @@ impl EntropyPool {
                 if let Err(e) = fill(&mut self.buf) {
                     self.buf.clear();
                     self.pos = 0;
-                    return Err(crate::Error::state(
-                        "invalid_state",
+                    return Err(crate::Error::config(
+                        ErrorCode::InvalidState,
                         "entropy",
                         format!("{source} gave no entropy: {e}"),
                     ));

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::failure::StrList;
 use crate::host::{quote, wall_ms, whole_ms, Host};
 use retrycore::idempotency as idem;
+use retrycore::ErrorCode;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -52,7 +53,13 @@ pub fn mint_key<H: Host>(entropy_hex: Option<&str>) -> Result<String> {
                         }
                     }
                 }
-                _ => return Err(Error::range("invalid_value", "entropy", "entropy: must be 32 hex digits")),
+                _ => {
+                    return Err(Error::idempotency(
+                        ErrorCode::InvalidValue,
+                        "entropy",
+                        "entropy: must be 32 hex digits",
+                    ))
+                }
             }
         }
     }
@@ -216,7 +223,7 @@ pub fn decide_record<L: StrList>(
     let now = wall_ms(now_ms, "now")?;
     let rec = record.map(record_of).transpose()?;
     let d = idem::decide(rec.as_ref(), key, fingerprint, now, &cfg).map_err(Error::of_idempotency)?;
-    let mut v = serde_json::to_value(&d).map_err(|e| Error::state("invalid_state", "", e.to_string()))?;
+    let mut v = serde_json::to_value(&d).map_err(|e| Error::idempotency(ErrorCode::InvalidState, "", e.to_string()))?;
     if let Some(m) = v.as_object_mut() {
         m.insert("http".to_owned(), http_json(d.http(&cfg)));
         if let idem::RecordDecision::Execute(claim) = &d {
@@ -231,19 +238,20 @@ pub fn decide_record<L: StrList>(
 
 fn outcome_of(text: &str) -> Result<idem::Outcome> {
     let mut o: Value =
-        serde_json::from_str(text).map_err(|e| Error::type_error("invalid_json", "outcome", e.to_string()))?;
+        serde_json::from_str(text).map_err(|e| Error::idempotency(ErrorCode::InvalidJson, "outcome", e.to_string()))?;
     // Moved out, not cloned: the body may be large and `o` needs it no more.
     let response = match o.get_mut("response").map(Value::take) {
         None | Some(Value::Null) => None,
-        Some(r) => Some(
-            serde_json::from_value::<idem::StoredResponse>(r)
-                .map_err(|e| Error::type_error("invalid_type", "outcome.response", format!("outcome.response: {e}")))?,
-        ),
+        Some(r) => Some(serde_json::from_value::<idem::StoredResponse>(r).map_err(|e| {
+            Error::idempotency(ErrorCode::InvalidType, "outcome.response", format!("outcome.response: {e}"))
+        })?),
     };
     let state = match o.get("state") {
         None => None,
         Some(Value::String(x)) => Some(x.as_str()),
-        Some(_) => return Err(Error::type_error("invalid_type", "outcome.state", "outcome.state: must be a string")),
+        Some(_) => {
+            return Err(Error::idempotency(ErrorCode::InvalidType, "outcome.state", "outcome.state: must be a string"))
+        }
     };
     let category = o.get("category").and_then(Value::as_str).map(str::to_owned);
     idem::Outcome::read(state, category, response, "outcome").map_err(Error::of_idempotency)
@@ -283,7 +291,11 @@ pub fn dead_letter(letter: &str, ops: &[String]) -> Result<String> {
             "mark_replayed" => l.mark_replayed(),
             "discard" => l.discard(),
             other => {
-                return Err(Error::range("invalid_value", "op", format!("op: unknown operation {:?}", quote(other))))
+                return Err(Error::idempotency(
+                    ErrorCode::InvalidValue,
+                    "op",
+                    format!("op: unknown operation {:?}", quote(other)),
+                ))
             }
         }
         .map_err(Error::of_idempotency)?;

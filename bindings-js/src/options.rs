@@ -7,6 +7,7 @@
 //! Errors keep the core's field path.
 
 use crate::error::{Error, Result};
+use retrycore::ErrorCode;
 use serde_json::Value;
 
 /// Nanoseconds in the unit of a bare duration number: JS milliseconds.
@@ -22,7 +23,7 @@ pub fn document_size(text: &str) -> Result<()> {
 /// Parses a document (typed options, or a breaker or budget object) within the size limit.
 pub fn parse(text: &str) -> Result<Value> {
     document_size(text)?;
-    serde_json::from_str(text).map_err(|e| Error::type_error("invalid_json", "", format!("not JSON: {e}")))
+    serde_json::from_str(text).map_err(|e| Error::config(ErrorCode::InvalidJson, "", format!("not JSON: {e}")))
 }
 
 /// Reads a breaker or budget object: with `typed` (a core `from_typed_value`

@@ -17,6 +17,7 @@ use crate::{transition_json, Breaker, Budget};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, GiveUpReason, RetrySession, SessionOptions};
 use retrycore::surface::{fires_on_give_up, Ending, RetryNumbers};
+use retrycore::ErrorCode;
 use serde_json::{json, Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -42,7 +43,7 @@ struct Live<'a> {
 
 #[cold]
 fn finished() -> Error {
-    Error::state("invalid_state", "session", "session: this session is finished and released")
+    Error::config(ErrorCode::InvalidState, "session", "session: this session is finished and released")
 }
 
 /// The slot index and generation an id names, if it could name one: a
@@ -186,7 +187,11 @@ impl<H: Host> Policy<H> {
     #[inline]
     pub fn delay(&self, retry: f64, r: f64, prev: Option<f64>) -> Result<f64> {
         if !(retry >= 1.0 && retry.fract() == 0.0) {
-            return Err(Error::range("out_of_range", "retry", format!("retry: must be an integer >= 1, got {retry}")));
+            return Err(Error::config(
+                ErrorCode::OutOfRange,
+                "retry",
+                format!("retry: must be an integer >= 1, got {retry}"),
+            ));
         }
         let retry = if retry > f64::from(u32::MAX) { u32::MAX } else { retry as u32 };
         let prev = match prev {
@@ -213,8 +218,8 @@ impl<H: Host> Policy<H> {
     /// Returns a policy for tests: at most `attempts` calls, delays capped at `max_delay` ms.
     pub fn testing(&self, attempts: f64, max_delay: f64) -> Result<Self> {
         if !(attempts.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&attempts)) {
-            return Err(Error::range(
-                "out_of_range",
+            return Err(Error::config(
+                ErrorCode::OutOfRange,
                 "attempts",
                 format!("attempts: must be an integer >= 1, got {attempts}"),
             ));
@@ -255,7 +260,7 @@ impl<H: Host> Policy<H> {
         let mut list = self.p.budgets().to_vec();
         match list.get_mut(i) {
             Some(slot) => *slot = budget.shared(),
-            None => return Err(Error::range("out_of_range", "budgets", "budgets: no budget at that index")),
+            None => return Err(Error::config(ErrorCode::OutOfRange, "budgets", "budgets: no budget at that index")),
         }
         Ok(Self::wrap(self.p.with_budgets(list)))
     }
@@ -326,7 +331,7 @@ impl<H: Host> Policy<H> {
             Some(i) => i,
             None => {
                 if self.slots.len() >= INDEX_LEN as usize {
-                    return Err(Error::range("too_large", "session", "session: too many live sessions"));
+                    return Err(Error::config(ErrorCode::TooLarge, "session", "session: too many live sessions"));
                 }
                 self.slots.push(Slot { gen: self.gen_floor, session: None, gate: None, decision: None });
                 self.slots.len() - 1

@@ -15,6 +15,7 @@
 //! - the hot paths return a number and `NaN` on failure, after stashing the
 //!   error ([`hot`]); the package's `backend.js` then throws `takeError()`.
 
+use retrycore::ErrorCode;
 use retrycore_js::{Class, Error};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
@@ -137,5 +138,5 @@ pub fn set_error_factory(#[wasm_bindgen(unchecked_param_type = "(...args: any[])
 #[wasm_bindgen(js_name = takeError, unchecked_return_type = "Error")]
 pub fn take_error() -> JsValue {
     let e = PENDING.with(|p| p.borrow_mut().take());
-    build(&e.unwrap_or_else(|| Error::state("invalid_state", "", "no error is pending")))
+    build(&e.unwrap_or_else(|| Error::config(ErrorCode::InvalidState, "", "no error is pending")))
 }

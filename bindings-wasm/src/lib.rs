@@ -34,6 +34,7 @@ mod errors;
 #[path = "../bench/floor.rs"]
 mod floor;
 
+use retrycore::ErrorCode;
 use retrycore_js as rjs;
 use serde_json::Value;
 use std::cell::RefCell;
@@ -96,7 +97,7 @@ fn array_items<T>(
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    let bad = || rjs::Error::type_error("invalid_type", field, format!("{field}: must be an array of {what}"));
+    let bad = || rjs::Error::config(ErrorCode::InvalidType, field, format!("{field}: must be an array of {what}"));
     if !js_is_array(v).unwrap_or(false) {
         return Err(bad());
     }
@@ -113,7 +114,7 @@ fn array_items<T>(
         match item(x) {
             Some(t) => out.push(t),
             None => {
-                return Err(rjs::Error::type_error("invalid_type", field, format!("{field}[{i}]: must be {what}")));
+                return Err(rjs::Error::config(ErrorCode::InvalidType, field, format!("{field}[{i}]: must be {what}")));
             }
         }
     }
