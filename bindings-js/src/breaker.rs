@@ -326,19 +326,10 @@ mod tests {
         let mut b = Breaker::<Strict>::new(doc, false).unwrap();
         assert!(b.needs_message());
         assert!(!Breaker::<Strict>::new("{}", false).unwrap().needs_message());
-        let failure = |message: Option<&str>| FailureArgs {
+        let failure = |message: Option<&str>| FailureArgs::<Option<Vec<String>>> {
             status: Some(503.0),
-            grpc: None,
-            names: None,
-            method: None,
-            idempotent: None,
-            key_sent: None,
-            headers: None,
-            elapsed_ms: None,
-            wall_now_ms: None,
             message: message.map(str::to_owned),
-            retryable_throttling: None,
-            should_retry: None,
+            ..Default::default()
         };
         let p = b.try_acquire(1.0).unwrap();
         assert_eq!(b.record_failure(p, 1.0, 2.0, failure(Some("x509: certificate is not trusted"))), Ok("ignored"));

@@ -27,6 +27,7 @@ impl StrList for Option<Vec<String>> {
 }
 
 /// The arguments that describe a failure, as the surface passes them.
+#[derive(Default)]
 pub struct FailureArgs<L> {
     /// The HTTP status, an integer in [0, 999].
     pub status: Option<f64>,

@@ -560,20 +560,7 @@ mod tests {
         let id = p.begin(Some("k".into()), Some("7"), Some(true), None, None, None).unwrap();
         assert_eq!(p.before(id, 0.0), Ok(1.0));
         assert_eq!(p.gate(id).unwrap()["action"], "proceed");
-        let f = FailureArgs {
-            status: Some(503.0),
-            grpc: None,
-            names: None,
-            method: None,
-            idempotent: None,
-            key_sent: None,
-            headers: None,
-            elapsed_ms: None,
-            wall_now_ms: None,
-            message: None,
-            retryable_throttling: None,
-            should_retry: None,
-        };
+        let f = FailureArgs::<Option<Vec<String>>> { status: Some(503.0), ..Default::default() };
         assert!(p.fail(id, 1.0, f).unwrap() >= 0.0);
         assert_eq!(p.decision(id).unwrap()["action"], "retry");
         assert_eq!(p.key(id).as_deref(), Ok("k"));
