@@ -24,14 +24,16 @@ pub(crate) fn transition_json(t: &Transition) -> Value {
 }
 
 /// Encodes a permit as a number: `epoch * 2 + trial`.
+#[doc(hidden)]
 #[inline]
-pub(crate) fn permit_number(p: &Permit) -> f64 {
+pub fn permit_number(p: &Permit) -> f64 {
     (p.epoch() as f64) * 2.0 + if p.is_trial() { 1.0 } else { 0.0 }
 }
 
 /// Decodes a permit number (a whole number in [0, 2^53)).
+#[doc(hidden)]
 #[inline]
-pub(crate) fn read_permit(p: f64) -> Result<Permit> {
+pub fn read_permit(p: f64) -> Result<Permit> {
     if !(p >= 0.0 && p.fract() == 0.0 && p < 9_007_199_254_740_992.0) {
         return Err(Error::config(ErrorCode::OutOfRange, "permit", format!("permit: not a permit: {p}")));
     }
@@ -312,57 +314,5 @@ impl<H: Host> Breaker<H> {
     pub fn set_break_duration(&mut self, duration: f64) -> Result<()> {
         let d = ns(duration, "duration")?;
         self.lock().set_break_duration(d).map_err(Error::of_state)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Strict;
-
-    #[test]
-    fn a_counting_rule_on_messages_reads_the_message() {
-        let doc = r#"{"count": [{"message": "certificate", "count": "ignored"}]}"#;
-        let mut b = Breaker::<Strict>::new(doc, false).unwrap();
-        assert!(b.needs_message());
-        assert!(!Breaker::<Strict>::new("{}", false).unwrap().needs_message());
-        let failure = |message: Option<&str>| FailureArgs::<Option<Vec<String>>> {
-            status: Some(503.0),
-            message: message.map(str::to_owned),
-            ..Default::default()
-        };
-        let p = b.try_acquire(1.0).unwrap();
-        assert_eq!(b.record_failure(p, 1.0, 2.0, failure(Some("x509: certificate is not trusted"))), Ok("ignored"));
-        let p = b.try_acquire(3.0).unwrap();
-        assert_eq!(b.record_failure(p, 1.0, 4.0, failure(None)), Ok("failure"));
-    }
-
-    #[test]
-    fn permits_round_trip_and_refuse() {
-        let mut b = Breaker::<Strict>::new("{}", false).unwrap();
-        let p = b.try_acquire(5.0).unwrap();
-        assert!(p >= 0.0);
-        assert_eq!(read_permit(p).map(|x| permit_number(&x)), Ok(p));
-        assert_eq!(b.record(p, 0.0, 1.0, 6.0), Ok(false));
-        for bad in [-1.0, 0.5, f64::NAN, 9_007_199_254_740_992.0] {
-            assert_eq!(read_permit(bad).unwrap_err().code, "out_of_range");
-        }
-        for bad in [3.0, -1.0, 0.5, f64::NAN, 4_294_967_296.0] {
-            assert_eq!(b.record(p, bad, 1.0, 6.0).unwrap_err().field, "outcome");
-        }
-        assert_eq!(b.try_acquire(1e308).unwrap_err().code, "invalid_time");
-        let big = format!("{{\"name\": \"{}\"}}", "x".repeat(retrycore::limits::MAX_DOCUMENT_BYTES));
-        assert_eq!(Breaker::<Strict>::new(&big, false).err().map(|e| e.code), Some("too_large"));
-        // A snapshot may be larger than a document, up to the core's snapshot limit.
-        assert_eq!(b.restore(&big, 9.0, 0.0).unwrap_err().code, "invalid_snapshot");
-        let huge = " ".repeat(retrycore::limits::MAX_SNAPSHOT_BYTES + 1);
-        assert_eq!(b.restore(&huge, 9.0, 0.0).unwrap_err().code, "too_large");
-        assert_eq!(b.transition_to("nope", 7.0).unwrap_err().code, "invalid_value");
-        b.set_collect(true);
-        assert_eq!(b.transition_to("forced_open", 7.0).unwrap()["to"], "forced_open");
-        assert_eq!(b.try_acquire(8.0), Ok(-1.0));
-        assert_eq!(b.last_refused_state(), "forced_open");
-        assert_eq!(b.take_transitions().as_array().map(Vec::len), Some(1));
-        assert_eq!(Breaker::<Strict>::new("{", false).err().map(|e| e.code), Some("invalid_json"));
     }
 }

@@ -125,28 +125,3 @@ impl Error {
         Error::core(&e, ErrorDomain::Config)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn classes_follow_the_core() {
-        use ErrorDomain::{Config, Idempotency};
-        let e = |code, domain| Error::core(&retrycore::Error::new(code, "f", "r"), domain).class;
-        assert_eq!(e(ErrorCode::InvalidType, Config), Class::Type);
-        assert_eq!(e(ErrorCode::InvalidType, Idempotency), Class::Type);
-        assert_eq!(e(ErrorCode::OutOfRange, Config), Class::Range);
-        assert_eq!(e(ErrorCode::OutOfRange, Idempotency), Class::Range);
-        assert_eq!(e(ErrorCode::TooDeep, Config), Class::Range);
-        assert_eq!(e(ErrorCode::TooDeep, Idempotency), Class::Range);
-        assert_eq!(e(ErrorCode::StaleFence, Config), Class::Idempotency);
-        // A state code is a state error in the idempotency functions too.
-        assert_eq!(e(ErrorCode::InvalidState, Idempotency), Class::State);
-        assert_eq!(e(ErrorCode::InvalidState, Config), Class::State);
-        let full = Error::core(&retrycore::Error::new(ErrorCode::OutOfRange, "a.b", "bad"), Config);
-        assert_eq!((full.code, full.field.as_str()), ("out_of_range", "a.b"));
-        assert_eq!(Class::Idempotency.name(), "idempotency");
-        assert_eq!(Class::of(ErrorClass::Snapshot), Class::State);
-    }
-}

@@ -65,7 +65,7 @@ pub(crate) fn ms_of(d: std::time::Duration) -> f64 {
 /// Converts nanoseconds that may mean "not by waiting" (`u64::MAX`) to
 /// milliseconds (`Infinity`).
 #[inline]
-pub(crate) fn ms_or_infinity(ns: u64) -> f64 {
+pub fn ms_or_infinity(ns: u64) -> f64 {
     if ns == u64::MAX {
         f64::INFINITY
     } else {
@@ -120,50 +120,6 @@ pub fn quote(s: &str) -> &str {
     match s.char_indices().nth(QUOTE_LIMIT) {
         Some((end, _)) => s.get(..end).unwrap_or(s),
         None => s,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Strict;
-
-    #[test]
-    fn wall_clock_and_seeds_are_checked() {
-        assert_eq!(wall_ms(5.0, "w"), Ok(5));
-        for bad in [f64::NAN, -1.0, 0.5] {
-            assert_eq!(wall_ms(bad, "w").map_err(|e| e.code), Err("out_of_range"));
-        }
-        for bad in [f64::INFINITY, 9_007_199_254_740_992.0, 1e308] {
-            assert_eq!(wall_ms(bad, "w").map_err(|e| e.code), Err("invalid_time"));
-            assert_eq!(whole_ms(bad, "w").map_err(|e| e.code), Err("out_of_range"));
-        }
-        assert_eq!(u64_arg(" 18446744073709551615 ", "seed"), Ok(u64::MAX));
-        assert!(u64_arg("18446744073709551616", "seed").is_err());
-        assert!(u64_arg(&"9".repeat(10_000_000), "seed").is_err());
-    }
-
-    #[test]
-    fn durations_round_and_refuse() {
-        assert_eq!(ns(1.5, "d"), Ok(1_500_000));
-        assert!(ns(f64::NAN, "d").is_err());
-        assert!(ns(-1.0, "d").is_err());
-        assert_eq!(ms(1_500_000), 1.5);
-        assert_eq!(now_ns::<Strict>(-1.0, "now"), Ok(1_500_000));
-        assert_eq!(now_ns::<Strict>(2.0, "now"), Ok(2_000_000));
-        for bad in [1e308, 18_446_744_073_709.6, f64::INFINITY] {
-            assert_eq!(now_ns::<Strict>(bad, "now").unwrap_err().code, "invalid_time");
-        }
-        assert_eq!(count(-1.0, u32::MAX.into(), "cost").unwrap_err().code, "out_of_range");
-        assert_eq!(count(4_294_967_296.0, u32::MAX.into(), "cost").unwrap_err().field, "cost");
-        assert_eq!(ms_or_infinity(u64::MAX), f64::INFINITY);
-    }
-
-    #[test]
-    fn quotes_are_clipped_by_characters() {
-        let s = "é".repeat(100);
-        assert_eq!(quote(&s).chars().count(), 64);
-        assert_eq!(quote("short"), "short");
     }
 }
 
@@ -223,42 +179,5 @@ impl EntropyPool {
         }
         self.pos = end;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod entropy_tests {
-    use super::EntropyPool;
-
-    #[test]
-    fn pool_refills_zeroes_and_survives_failures() {
-        let mut p = EntropyPool::new();
-        let mut fills = 0;
-        let mut out = [0u8; 16];
-        p.take(&mut out, "test", |b: &mut [u8]| -> Result<(), &str> {
-            fills += 1;
-            b.fill(7);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(out, [7; 16]);
-        for _ in 0..(EntropyPool::BLOCK / 16 - 1) {
-            p.take(&mut out, "test", |_: &mut [u8]| -> Result<(), &str> { unreachable!() }).unwrap();
-        }
-        let e = p.take(&mut out, "test", |_: &mut [u8]| Err("down")).unwrap_err();
-        assert_eq!(e.code, "invalid_state");
-        // Nothing half-filled is handed out after a failure.
-        p.take(&mut out, "test", |b: &mut [u8]| -> Result<(), &str> {
-            b.fill(9);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(out, [9; 16]);
-        let mut big = vec![0u8; EntropyPool::BLOCK + 1];
-        assert_eq!(
-            p.take(&mut big, "test", |_: &mut [u8]| -> Result<(), &str> { Ok(()) }).unwrap_err().code,
-            "out_of_range"
-        );
-        assert_eq!(fills, 1);
     }
 }

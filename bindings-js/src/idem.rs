@@ -155,7 +155,9 @@ impl<L: StrList> RecordArgs<L> {
     }
 }
 
-fn camel(k: &str) -> String {
+/// Writes a snake_case key in camelCase.
+#[doc(hidden)]
+pub fn camel(k: &str) -> String {
     let mut out = String::with_capacity(k.len());
     let mut up = false;
     for ch in k.chars() {
@@ -312,46 +314,4 @@ pub fn format_rfc3339(unix_ms: f64) -> Result<String> {
 /// Reads RFC 3339 text as Unix milliseconds (rounded down).
 pub fn parse_rfc3339(text: &str) -> Result<f64> {
     idem::parse_rfc3339_ms(text).map(|v| v as f64).map_err(Error::of_idempotency)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Strict;
-
-    #[test]
-    fn mint_key_reads_hex_without_panicking() {
-        assert!(mint_key::<Strict>(Some("00112233445566778899aabbccddeeff")).is_ok());
-        assert!(mint_key::<Strict>(None).is_ok());
-        for bad in ["", "0", "zz112233445566778899aabbccddeeff", "é0112233445566778899aabbccddeef", &"0".repeat(33)] {
-            assert_eq!(mint_key::<Strict>(Some(bad)).map_err(|e| e.code), Err("invalid_value"));
-        }
-    }
-
-    #[test]
-    fn camel_case_keys() {
-        assert_eq!(camel("retry_after_s"), "retryAfterS");
-        assert_eq!(camel("_x__y_"), "XY");
-    }
-
-    #[test]
-    fn records_decide_in_camel_case() {
-        let settings = || RecordArgs {
-            lease_ms: None,
-            retention_ms: None,
-            stripe: None,
-            failure_handling: None,
-            release_categories: None::<Vec<String>>,
-        };
-        let missing = decide_record(None, None, "fp", 0.0, settings()).unwrap();
-        assert_eq!(missing["decision"], "missing_key");
-        assert!(missing["http"].get("retryAfterS").is_some());
-        let fresh = decide_record(None, Some("k"), "fp", 1000.0, settings()).unwrap();
-        assert!(fresh["record"].is_object());
-        let mut bad = settings();
-        bad.failure_handling = Some("x".into());
-        assert_eq!(bad.config().unwrap_err().field, "failureHandling");
-        assert_eq!(dead_letter("{}", &["discard".into()]).unwrap_err().class, crate::Class::Type);
-        assert_eq!(dead_letter("{", &[]).unwrap_err().code, "invalid_json");
-    }
 }

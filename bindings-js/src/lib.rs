@@ -50,6 +50,8 @@ pub use error::{Class, Error, Result};
 pub use failure::{FailureArgs, StrList};
 pub use host::Host;
 pub use policy::Policy;
+#[doc(hidden)]
+pub use {breaker::permit_number, breaker::read_permit, policy::id_parts};
 
 use breaker::transition_json;
 use host::{ms, ns, u64_arg, wall_ms};
@@ -156,82 +158,5 @@ impl Rng {
     /// Returns the next draw in [0, 1).
     pub fn next_f64(&mut self) -> f64 {
         self.0.next_f64()
-    }
-}
-
-#[cfg(test)]
-pub(crate) mod testing {
-    //! A host for the unit tests: a fixed clock, counting entropy.
-    use super::*;
-    use std::cell::Cell;
-
-    thread_local!(static NEXT: Cell<u8> = const { Cell::new(1) });
-
-    /// A host with a fixed clock and a counting entropy source.
-    pub struct Strict;
-
-    fn fill(out: &mut [u8]) -> Result<()> {
-        for b in out {
-            *b = NEXT.with(|n| {
-                let v = n.get();
-                n.set(v.wrapping_add(1));
-                v
-            });
-        }
-        Ok(())
-    }
-
-    impl Host for Strict {
-        fn clock_ms() -> f64 {
-            1.5
-        }
-        fn entropy(out: &mut [u8]) -> Result<()> {
-            fill(out)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn info_lists_the_tables() {
-        let i = info();
-        assert_eq!(i["version"], env!("CARGO_PKG_VERSION"));
-        assert_eq!(i["tables"]["limits"]["max_items"], retrycore::limits::MAX_ITEMS as u64);
-        assert_eq!(i["tables"]["js_error_classes"]["stale_fence"], "idempotency");
-        assert_eq!(i["tables"]["js_classes"]["idempotency_type"], "type");
-        // A code's JavaScript class does not depend on the domain it is raised in,
-        // so `coreError` needs none.
-        for c in retrycore::ErrorCode::ALL {
-            let classes = retrycore::ErrorDomain::ALL.map(|d| Class::of(c.class(d)));
-            assert!(classes.iter().all(|k| *k == classes[0]), "{c}");
-        }
-        assert_eq!(i["retryRules"], json!(["always", "if_idempotent", "never"]));
-    }
-
-    #[test]
-    fn durations_parse_and_format() {
-        assert_eq!(parse_duration("250ms"), Ok(250.0));
-        assert_eq!(format_duration(1.5).as_deref(), Ok("1.5ms"));
-        assert_eq!(parse_duration("x").map_err(|e| e.class), Err(Class::Range));
-    }
-
-    #[test]
-    fn seeds_are_decimal() {
-        assert!(seeded_rng(" 42 ").is_ok());
-        let long = "9".repeat(100);
-        let e = seeded_rng(&long).map(|_| ()).unwrap_err();
-        assert_eq!(e.code, "out_of_range");
-        assert!(!e.message.contains(&long), "a long input is quoted clipped");
-    }
-
-    #[test]
-    fn server_advice_reads_pairs() {
-        let h = vec!["Retry-After".to_owned(), "2".to_owned(), "odd".to_owned()];
-        let v = server_advice(&h, None).unwrap();
-        assert_eq!(v["delay"], 2000.0);
-        assert_eq!(v["source"], "retry-after");
     }
 }

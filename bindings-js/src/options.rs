@@ -38,19 +38,3 @@ pub fn read_object<T>(
     let v = parse(text)?;
     if ms_numbers { typed(&v, MS) } else { doc(&v, "") }.map_err(Error::of_config)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use retrycore::breaker::BreakerConfig;
-
-    #[test]
-    fn millisecond_numbers_are_read_by_the_core() {
-        let read = |t| read_object(t, true, BreakerConfig::from_typed_value, BreakerConfig::from_json_value);
-        let c = read(r#"{"kind": "sampling", "sampling_duration": 1.5}"#).unwrap();
-        assert_eq!(c.to_json_value()["sampling_duration"], "1.5ms");
-        let e = read(r#"{"wait_duration_in_open_state": -1}"#).unwrap_err();
-        assert_eq!((e.code, e.field.as_str()), ("out_of_range", "wait_duration_in_open_state"));
-        assert_eq!(read("{").unwrap_err().code, "invalid_json");
-    }
-}

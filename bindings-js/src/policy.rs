@@ -48,8 +48,9 @@ fn finished() -> Error {
 
 /// The slot index and generation an id names, if it could name one: a
 /// whole number in [0, 2^53).
+#[doc(hidden)]
 #[inline(always)]
-fn id_parts(id: f64) -> Option<(usize, u32)> {
+pub fn id_parts(id: f64) -> Option<(usize, u32)> {
     if !(0.0..9_007_199_254_740_992.0).contains(&id) {
         return None;
     }
@@ -497,6 +498,12 @@ impl<H: Host> Policy<H> {
         (self.slots.len(), self.slots.iter().filter(|s| s.session.is_some()).count())
     }
 
+    /// Returns the capacity of the slab and the length of its free list (tests).
+    #[doc(hidden)]
+    pub fn slab_memory(&self) -> (usize, usize) {
+        (self.slots.capacity(), self.free.len())
+    }
+
     /// Returns a session's idempotency key.
     pub fn key(&mut self, id: f64) -> Result<String> {
         Ok(self.session(id)?.key().to_owned())
@@ -513,66 +520,5 @@ impl<H: Host> Policy<H> {
     pub fn transitions(&mut self, id: f64) -> Result<Value> {
         let t = self.session(id)?.take_transitions();
         Ok(Value::Array(t.iter().map(transition_json).collect()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Strict;
-
-    #[test]
-    fn the_slab_shrinks_and_old_ids_stay_dead() {
-        let mut p = Policy::<Strict>::from_json("{}", Some("1")).unwrap();
-        let ids: Vec<f64> =
-            (0..10_000).map(|i| p.begin(Some(format!("k{i}")), None, None, None, None, None).unwrap()).collect();
-        assert_eq!(p.slab_size(), (10_000, 10_000));
-        // Freed in any order, the slab ends empty and its memory is given back.
-        for id in ids.iter().step_by(2).chain(ids.iter().skip(1).step_by(2)) {
-            p.free(*id);
-        }
-        assert_eq!(p.slab_size(), (0, 0));
-        assert!(p.slots.capacity() <= 64 && p.free.len() <= 64, "{} {}", p.slots.capacity(), p.free.len());
-        let again = p.begin(Some("new".into()), None, None, None, None, None).unwrap();
-        assert!(ids.iter().all(|old| p.key(*old).is_err()), "no old id names the new session");
-        assert!(!ids.contains(&again));
-        // A live session at the end keeps the slab; lowest free slots are reused first.
-        let a = p.begin(Some("a".into()), None, None, None, None, None).unwrap();
-        p.free(again);
-        let b = p.begin(Some("b".into()), None, None, None, None, None).unwrap();
-        assert_eq!(id_parts(b).map(|x| x.0), Some(0));
-        p.free(a);
-        p.free(b);
-        assert_eq!(p.slab_size(), (0, 0));
-    }
-
-    #[test]
-    fn ids_are_checked_before_use() {
-        assert_eq!(id_parts(INDEX_BITS + 3.0), Some((3, 1)));
-        for bad in [f64::NAN, -1.0, 0.5, INDEX_BITS + 3.7, f64::INFINITY, 2f64.powi(53)] {
-            assert_eq!(id_parts(bad), None);
-        }
-    }
-
-    #[test]
-    fn sessions_run_in_a_generation_tagged_slab() {
-        let mut p = Policy::<Strict>::from_json("{}", Some("1")).unwrap();
-        let id = p.begin(Some("k".into()), Some("7"), Some(true), None, None, None).unwrap();
-        assert_eq!(p.before(id, 0.0), Ok(1.0));
-        assert_eq!(p.gate(id).unwrap()["action"], "proceed");
-        let f = FailureArgs::<Option<Vec<String>>> { status: Some(503.0), ..Default::default() };
-        assert!(p.fail(id, 1.0, f).unwrap() >= 0.0);
-        assert_eq!(p.decision(id).unwrap()["action"], "retry");
-        assert_eq!(p.key(id).as_deref(), Ok("k"));
-        p.free(id);
-        assert_eq!(p.key(id).unwrap_err().code, "invalid_state");
-        let again = p.begin(Some("k2".into()), None, None, None, None, None).unwrap();
-        assert_eq!(again, id + INDEX_BITS, "the slot is reused with the next generation");
-        assert!(p.key(id).is_err());
-        assert_eq!(p.start(2.0, None, None, None, None).map(|i| i >= 0.0), Ok(true));
-        assert_eq!(p.delay(0.5, 0.5, None).unwrap_err().field, "retry");
-        assert_eq!(p.sample_delays("1", -1.0).unwrap_err().field, "count");
-        assert_eq!(p.sample_delays("1", 0.5).unwrap_err().code, "out_of_range");
-        assert!(p.delay(1.0, 0.5, None).is_ok());
     }
 }

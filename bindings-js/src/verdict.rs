@@ -153,24 +153,3 @@ fn classify_status_slow(slot: Option<&AtomicU16>, status: f64, flags: f64) -> Re
     }
     r
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn packed_verdicts_are_memoized_and_checked() {
-        let c = Classifier::default();
-        let mut cache = StatusCache::default();
-        let direct = classify_status_with(&c, 503.0, 1.0).unwrap();
-        assert_eq!(cache.get(&c, 503.0, 1.0), Ok(direct));
-        assert_eq!(cache.get(&c, 503.0, 1.0), Ok(direct));
-        assert_eq!(classify_status(503.0, 1.0), Ok(direct));
-        assert_eq!(classify_status(503.0, 1.0), Ok(direct));
-        for (s, f) in [(1000.0, 0.0), (-1.0, 0.0), (503.5, 0.0), (f64::NAN, 0.0)] {
-            assert_eq!(cache.get(&c, s, f).unwrap_err().field, "status");
-            assert_eq!(classify_status(s, f).unwrap_err().field, "status");
-        }
-        assert_eq!(classify_status(503.0, 8.0).unwrap_err().field, "flags");
-    }
-}
