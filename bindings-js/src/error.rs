@@ -71,6 +71,12 @@ pub struct Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// Returns the error factory's four arguments, `(kind, code, field, message)`:
+    /// what each FFI crate passes to `setErrorFactory`'s function.
+    pub fn factory_args(&self) -> [&str; 4] {
+        [self.class.name(), self.code, &self.field, &self.message]
+    }
+
     /// Builds an error of `class` with `code`, naming `field`.
     #[cold]
     pub fn new(class: Class, code: &'static str, field: &str, message: impl Into<String>) -> Error {

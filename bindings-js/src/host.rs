@@ -11,6 +11,7 @@
 use crate::error::{Error, Result};
 use retrycore::ErrorCode;
 use retrycore::{duration, limits};
+use std::cell::RefCell;
 
 /// What an FFI crate supplies: its clock and its entropy.
 ///
@@ -121,6 +122,21 @@ pub fn quote(s: &str) -> &str {
         Some((end, _)) => s.get(..end).unwrap_or(s),
         None => s,
     }
+}
+
+thread_local! {
+    /// This thread's pool: each JS environment (a Node worker, a wasm instance) is one thread.
+    static POOL: RefCell<EntropyPool> = const { RefCell::new(EntropyPool::new()) };
+}
+
+/// Fills `out` from this thread's [`EntropyPool`], refilled by `fill` (the FFI
+/// crate's OS source, named `source` in errors); see [`EntropyPool::take`].
+pub fn pooled_entropy<E: std::fmt::Display>(
+    out: &mut [u8],
+    source: &str,
+    fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
+) -> Result<()> {
+    POOL.with(|p| p.borrow_mut().take(out, source, fill))
 }
 
 /// OS entropy drawn 4 KiB at a time, so minting a key costs no system call

@@ -1,24 +1,13 @@
 //! The low-level half of the `retrycore-wasm` npm package (wasm-bindgen).
 //!
-//! This crate only translates, exactly like the Node binding
-//! (`bindings-node/src`), whose low-level surface (`bindings-node/native.d.ts`)
-//! it implements name for name, so that the one TypeScript layer
-//! (`bindings-node/lib/retrycore.ts`) runs on either. Everything the two
-//! bindings share lives in `retrycore-js` (`bindings-js/`): millisecond
-//! numbers to the core's nanoseconds, typed options, the error mapping, the
-//! session slab, permits, the JSON every call returns. The exports are
-//! declared once for both JS bindings, in `bindings-js/src/surface.rs`, and
-//! expanded here by `build.rs` into `#[wasm_bindgen]` items. What is left
-//! here is what wasm-bindgen needs: reading arguments from JavaScript values
-//! (`strings`, `numbers`, `Strings`, `js`), raising errors (`errors`), and
-//! the clock and entropy of a JS environment (`Wasm`). Every decision is the
-//! core's.
-//!
-//! Hot paths (delay, status classification, breaker acquire/record, budget
-//! withdraw, session steps) take and return numbers; sessions live in a
-//! per-policy slab and are named by generation-tagged numeric ids, breaker
-//! permits are numbers (`epoch * 2 + trial`, -1 refused), and a `now` of
-//! exactly -1 means "read `performance.now()`".
+//! It implements the Node binding's low-level surface name for name, so that
+//! the one TypeScript layer (`bindings-node/lib/retrycore.ts`) runs on either;
+//! what both share is in `retrycore-js` (`bindings-js/`), and the exports
+//! declared in `bindings-js/src/surface.rs` are expanded here by `build.rs`
+//! into `#[wasm_bindgen]` items. What is left is wasm-bindgen's part: reading
+//! arguments from JavaScript values (`strings`, `numbers`, `Strings`, `js`),
+//! raising errors (`errors`), and the clock and entropy of a JS environment
+//! (`Wasm`).
 //!
 //! **No panics.** A Rust panic in WebAssembly traps and can leave the
 //! instance inconsistent, so nothing here (nor in `retrycore-js`) may panic
@@ -37,7 +26,6 @@ mod floor;
 use retrycore::ErrorCode;
 use retrycore_js as rjs;
 use serde_json::Value;
-use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
 pub(crate) use errors::hot;
@@ -56,18 +44,17 @@ extern "C" {
     fn js_is_array(v: &JsValue) -> Result<bool, JsValue>;
 }
 
-/// The wasm host: `performance.now()`, `crypto.getRandomValues`. Error
-/// messages quote at most 64 characters of a refused input (a 10 MB string
-/// must not be copied into one), and a session id must be whole.
-pub(crate) struct Wasm;
+/// The wasm host: `performance.now()`, `crypto.getRandomValues`.
+pub struct Wasm;
 
 impl rjs::Host for Wasm {
     fn clock_ms() -> f64 {
         performance_now().ok().filter(|m| m.is_finite() && *m >= 0.0).unwrap_or(0.0)
     }
 
+    /// `crypto.getRandomValues`, drawn 4 KiB at a time.
     fn entropy(out: &mut [u8]) -> rjs::Result<()> {
-        entropy(out)
+        rjs::host::pooled_entropy(out, "the host (crypto.getRandomValues)", getrandom::fill)
     }
 }
 
@@ -139,18 +126,6 @@ impl rjs::StrList for Strings<'_> {
     fn read(self, field: &str) -> rjs::Result<Option<Vec<String>>> {
         strings(self.0, field)
     }
-}
-
-thread_local! {
-    /// OS entropy, drawn 4 KiB at a time: minting a key must not cost a call into JS.
-    static ENTROPY: RefCell<rjs::host::EntropyPool> = const { RefCell::new(rjs::host::EntropyPool::new()) };
-}
-
-/// Fills `out` (at most 4 KiB) with bytes from the host's generator
-/// (`crypto.getRandomValues`), buffered.
-#[doc(hidden)]
-pub fn entropy(out: &mut [u8]) -> rjs::Result<()> {
-    ENTROPY.with(|p| p.borrow_mut().take(out, "the host (crypto.getRandomValues)", getrandom::fill))
 }
 
 /// Anchors the monotonic clock to the JS environment's `performance.now()`.
