@@ -35,7 +35,7 @@ pub fn permit_number(p: &Permit) -> f64 {
 #[inline]
 pub fn read_permit(p: f64) -> Result<Permit> {
     if !(p >= 0.0 && p.fract() == 0.0 && p < 9_007_199_254_740_992.0) {
-        return Err(Error::config(ErrorCode::OutOfRange, "permit", format!("permit: not a permit: {p}")));
+        return Err(Error::at(ErrorCode::OutOfRange, "permit", format_args!("not a permit: {p}")));
     }
     let p = p as u64;
     Ok(Permit::from_parts(p >> 1, p & 1 == 1, 0))
@@ -47,7 +47,7 @@ fn counted(outcome: f64) -> Result<Counted> {
         0.0 => Ok(Counted::Success),
         1.0 => Ok(Counted::Failure),
         2.0 => Ok(Counted::Ignored),
-        _ => Err(Error::config(ErrorCode::InvalidValue, "outcome", "outcome: must be success, failure or ignored")),
+        _ => Err(Error::at(ErrorCode::InvalidValue, "outcome", "must be success, failure or ignored")),
     }
 }
 
@@ -95,15 +95,10 @@ impl<H: Host> Breaker<H> {
 
     #[inline]
     fn note(&mut self, t: Option<Transition>) -> bool {
-        match t {
-            Some(t) => {
-                if self.collect && self.pending.len() < 1024 {
-                    self.pending.push(t);
-                }
-                true
-            }
-            None => false,
+        if let Some(t) = t.filter(|_| self.collect && self.pending.len() < 1024) {
+            self.pending.push(t);
         }
+        t.is_some()
     }
 
     /// Asks to make one call: a permit (>= 0) or -1 when refused (see `last_retry_after`).
@@ -200,7 +195,7 @@ impl<H: Host> Breaker<H> {
     /// Moves to `state` by hand; returns the transition.
     pub fn transition_to(&mut self, state: &str, now: f64) -> Result<Value> {
         let to = State::from_code(state).ok_or_else(|| {
-            Error::config(ErrorCode::InvalidValue, "state", format!("state: not a breaker state: {:?}", quote(state)))
+            Error::at(ErrorCode::InvalidValue, "state", format_args!("not a breaker state: {:?}", quote(state)))
         })?;
         let now = now_ns::<H>(now, "now")?;
         let t = self.lock().transition_to(to, now).map_err(Error::of_state)?;

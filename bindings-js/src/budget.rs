@@ -19,7 +19,7 @@ fn category(id: f64) -> Result<Category> {
         .ok()
         .and_then(|i| Category::ALL.get(i))
         .copied()
-        .ok_or_else(|| Error::config(ErrorCode::InvalidValue, "category", format!("category: no category {id}")))
+        .ok_or_else(|| Error::at(ErrorCode::InvalidValue, "category", format_args!("no category {id}")))
 }
 
 /// A retry budget as the surface drives it.

@@ -97,6 +97,19 @@ impl Error {
         Error::code(code, ErrorDomain::Config, field, message)
     }
 
+    /// Builds the error for a core `code` about `field` in the config domain,
+    /// written as the core writes its own: `field: reason`.
+    #[cold]
+    pub fn at(code: ErrorCode, field: &str, reason: impl std::fmt::Display) -> Error {
+        Error::config(code, field, format!("{field}: {reason}"))
+    }
+
+    /// [`Error::at`] in the idempotency domain.
+    #[cold]
+    pub fn idem_at(code: ErrorCode, field: &str, reason: impl std::fmt::Display) -> Error {
+        Error::idempotency(code, field, format!("{field}: {reason}"))
+    }
+
     /// Builds the error for a core `code` raised by an idempotency function
     /// ([`Error::code`] in the idempotency domain).
     #[cold]

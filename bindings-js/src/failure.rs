@@ -67,7 +67,7 @@ impl<L: StrList> FailureArgs<L> {
         };
         let headers = self.headers.read("headers")?.unwrap_or_default();
         if headers.len() & 1 == 1 {
-            return Err(Error::config(ErrorCode::InvalidType, "headers", "headers: must be name/value pairs"));
+            return Err(Error::at(ErrorCode::InvalidType, "headers", "must be name/value pairs"));
         }
         Ok(FailureBuf {
             status,
@@ -99,7 +99,7 @@ pub(crate) fn status_of(s: f64) -> Result<u16> {
     if s.fract() == 0.0 && (0.0..=999.0).contains(&s) {
         Ok(s as u16)
     } else {
-        Err(Error::config(ErrorCode::OutOfRange, "status", format!("status: must be an integer in [0, 999], got {s}")))
+        Err(Error::at(ErrorCode::OutOfRange, "status", format_args!("must be an integer in [0, 999], got {s}")))
     }
 }
 

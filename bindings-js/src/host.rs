@@ -26,6 +26,14 @@ pub trait Host {
     fn entropy(out: &mut [u8]) -> Result<()>;
 }
 
+/// Draws `N` bytes from the host's entropy.
+#[inline]
+pub fn draw<H: Host, const N: usize>() -> Result<[u8; N]> {
+    let mut b = [0u8; N];
+    H::entropy(&mut b)?;
+    Ok(b)
+}
+
 /// Converts milliseconds from JavaScript to nanoseconds, naming `field` in errors.
 #[inline]
 pub fn ns(ms: f64, field: &str) -> Result<u64> {
@@ -88,10 +96,10 @@ pub fn whole_ms(v: f64, field: &str) -> Result<u64> {
     if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 {
         Ok(v as u64)
     } else {
-        Err(Error::config(
+        Err(Error::at(
             ErrorCode::OutOfRange,
             field,
-            format!("{field}: must be a non-negative integer of milliseconds, got {v}"),
+            format_args!("must be a non-negative integer of milliseconds, got {v}"),
         ))
     }
 }
@@ -100,11 +108,7 @@ pub fn whole_ms(v: f64, field: &str) -> Result<u64> {
 /// other 64-bit integers as strings or BigInt converted to strings).
 pub fn u64_arg(s: &str, field: &str) -> Result<u64> {
     s.trim().parse::<u64>().map_err(|_| {
-        Error::config(
-            ErrorCode::OutOfRange,
-            field,
-            format!("{field}: must be an integer in [0, 2^64), got {:?}", quote(s)),
-        )
+        Error::at(ErrorCode::OutOfRange, field, format_args!("must be an integer in [0, 2^64), got {:?}", quote(s)))
     })
 }
 
@@ -115,13 +119,7 @@ pub const QUOTE_LIMIT: usize = 64;
 /// Returns what an error message quotes of a refused input: its first
 /// [`QUOTE_LIMIT`] characters.
 pub fn quote(s: &str) -> &str {
-    if s.len() <= QUOTE_LIMIT {
-        return s;
-    }
-    match s.char_indices().nth(QUOTE_LIMIT) {
-        Some((end, _)) => s.get(..end).unwrap_or(s),
-        None => s,
-    }
+    s.char_indices().nth(QUOTE_LIMIT).and_then(|(end, _)| s.get(..end)).unwrap_or(s)
 }
 
 thread_local! {
@@ -168,9 +166,9 @@ impl EntropyPool {
         out: &mut [u8],
         source: &str,
         fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
-    ) -> crate::Result<()> {
+    ) -> Result<()> {
         if out.len() > Self::BLOCK {
-            return Err(crate::Error::config(ErrorCode::OutOfRange, "entropy", "entropy: too many bytes asked"));
+            return Err(Error::at(ErrorCode::OutOfRange, "entropy", "too many bytes asked"));
         }
         let end = match self.pos.checked_add(out.len()).filter(|e| *e <= self.buf.len()) {
             Some(e) => e,
@@ -179,7 +177,7 @@ impl EntropyPool {
                 if let Err(e) = fill(&mut self.buf) {
                     self.buf.clear();
                     self.pos = 0;
-                    return Err(crate::Error::config(
+                    return Err(Error::config(
                         ErrorCode::InvalidState,
                         "entropy",
                         format!("{source} gave no entropy: {e}"),

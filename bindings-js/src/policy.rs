@@ -11,7 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::failure::{FailureArgs, StrList};
-use crate::host::{count, ms, ms_of, now_ns, ns, u64_arg, Host};
+use crate::host::{count, draw, ms, ms_of, now_ns, ns, u64_arg, Host};
 use crate::verdict::{classify_json, StatusCache};
 use crate::{transition_json, Breaker, Budget};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
@@ -34,6 +34,12 @@ struct Slot {
     decision: Option<Decision>,
 }
 
+impl Slot {
+    const fn empty(gen: u32) -> Slot {
+        Slot { gen, session: None, gate: None, decision: None }
+    }
+}
+
 /// A live slot, borrowed field by field.
 struct Live<'a> {
     session: &'a mut RetrySession,
@@ -43,7 +49,7 @@ struct Live<'a> {
 
 #[cold]
 fn finished() -> Error {
-    Error::config(ErrorCode::InvalidState, "session", "session: this session is finished and released")
+    Error::at(ErrorCode::InvalidState, "session", "this session is finished and released")
 }
 
 /// The slot index and generation an id names, if it could name one: a
@@ -51,15 +57,10 @@ fn finished() -> Error {
 #[doc(hidden)]
 #[inline(always)]
 pub fn id_parts(id: f64) -> Option<(usize, u32)> {
-    if !(0.0..9_007_199_254_740_992.0).contains(&id) {
-        return None;
-    }
     let n = id as u64;
-    if n as f64 != id {
-        return None;
-    }
     // n < 2^53, so the generation (n >> 21) < 2^32.
-    Some(((n & (INDEX_LEN - 1)) as usize, (n >> 21) as u32))
+    ((0.0..9_007_199_254_740_992.0).contains(&id) && n as f64 == id)
+        .then_some(((n & (INDEX_LEN - 1)) as usize, (n >> 21) as u32))
 }
 
 /// Writes how a call ends as the caller sees it (the core's `surface::Ending`).
@@ -141,11 +142,7 @@ impl<H: Host> Policy<H> {
     fn create(c: PolicyConfig, entropy: Option<&str>) -> Result<Self> {
         let e = match entropy {
             Some(s) => u64_arg(s, "entropy")?,
-            None => {
-                let mut b = [0u8; 8];
-                H::entropy(&mut b)?;
-                u64::from_le_bytes(b)
-            }
+            None => u64::from_le_bytes(draw::<H, 8>()?),
         };
         RetryPolicy::new(c, Some(e)).map(Self::wrap).map_err(Error::of_config)
     }
@@ -188,17 +185,14 @@ impl<H: Host> Policy<H> {
     #[inline]
     pub fn delay(&self, retry: f64, r: f64, prev: Option<f64>) -> Result<f64> {
         if !(retry >= 1.0 && retry.fract() == 0.0) {
-            return Err(Error::config(
+            return Err(Error::at(
                 ErrorCode::OutOfRange,
                 "retry",
-                format!("retry: must be an integer >= 1, got {retry}"),
+                format_args!("must be an integer >= 1, got {retry}"),
             ));
         }
         let retry = if retry > f64::from(u32::MAX) { u32::MAX } else { retry as u32 };
-        let prev = match prev {
-            Some(p) => Some(ns(p, "prev")?),
-            None => None,
-        };
+        let prev = prev.map(|p| ns(p, "prev")).transpose()?;
         // A delay that depends on a history it is not given is refused
         // (missing_field / invalid_combination, field prev), as in Python.
         self.p.config().backoff.delay_alone_ns(retry, r, prev).map(ms).map_err(Error::of_config)
@@ -219,10 +213,10 @@ impl<H: Host> Policy<H> {
     /// Returns a policy for tests: at most `attempts` calls, delays capped at `max_delay` ms.
     pub fn testing(&self, attempts: f64, max_delay: f64) -> Result<Self> {
         if !(attempts.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&attempts)) {
-            return Err(Error::config(
+            return Err(Error::at(
                 ErrorCode::OutOfRange,
                 "attempts",
-                format!("attempts: must be an integer >= 1, got {attempts}"),
+                format_args!("must be an integer >= 1, got {attempts}"),
             ));
         }
         let max = ns(max_delay, "maxDelay")?;
@@ -261,7 +255,7 @@ impl<H: Host> Policy<H> {
         let mut list = self.p.budgets().to_vec();
         match list.get_mut(i) {
             Some(slot) => *slot = budget.shared(),
-            None => return Err(Error::config(ErrorCode::OutOfRange, "budgets", "budgets: no budget at that index")),
+            None => return Err(Error::at(ErrorCode::OutOfRange, "budgets", "no budget at that index")),
         }
         Ok(Self::wrap(self.p.with_budgets(list)))
     }
@@ -269,13 +263,13 @@ impl<H: Host> Policy<H> {
     /// Classifies a status with this policy's rules (packed; see `verdict::classify_status_with`).
     #[inline]
     pub fn classify_status(&mut self, status: f64, flags: f64) -> Result<u32> {
-        self.status_cache.get(self.p.config(), status, flags)
+        self.status_cache.get(|f| self.p.config().classify(f), status, flags)
     }
 
     /// Classifies a failure with this policy's rules and, for a failure that
     /// does not say, its `idempotent` (as the policy's sessions do).
     pub fn classify<L: StrList>(&self, failure: FailureArgs<L>) -> Result<Value> {
-        Ok(classify_json(self.p.config(), &failure.read()?))
+        Ok(classify_json(|f| self.p.config().classify(f), &failure.read()?))
     }
 
     /// Returns true when the policy's classification rules or its breaker's
@@ -318,13 +312,7 @@ impl<H: Host> Policy<H> {
         method: Option<String>,
         draws: Option<Vec<f64>>,
     ) -> Result<f64> {
-        let key_entropy = if key.is_none() {
-            let mut b = [0u8; 16];
-            H::entropy(&mut b)?;
-            Some(b)
-        } else {
-            None
-        };
+        let key_entropy = if key.is_none() { Some(draw::<H, 16>()?) } else { None };
         let seed = seed.map(|s| u64_arg(s, "seed")).transpose()?;
         let opts = SessionOptions { key, key_entropy, seed, idempotent, idempotency_key_sent: key_sent, method, draws };
         let s = self.p.session(opts).map_err(Error::of_idempotency)?;
@@ -332,19 +320,16 @@ impl<H: Host> Policy<H> {
             Some(i) => i,
             None => {
                 if self.slots.len() >= INDEX_LEN as usize {
-                    return Err(Error::config(ErrorCode::TooLarge, "session", "session: too many live sessions"));
+                    return Err(Error::at(ErrorCode::TooLarge, "session", "too many live sessions"));
                 }
-                self.slots.push(Slot { gen: self.gen_floor, session: None, gate: None, decision: None });
+                self.slots.push(Slot::empty(self.gen_floor));
                 self.slots.len() - 1
             }
         };
         let Some(slot) = self.slots.get_mut(idx) else {
             return Err(finished());
         };
-        slot.gen = slot.gen.wrapping_add(1);
-        slot.session = Some(s);
-        slot.gate = None;
-        slot.decision = None;
+        *slot = Slot { session: Some(s), ..Slot::empty(slot.gen.wrapping_add(1)) };
         Ok(f64::from(slot.gen) * INDEX_BITS + idx as f64)
     }
 
@@ -445,9 +430,7 @@ impl<H: Host> Policy<H> {
         let Some((idx, gen)) = id_parts(id) else { return };
         if let Some(s) = self.slots.get_mut(idx) {
             if s.gen == gen && s.session.is_some() {
-                s.session = None;
-                s.gate = None;
-                s.decision = None;
+                *s = Slot::empty(gen);
                 if idx + 1 == self.slots.len() {
                     self.shrink();
                 } else {
@@ -460,15 +443,13 @@ impl<H: Host> Policy<H> {
     /// Takes the lowest free slot index still inside the slab.
     #[inline]
     fn pop_free(&mut self) -> Option<usize> {
-        match self.free.pop() {
-            Some(Reverse(i)) if (i as usize) < self.slots.len() => Some(i as usize),
-            // The lowest is stale, so every other one is too.
-            Some(_) => {
-                self.free.clear();
-                None
-            }
-            None => None,
+        let Reverse(i) = self.free.pop()?;
+        if (i as usize) < self.slots.len() {
+            return Some(i as usize);
         }
+        // The lowest is stale, so every other one is too.
+        self.free.clear();
+        None
     }
 
     /// Drops the trailing free slots, and the memory of a slab and free list

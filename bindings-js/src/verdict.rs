@@ -5,7 +5,6 @@ use crate::error::Result;
 use crate::failure::{status_of, FailureArgs, StrList};
 use crate::host::ms;
 use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS};
-use retrycore::policy::PolicyConfig;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -23,34 +22,17 @@ pub fn verdict_json(v: &Verdict, refused: bool) -> Value {
     })
 }
 
-/// What classifies: the built-in tables or a policy's rules, the latter with
-/// the policy's `idempotent` for a failure that does not say
-/// (`PolicyConfig::classify`, as its sessions do).
-pub trait Classify {
-    /// Classifies `f`.
-    fn verdict(&self, f: &Failure<'_>) -> Verdict;
-}
-
-impl Classify for Classifier {
-    fn verdict(&self, f: &Failure<'_>) -> Verdict {
-        self.classify(f)
-    }
-}
-
-impl Classify for PolicyConfig {
-    fn verdict(&self, f: &Failure<'_>) -> Verdict {
-        self.classify(f)
-    }
-}
-
-/// Classifies a failure with `c` and writes the verdict.
-pub fn classify_json<C: Classify>(c: &C, f: &FailureBuf) -> Value {
-    f.with(|f| verdict_json(&c.verdict(f), retrycore::classify::is_refused(f.error_names)))
+/// Classifies a failure with `c` (the built-in tables' `Classifier::classify`,
+/// or a policy's `PolicyConfig::classify`, which also applies the policy's
+/// `idempotent` to a failure that does not say) and writes the verdict.
+pub fn classify_json(c: impl Fn(&Failure<'_>) -> Verdict, f: &FailureBuf) -> Value {
+    f.with(|f| verdict_json(&c(f), retrycore::classify::is_refused(f.error_names)))
 }
 
 /// Classifies a failure with the built-in tables and writes the verdict.
 pub fn classify<L: StrList>(f: FailureArgs<L>) -> Result<Value> {
-    Ok(classify_json(&Classifier::default(), &f.read()?))
+    let c = Classifier::default();
+    Ok(classify_json(|f| c.classify(f), &f.read()?))
 }
 
 /// The rules in their packed order (sent to the JS layer as `info().retryRules`).
@@ -86,18 +68,16 @@ fn memo_index(status: f64, flags: f64) -> Option<usize> {
 
 /// Classifies a status alone, packed: flags bit 0 = idempotent, bit 1 =
 /// declared not idempotent, bit 2 = idempotency key sent.
-pub fn classify_status_with<C: Classify>(c: &C, status: f64, flags: f64) -> Result<u32> {
+pub fn classify_status_with(c: impl Fn(&Failure<'_>) -> Verdict, status: f64, flags: f64) -> Result<u32> {
     let status = status_of(status)?;
     let flags = crate::host::count(flags, 7, "flags")? as u32;
-    let idempotent = if flags & 1 != 0 {
-        Some(true)
-    } else if flags & 2 != 0 {
-        Some(false)
-    } else {
-        None
+    let idempotent = match flags & 3 {
+        0 => None,
+        2 => Some(false),
+        _ => Some(true),
     };
     let f = Failure { status: Some(status), idempotent, idempotency_key_sent: flags & 4 != 0, ..Default::default() };
-    Ok(pack(&c.verdict(&f)))
+    Ok(pack(&c(&f)))
 }
 
 /// Memoized verdicts of one classifier (or one policy) for a status alone: the core's answers
@@ -108,7 +88,7 @@ pub struct StatusCache(Vec<u16>);
 impl StatusCache {
     /// Classifies a status with `c` (packed; see [`classify_status_with`]).
     #[inline]
-    pub fn get<C: Classify>(&mut self, c: &C, status: f64, flags: f64) -> Result<u32> {
+    pub fn get(&mut self, c: impl Fn(&Failure<'_>) -> Verdict, status: f64, flags: f64) -> Result<u32> {
         let Some(i) = memo_index(status, flags) else {
             return classify_status_with(c, status, flags);
         };
@@ -147,7 +127,8 @@ pub fn classify_status(status: f64, flags: f64) -> Result<u32> {
 #[cold]
 #[inline(never)]
 fn classify_status_slow(slot: Option<&AtomicU16>, status: f64, flags: f64) -> Result<u32> {
-    let r = classify_status_with(&Classifier::default(), status, flags);
+    let c = Classifier::default();
+    let r = classify_status_with(|f| c.classify(f), status, flags);
     if let (Some(s), Ok(v)) = (slot, &r) {
         s.store((*v as u16).saturating_add(1), Ordering::Relaxed);
     }

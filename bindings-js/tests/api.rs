@@ -268,13 +268,13 @@ mod verdict {
     fn packed_verdicts_are_memoized_and_checked() {
         let c = Classifier::default();
         let mut cache = StatusCache::default();
-        let direct = classify_status_with(&c, 503.0, 1.0).unwrap();
-        assert_eq!(cache.get(&c, 503.0, 1.0), Ok(direct));
-        assert_eq!(cache.get(&c, 503.0, 1.0), Ok(direct));
+        let direct = classify_status_with(|f| c.classify(f), 503.0, 1.0).unwrap();
+        assert_eq!(cache.get(|f| c.classify(f), 503.0, 1.0), Ok(direct));
+        assert_eq!(cache.get(|f| c.classify(f), 503.0, 1.0), Ok(direct));
         assert_eq!(classify_status(503.0, 1.0), Ok(direct));
         assert_eq!(classify_status(503.0, 1.0), Ok(direct));
         for (s, f) in [(1000.0, 0.0), (-1.0, 0.0), (503.5, 0.0), (f64::NAN, 0.0)] {
-            assert_eq!(cache.get(&c, s, f).unwrap_err().field, "status");
+            assert_eq!(cache.get(|f| c.classify(f), s, f).unwrap_err().field, "status");
             assert_eq!(classify_status(s, f).unwrap_err().field, "status");
         }
         assert_eq!(classify_status(503.0, 8.0).unwrap_err().field, "flags");
