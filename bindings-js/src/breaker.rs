@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::failure::{FailureArgs, StrList};
-use crate::host::{ms, ms_or_infinity, now_ns, ns, quote, wall_ms, Host};
+use crate::host::{count, ms, ms_or_infinity, now_ns, ns, quote, wall_ms, Host, MAX_SAFE_INTEGER};
 use crate::options::read_object;
 use retrycore::breaker::{
     Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, SharedBreaker, State, Transition,
@@ -34,10 +34,7 @@ pub fn permit_number(p: &Permit) -> f64 {
 #[doc(hidden)]
 #[inline]
 pub fn read_permit(p: f64) -> Result<Permit> {
-    if !(p >= 0.0 && p.fract() == 0.0 && p < 9_007_199_254_740_992.0) {
-        return Err(Error::at(ErrorCode::OutOfRange, "permit", format_args!("not a permit: {p}")));
-    }
-    let p = p as u64;
+    let p = count(p, MAX_SAFE_INTEGER, "permit")?;
     Ok(Permit::from_parts(p >> 1, p & 1 == 1, 0))
 }
 

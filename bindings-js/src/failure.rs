@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::host::{ns, wall_ms};
-use retrycore::classify::{FailureBuf, GrpcCode, RetryableTrait};
+use retrycore::classify::{status_from_f64, FailureBuf, GrpcCode, RetryableTrait};
 use retrycore::ErrorCode;
 
 /// A list of strings as a host passes it, read only when its turn comes (so
@@ -60,7 +60,7 @@ pub struct FailureArgs<L> {
 impl<L: StrList> FailureArgs<L> {
     /// Checks and converts the arguments into a failure the core classifies.
     pub fn read(self) -> Result<FailureBuf> {
-        let status = self.status.map(status_of).transpose()?;
+        let status = self.status.map(|s| status_from_f64(s, "status")).transpose().map_err(Error::of_config)?;
         let grpc_code = match self.grpc {
             None => None,
             Some(g) => Some(GrpcCode::read(&g, "grpcCode").map_err(Error::of_config)?),
@@ -93,16 +93,6 @@ fn clip(mut m: String) -> String {
     m
 }
 
-/// Checks an HTTP status: an integer in [0, 999].
-#[inline]
-pub(crate) fn status_of(s: f64) -> Result<u16> {
-    if s.fract() == 0.0 && (0.0..=999.0).contains(&s) {
-        Ok(s as u16)
-    } else {
-        Err(Error::at(ErrorCode::OutOfRange, "status", format_args!("must be an integer in [0, 999], got {s}")))
-    }
-}
-
 /// A `[name, value]` pair of a flat header list (`chunks_exact(2)` gives only pairs).
 #[inline]
 pub(crate) fn pair(p: &[String]) -> Option<(&str, &str)> {
@@ -115,9 +105,6 @@ pub(crate) fn pair(p: &[String]) -> Option<(&str, &str)> {
 /// Pairs a flat `[name, value, …]` list, moving the strings (an odd last
 /// name is dropped; callers refuse odd lists first).
 fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
-    if flat.is_empty() {
-        return Vec::new();
-    }
     let mut out = Vec::with_capacity(flat.len() / 2);
     let mut it = flat.into_iter();
     while let (Some(n), Some(v)) = (it.next(), it.next()) {

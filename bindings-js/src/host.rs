@@ -90,18 +90,13 @@ pub fn wall_ms(v: f64, field: &str) -> Result<u64> {
     whole_ms(v, field)
 }
 
+/// The largest whole number a JavaScript number holds exactly, 2^53 − 1.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 /// Converts a whole number of milliseconds in [0, 2^53) that is not a clock
-/// reading (a date to format, a fence).
+/// reading (a date to format, a fence): the core's count rule.
 pub fn whole_ms(v: f64, field: &str) -> Result<u64> {
-    if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 {
-        Ok(v as u64)
-    } else {
-        Err(Error::at(
-            ErrorCode::OutOfRange,
-            field,
-            format_args!("must be a non-negative integer of milliseconds, got {v}"),
-        ))
-    }
+    count(v, MAX_SAFE_INTEGER, field)
 }
 
 /// Reads a `u64` given as a decimal string (JavaScript passes seeds and

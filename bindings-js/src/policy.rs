@@ -212,15 +212,9 @@ impl<H: Host> Policy<H> {
 
     /// Returns a policy for tests: at most `attempts` calls, delays capped at `max_delay` ms.
     pub fn testing(&self, attempts: f64, max_delay: f64) -> Result<Self> {
-        if !(attempts.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&attempts)) {
-            return Err(Error::at(
-                ErrorCode::OutOfRange,
-                "attempts",
-                format_args!("must be an integer >= 1, got {attempts}"),
-            ));
-        }
+        let attempts = count(attempts, u32::MAX.into(), "attempts")? as u32;
         let max = ns(max_delay, "maxDelay")?;
-        self.p.testing(attempts as u32, max).map(Self::wrap).map_err(Error::of_config)
+        self.p.testing(attempts, max).map(Self::wrap).map_err(Error::of_config)
     }
 
     /// Returns the counters with the retry_attempts_total family of metric names.

@@ -1,10 +1,12 @@
 //! Classification verdicts: as JSON, and packed into one number for the hot
 //! path (`classifyStatus`), memoized per classifier.
 
-use crate::error::Result;
-use crate::failure::{status_of, FailureArgs, StrList};
+use crate::error::{Error, Result};
+use crate::failure::{FailureArgs, StrList};
 use crate::host::ms;
-use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS};
+use retrycore::classify::{
+    status_from_f64, Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS, MAX_STATUS,
+};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -55,10 +57,16 @@ pub fn pack(v: &Verdict) -> u32 {
         | u32::from(v.server_declined) << (B + 4)
 }
 
+/// The slots of a memo: (status 0..=[`MAX_STATUS`], flags 0..=7).
+const MEMO_LEN: usize = (MAX_STATUS as usize + 1) * 8;
+
 /// Whether (status, flags) has a slot in a memo: status 0..=999, flags 0..=7.
 #[inline(always)]
 fn memo_index(status: f64, flags: f64) -> Option<usize> {
-    if status.fract() == 0.0 && (0.0..=999.0).contains(&status) && flags.fract() == 0.0 && (0.0..=7.0).contains(&flags)
+    if status.fract() == 0.0
+        && (0.0..=f64::from(MAX_STATUS)).contains(&status)
+        && flags.fract() == 0.0
+        && (0.0..=7.0).contains(&flags)
     {
         Some(status as usize * 8 + flags as usize)
     } else {
@@ -69,7 +77,7 @@ fn memo_index(status: f64, flags: f64) -> Option<usize> {
 /// Classifies a status alone, packed: flags bit 0 = idempotent, bit 1 =
 /// declared not idempotent, bit 2 = idempotency key sent.
 pub fn classify_status_with(c: impl Fn(&Failure<'_>) -> Verdict, status: f64, flags: f64) -> Result<u32> {
-    let status = status_of(status)?;
+    let status = status_from_f64(status, "status").map_err(Error::of_config)?;
     let flags = crate::host::count(flags, 7, "flags")? as u32;
     let idempotent = match flags & 3 {
         0 => None,
@@ -93,7 +101,7 @@ impl StatusCache {
             return classify_status_with(c, status, flags);
         };
         if self.0.is_empty() {
-            self.0 = vec![u16::MAX; 1000 * 8];
+            self.0 = vec![u16::MAX; MEMO_LEN];
         }
         match self.0.get(i).copied() {
             Some(u16::MAX) | None => {
@@ -112,7 +120,7 @@ impl StatusCache {
 /// [`StatusCache`], plus one (0: not asked yet, so the table is zeroed
 /// memory, not 16 KB of data). Relaxed atomics: every thread computes the
 /// same verdict, so a race stores the same value twice.
-static DEFAULT_STATUS: [AtomicU16; 8000] = [const { AtomicU16::new(0) }; 8000];
+static DEFAULT_STATUS: [AtomicU16; MEMO_LEN] = [const { AtomicU16::new(0) }; MEMO_LEN];
 
 /// Classifies a status with the built-in tables (packed; see [`classify_status_with`]).
 #[inline]
