@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::host::{count, now_ns, Host};
 use crate::options::read_object;
-use retrycore::budget::{Budget as CoreBudget, BudgetConfig, FailureFacts, SharedBudget};
+use retrycore::budget::{Budget as CoreBudget, BudgetConfig, FailureFacts, Refusal, SharedBudget};
 use retrycore::classify::Category;
 use retrycore::ErrorCode;
 use serde_json::{json, Value};
@@ -14,12 +14,17 @@ use std::sync::MutexGuard;
 
 #[inline]
 fn category(id: f64) -> Result<Category> {
-    let i = count(id, u32::MAX.into(), "category")?;
-    usize::try_from(i)
-        .ok()
-        .and_then(|i| Category::ALL.get(i))
+    // At most 2^32 − 1, so the index is exact.
+    let i = count(id, u32::MAX.into(), "category")? as usize;
+    Category::ALL
+        .get(i)
         .copied()
         .ok_or_else(|| Error::at(ErrorCode::InvalidValue, "category", format_args!("no category {id}")))
+}
+
+/// Writes a refusal (null: none).
+fn refusal_json(r: Option<Refusal>) -> Value {
+    r.map_or(Value::Null, |r| json!({"budget": r.budget, "reason": r.reason}))
 }
 
 /// A retry budget as the surface drives it.
@@ -82,10 +87,7 @@ impl<H: Host> Budget<H> {
     pub fn check(&self, now: f64, category_id: f64, refused: bool, holds_slot: bool) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
         let c = category(category_id)?;
-        Ok(match self.lock().check(now, c, refused, holds_slot) {
-            Ok(()) => Value::Null,
-            Err(r) => json!({"budget": r.budget, "reason": r.reason}),
-        })
+        Ok(refusal_json(self.lock().check(now, c, refused, holds_slot).err()))
     }
 
     /// Takes what a retry costs: `{cost, slot}`.
@@ -140,10 +142,7 @@ impl<H: Host> Budget<H> {
     pub fn before_attempt(&self, now: f64, r: f64) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
         retrycore::backoff::check_r(r).map_err(Error::of_config)?;
-        Ok(match self.lock().before_attempt(now, r) {
-            None => Value::Null,
-            Some(x) => json!({"budget": x.budget, "reason": x.reason}),
-        })
+        Ok(refusal_json(self.lock().before_attempt(now, r)))
     }
 
     /// Returns the budget's level (tokens, or its counts).

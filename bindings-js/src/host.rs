@@ -169,16 +169,15 @@ impl EntropyPool {
             Some(e) => e,
             None => {
                 self.buf.resize(Self::BLOCK, 0);
+                self.pos = 0;
                 if let Err(e) = fill(&mut self.buf) {
                     self.buf.clear();
-                    self.pos = 0;
                     return Err(Error::config(
                         ErrorCode::InvalidState,
                         "entropy",
                         format!("{source} gave no entropy: {e}"),
                     ));
                 }
-                self.pos = 0;
                 out.len()
             }
         };

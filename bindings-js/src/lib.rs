@@ -56,8 +56,8 @@ pub use {breaker::permit_number, breaker::read_permit, policy::id_parts};
 use breaker::transition_json;
 use host::{ms, ns, u64_arg, wall_ms};
 
-use retrycore::duration;
 use retrycore::rng::{Rng as _, Xoshiro256pp};
+use retrycore::{duration, ErrorClass, ErrorCode, ErrorDomain};
 use serde_json::{json, Value};
 
 /// Returns what the JS layer reads at init: the core's
@@ -69,17 +69,12 @@ use serde_json::{json, Value};
 /// order, the lint codes and the breaker states.
 pub fn info() -> Value {
     let mut t = retrycore::tables::host_tables();
-    t["js_classes"] = retrycore::ErrorClass::ALL
-        .iter()
-        .map(|c| (c.code().to_owned(), Value::from(Class::of(*c).name())))
-        .collect::<serde_json::Map<_, _>>()
-        .into();
-    let e = |c: retrycore::ErrorCode| Class::of(c.class(retrycore::ErrorDomain::Config)).name();
-    t["js_error_classes"] = retrycore::ErrorCode::ALL
-        .iter()
-        .map(|c| (c.code().to_owned(), Value::from(e(*c))))
-        .collect::<serde_json::Map<_, _>>()
-        .into();
+    let names = |pairs: &mut dyn Iterator<Item = (&str, Class)>| -> Value {
+        pairs.map(|(k, c)| (k.to_owned(), Value::from(c.name()))).collect::<serde_json::Map<_, _>>().into()
+    };
+    t["js_classes"] = names(&mut ErrorClass::ALL.iter().map(|c| (c.code(), Class::of(*c))));
+    let class = |c: &ErrorCode| Class::of(c.class(ErrorDomain::Config));
+    t["js_error_classes"] = names(&mut ErrorCode::ALL.iter().map(|c| (c.code(), class(c))));
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "tables": t,
@@ -122,10 +117,7 @@ pub fn parse_http_date(value: &str, wall_now_ms: f64) -> Result<Option<f64>> {
 /// Lints a policy document (JSON text) against an optional service description.
 pub fn lint(policy: &str, service: Option<&str>) -> Result<Value> {
     let p = retrycore::policy::PolicyConfig::from_json(policy).map_err(Error::of_config)?;
-    let s = match service {
-        None => None,
-        Some(t) => Some(retrycore::lint::Service::from_json(t).map_err(Error::of_config)?),
-    };
+    let s = service.map(retrycore::lint::Service::from_json).transpose().map_err(Error::of_config)?;
     let findings = retrycore::lint::lint(&p, s.as_ref());
     Ok(Value::Array(
         findings

@@ -234,8 +234,8 @@ impl<H: Host> Policy<H> {
 
     /// Returns the budget at `index`.
     pub fn budget(&self, index: f64) -> Option<Budget<H>> {
-        let i = count(index, u32::MAX.into(), "index").ok()?;
-        self.p.budgets().get(usize::try_from(i).ok()?).cloned().map(Budget::from_shared)
+        let i = count(index, u32::MAX.into(), "index").ok()? as usize;
+        self.p.budgets().get(i).cloned().map(Budget::from_shared)
     }
 
     /// Returns a policy whose sessions share `breaker`.
@@ -245,12 +245,11 @@ impl<H: Host> Policy<H> {
 
     /// Returns a policy whose budget at `index` is `budget`.
     pub fn share_budget(&self, index: f64, budget: &Budget<H>) -> Result<Self> {
-        let i = usize::try_from(count(index, u32::MAX.into(), "index")?).unwrap_or(usize::MAX);
+        let i = count(index, u32::MAX.into(), "index")? as usize;
         let mut list = self.p.budgets().to_vec();
-        match list.get_mut(i) {
-            Some(slot) => *slot = budget.shared(),
-            None => return Err(Error::at(ErrorCode::OutOfRange, "budgets", "no budget at that index")),
-        }
+        let slot =
+            list.get_mut(i).ok_or_else(|| Error::at(ErrorCode::OutOfRange, "budgets", "no budget at that index"))?;
+        *slot = budget.shared();
         Ok(Self::wrap(self.p.with_budgets(list)))
     }
 
