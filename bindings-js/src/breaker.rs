@@ -4,6 +4,7 @@
 //! the epoch stays below 2^52); -1 means refused. Outcomes are 0 success,
 //! 1 failure, 2 ignored.
 
+use crate::camel_json;
 use crate::error::{Error, Result};
 use crate::failure::{FailureArgs, StrList};
 use crate::host::{count, ms, ms_or_infinity, now_ns, ns, quote, wall_ms, Host, MAX_SAFE_INTEGER};
@@ -257,12 +258,7 @@ impl<H: Host> Breaker<H> {
     /// rates in percent (-1 below the minimum number of calls) and counts.
     pub fn state_metrics(&self, now: f64) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
-        let m = self.lock().metrics(now);
-        Ok(json!({"failureRate": m.failure_rate, "slowCallRate": m.slow_call_rate,
-            "bufferedCalls": m.buffered_calls, "failedCalls": m.failed_calls,
-            "successfulCalls": m.successful_calls, "slowCalls": m.slow_calls,
-            "slowSuccessfulCalls": m.slow_successful_calls, "slowFailedCalls": m.slow_failed_calls,
-            "notPermittedCalls": m.not_permitted_calls}))
+        Ok(camel_json(serde_json::to_value(self.lock().metrics(now)).unwrap_or_default()))
     }
 
     /// Records an outcome without a permit (0 success, 1 failure, 2 ignored);
@@ -297,9 +293,7 @@ impl<H: Host> Breaker<H> {
     /// `BreakDurationGeneratorArguments`).
     pub fn break_arguments(&self, now: f64) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
-        let a = self.lock().break_arguments(now);
-        Ok(json!({"failureRate": a.failure_rate, "failureCount": a.failure_count,
-            "halfOpenAttempts": a.half_open_attempts}))
+        Ok(camel_json(serde_json::to_value(self.lock().break_arguments(now)).unwrap_or_default()))
     }
 
     /// Replaces the current open period's wait with `duration` ms, counted from when it opened.

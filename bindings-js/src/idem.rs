@@ -4,6 +4,7 @@
 //! Records, responses and dead letters are documents: JSON with snake_case
 //! keys, the same in every runtime. Decisions are API results (camelCase).
 
+use crate::camel_json;
 use crate::error::{Error, Result};
 use crate::failure::StrList;
 use crate::host::{draw, quote, wall_ms, whole_ms, Host};
@@ -133,33 +134,6 @@ impl<L: StrList> RecordArgs<L> {
     }
 }
 
-/// Writes a snake_case key in camelCase.
-#[doc(hidden)]
-pub fn camel(k: &str) -> String {
-    let mut out = String::with_capacity(k.len());
-    let mut up = false;
-    for ch in k.chars() {
-        if ch == '_' {
-            up = true;
-        } else if up {
-            out.extend(ch.to_uppercase());
-            up = false;
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
-
-/// Renames the top-level keys to camelCase, leaving documents inside
-/// (`response`, `record`) as they are.
-fn camel_top(v: Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (camel(&k), v)).collect()),
-        other => other,
-    }
-}
-
 fn http_json(a: Option<idem::HttpAnswer>) -> Value {
     a.map_or(Value::Null, |a| json!({"status": a.status, "errorType": a.error_type, "retryAfterS": a.retry_after_s}))
 }
@@ -193,7 +167,7 @@ pub fn decide_record<L: StrList>(
             );
         }
     }
-    Ok(camel_top(v))
+    Ok(camel_json(v))
 }
 
 fn outcome_of(text: &str) -> Result<idem::Outcome> {

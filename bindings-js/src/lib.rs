@@ -1,30 +1,16 @@
 //! The framework-independent half of retrycore's two JavaScript bindings.
 //!
-//! The Node binding (`bindings-node`, napi-rs) and the wasm binding
-//! (`bindings-wasm`, wasm-bindgen) implement one low-level surface
-//! (`bindings-node/native.d.ts`) under one TypeScript layer. Everything that
-//! surface does apart from touching host values lives here, once:
-//!
-//! - numbers: milliseconds to the core's nanoseconds and back, wall-clock
-//!   milliseconds, decimal `u64` arguments, `now` of exactly -1 meaning "read
-//!   the host's clock" ([`host`]);
-//! - errors: the core's [`retrycore::Error`] to the JS layer's four factory
-//!   arguments `(kind, code, field, message)` ([`Error`]);
-//! - typed options: the snake_case document the JS layer builds from
-//!   camelCase options, whose durations may still be millisecond numbers,
-//!   rewritten to exact `"<ns>ns"` strings ([`options`]);
-//! - failures ([`failure`]), packed verdicts and their memo
-//!   ([`verdict`]), breakers with numeric permits ([`Breaker`]), budgets
-//!   ([`Budget`]), policies with their generation-tagged session slab
-//!   ([`Policy`]), idempotency ([`idem`]) and the JSON every call returns.
-//!
-//! The surface itself — every function and class member with its JS name,
-//! argument kinds and return convention — is declared once, in
-//! [`surface`], and each FFI crate's build script expands it into its
-//! `#[napi]` / `#[wasm_bindgen]` exports. The FFI crates keep only what
-//! differs per host: reading arguments from host values, raising errors,
-//! the clock and the entropy (the [`Host`] trait, resolved at compile time:
-//! no dynamic dispatch).
+//! The Node (napi-rs) and wasm (wasm-bindgen) bindings implement one
+//! low-level surface, declared once in [`surface`] and expanded by each FFI
+//! crate's build script into its exports. Everything that surface does apart
+//! from touching host values lives here, once: millisecond numbers and
+//! decimal `u64`s ([`host`]), the error mapping ([`Error`]), typed options
+//! ([`options`]), failures ([`failure`]), packed verdicts ([`verdict`]),
+//! breakers with numeric permits ([`Breaker`]), budgets ([`Budget`]),
+//! policies with their session slab ([`Policy`]), idempotency ([`idem`]) and
+//! the JSON every call returns. The FFI crates keep reading host values,
+//! raising errors, the clock and the entropy ([`Host`], resolved at compile
+//! time).
 //!
 //! Nothing here panics on any input (a panic in WebAssembly traps and can
 //! leave the instance inconsistent): checked conversions, no indexing or
@@ -82,6 +68,33 @@ pub fn info() -> Value {
         "lintCodes": retrycore::lint::CODES.iter().map(|(c, s, d)| json!({"code": c, "severity": s.code(), "description": d})).collect::<Vec<_>>(),
         "states": retrycore::breaker::State::ALL.map(|s| s.code()),
     })
+}
+
+/// Writes a snake_case key in camelCase.
+#[doc(hidden)]
+pub fn camel(k: &str) -> String {
+    let mut out = String::with_capacity(k.len());
+    let mut up = false;
+    for ch in k.chars() {
+        if ch == '_' {
+            up = true;
+        } else if up {
+            out.extend(ch.to_uppercase());
+            up = false;
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// Renames the top-level keys of a core value to camelCase (JS naming),
+/// leaving documents inside (`response`, `record`) as they are.
+pub(crate) fn camel_json(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (camel(&k), v)).collect()),
+        other => other,
+    }
 }
 
 /// Parses a duration string (`"250ms"`) to milliseconds.

@@ -4,12 +4,12 @@
 use retrycore::classify::{Category, Classifier, RetryableTrait};
 use retrycore::{ErrorClass, ErrorCode, ErrorDomain};
 use retrycore_js::host::{count, ms, ms_or_infinity, now_ns, ns, quote, u64_arg, wall_ms, whole_ms, EntropyPool};
-use retrycore_js::idem::{camel, dead_letter, decide_record, mint_key, RecordArgs};
+use retrycore_js::idem::{dead_letter, decide_record, mint_key, RecordArgs};
 use retrycore_js::options::read_object;
 use retrycore_js::verdict::{classify_status, classify_status_with, StatusCache};
 use retrycore_js::{
-    format_duration, id_parts, info, parse_duration, permit_number, read_permit, seeded_rng, server_advice, Breaker,
-    Budget, Class, Error, FailureArgs, Host, Policy, Result,
+    camel, format_duration, id_parts, info, parse_duration, permit_number, read_permit, seeded_rng, server_advice,
+    Breaker, Budget, Class, Error, FailureArgs, Host, Policy, Result,
 };
 use serde_json::json;
 use std::cell::Cell;
