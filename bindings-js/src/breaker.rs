@@ -196,7 +196,7 @@ impl<H: Host> Breaker<H> {
             Error::at(ErrorCode::InvalidValue, "state", format_args!("not a breaker state: {:?}", quote(state)))
         })?;
         let now = now_ns::<H>(now, "now")?;
-        let t = self.lock().transition_to(to, now).map_err(Error::of_state)?;
+        let t = self.lock().transition_to(to, now).map_err(Error::of_config)?;
         self.note(Some(t));
         Ok(transition_json(&t))
     }
@@ -222,11 +222,11 @@ impl<H: Host> Breaker<H> {
         let wall = wall_ms(wall_now_ms, "wallNowMs")?;
         // The snapshot limit is the core's (`max_snapshot_bytes`, larger than a
         // document's: a busy 100 000-second window is about 5 MB).
-        let s = BreakerSnapshot::from_json(snapshot).map_err(Error::of_state)?;
+        let s = BreakerSnapshot::from_json(snapshot).map_err(Error::of_config)?;
         // One lock: nothing a sharer records can land between reading the
         // settings and replacing the state.
         let mut b = self.lock();
-        *b = CircuitBreaker::restore(b.config().clone(), &s, now, wall).map_err(Error::of_state)?;
+        *b = CircuitBreaker::restore(b.config().clone(), &s, now, wall).map_err(Error::of_config)?;
         Ok(())
     }
 
@@ -275,7 +275,7 @@ impl<H: Host> Breaker<H> {
     pub fn transition_to_open_for(&mut self, duration: f64, now: f64) -> Result<Value> {
         let d = ns(duration, "duration")?;
         let now = now_ns::<H>(now, "now")?;
-        let t = self.lock().transition_to_open_for(d, now).map_err(Error::of_state)?;
+        let t = self.lock().transition_to_open_for(d, now).map_err(Error::of_config)?;
         self.note(Some(t));
         Ok(transition_json(&t))
     }
@@ -284,7 +284,7 @@ impl<H: Host> Breaker<H> {
     pub fn transition_to_open_until(&mut self, until: f64, now: f64) -> Result<Value> {
         let until = limits::time_from_host_f64(until, 1e6, "until").map_err(Error::of_config)?;
         let now = now_ns::<H>(now, "now")?;
-        let t = self.lock().transition_to_open_until(until, now).map_err(Error::of_state)?;
+        let t = self.lock().transition_to_open_until(until, now).map_err(Error::of_config)?;
         self.note(Some(t));
         Ok(transition_json(&t))
     }
@@ -299,6 +299,6 @@ impl<H: Host> Breaker<H> {
     /// Replaces the current open period's wait with `duration` ms, counted from when it opened.
     pub fn set_break_duration(&mut self, duration: f64) -> Result<()> {
         let d = ns(duration, "duration")?;
-        self.lock().set_break_duration(d).map_err(Error::of_state)
+        self.lock().set_break_duration(d).map_err(Error::of_config)
     }
 }

@@ -165,13 +165,13 @@ impl<H: Host> Budget<H> {
     pub fn acquire(&self, amount: f64, now: f64) -> Result<bool> {
         let amount = count(amount, u32::MAX.into(), "amount")? as u32;
         let now = now_ns::<H>(now, "now")?;
-        self.lock().acquire(now, amount).map_err(Error::of_state)
+        self.lock().acquire(now, amount).map_err(Error::of_config)
     }
 
     /// Returns `amount` tokens to a token bucket, up to its capacity.
     pub fn release(&self, amount: f64, now: f64) -> Result<()> {
         let amount = count(amount, u32::MAX.into(), "amount")? as u32;
         let now = now_ns::<H>(now, "now")?;
-        self.lock().release(now, amount).map_err(Error::of_state)
+        self.lock().release(now, amount).map_err(Error::of_config)
     }
 }

@@ -125,7 +125,8 @@ impl Error {
         Error { class, code: e.code(), field: e.field().to_owned(), message: e.to_string() }
     }
 
-    /// Maps a core error about options, documents or arguments (for `map_err`).
+    /// Maps a core error about options, documents or arguments, or the
+    /// objects they build (sessions, breakers, budgets), for `map_err`.
     #[cold]
     pub fn of_config(e: retrycore::Error) -> Error {
         Error::core(&e, ErrorDomain::Config)
@@ -135,12 +136,5 @@ impl Error {
     #[cold]
     pub fn of_idempotency(e: retrycore::Error) -> Error {
         Error::core(&e, ErrorDomain::Idempotency)
-    }
-
-    /// Maps a core error about sessions, breakers or budgets (for `map_err`):
-    /// the objects options build, so the config domain.
-    #[cold]
-    pub fn of_state(e: retrycore::Error) -> Error {
-        Error::core(&e, ErrorDomain::Config)
     }
 }

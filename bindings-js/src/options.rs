@@ -13,16 +13,11 @@ use serde_json::Value;
 /// Nanoseconds in the unit of a bare duration number: JS milliseconds.
 pub const MS: f64 = 1e6;
 
-/// Refuses a document over [`MAX_DOCUMENT_BYTES`](retrycore::limits::MAX_DOCUMENT_BYTES)
-/// before parsing it, whatever the entry (options, breaker and budget
-/// objects, snapshots; see `docs/js.md, "Input limits"`).
-pub fn document_size(text: &str) -> Result<()> {
-    retrycore::limits::check_bytes(text.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "").map_err(Error::of_config)
-}
-
-/// Parses a document (typed options, or a breaker or budget object) within the size limit.
+/// Parses a document (typed options, or a breaker or budget object),
+/// refusing one over [`MAX_DOCUMENT_BYTES`](retrycore::limits::MAX_DOCUMENT_BYTES)
+/// before parsing it (see `docs/js.md, "Input limits"`).
 pub fn parse(text: &str) -> Result<Value> {
-    document_size(text)?;
+    retrycore::limits::check_bytes(text.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "").map_err(Error::of_config)?;
     serde_json::from_str(text).map_err(|e| Error::config(ErrorCode::InvalidJson, "", format!("not JSON: {e}")))
 }
 

@@ -338,14 +338,11 @@ impl<H: Host> Policy<H> {
         method: Option<String>,
     ) -> Result<f64> {
         let id = self.begin(key, None, idempotent, key_sent, method, None)?;
-        match self.before(id, now) {
-            Ok(0.0) => Ok(-id - 1.0),
-            Ok(_) => Ok(id),
-            Err(e) => {
-                self.free(id);
-                Err(e)
-            }
+        let attempt = self.before(id, now);
+        if attempt.is_err() {
+            self.free(id);
         }
+        Ok(if attempt? == 0.0 { -id - 1.0 } else { id })
     }
 
     /// Records a success and frees the session in one call (the `execute` fast path).
@@ -360,7 +357,7 @@ impl<H: Host> Policy<H> {
     pub fn before(&mut self, id: f64, now: f64) -> Result<f64> {
         let now = now_ns::<H>(now, "now")?;
         let slot = self.slot(id)?;
-        let g = slot.session.before_attempt_ns(now).map_err(Error::of_state)?;
+        let g = slot.session.before_attempt_ns(now).map_err(Error::of_config)?;
         let r = match g {
             Gate::Proceed { attempt, .. } => f64::from(attempt),
             Gate::Reject { .. } => 0.0,
@@ -382,7 +379,7 @@ impl<H: Host> Policy<H> {
         let now = now_ns::<H>(now, "now")?;
         let f = failure.read()?;
         let slot = self.slot(id)?;
-        let d = f.with(|f| slot.session.on_failure_ns(now, f)).map_err(Error::of_state)?;
+        let d = f.with(|f| slot.session.on_failure_ns(now, f)).map_err(Error::of_config)?;
         let r = match &d {
             Decision::Retry { delay, .. } => ms_of(*delay),
             Decision::GiveUp { .. } => -1.0,
@@ -401,7 +398,7 @@ impl<H: Host> Policy<H> {
     pub fn succeed(&mut self, id: f64, now: f64, elapsed_ms: Option<f64>) -> Result<()> {
         let now = now_ns::<H>(now, "now")?;
         let elapsed = elapsed_ms.map(|e| ns(e, "elapsed")).transpose()?;
-        self.session(id)?.on_success_ns(now, elapsed).map_err(Error::of_state)
+        self.session(id)?.on_success_ns(now, elapsed).map_err(Error::of_config)
     }
 
     /// Ends a session as cancelled.

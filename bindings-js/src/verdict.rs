@@ -103,16 +103,13 @@ impl StatusCache {
         if self.0.is_empty() {
             self.0 = vec![u16::MAX; MEMO_LEN];
         }
-        match self.0.get(i).copied() {
-            Some(u16::MAX) | None => {
-                let v = classify_status_with(c, status, flags)?;
-                if let Some(slot) = self.0.get_mut(i) {
-                    *slot = v as u16;
-                }
-                Ok(v)
-            }
-            Some(v) => Ok(u32::from(v)),
+        let Some(slot) = self.0.get_mut(i) else {
+            return classify_status_with(c, status, flags);
+        };
+        if *slot == u16::MAX {
+            *slot = classify_status_with(c, status, flags)? as u16;
         }
+        Ok(u32::from(*slot))
     }
 }
 

@@ -84,26 +84,20 @@ fn array_items<T>(
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    let bad = || rjs::Error::config(ErrorCode::InvalidType, field, format!("{field}: must be an array of {what}"));
+    let bad = || rjs::Error::at(ErrorCode::InvalidType, field, format_args!("must be an array of {what}"));
     if !js_is_array(v).unwrap_or(false) {
         return Err(bad());
     }
-    let len = js_sys::Reflect::get(v, &JsValue::from_str("length")).map_err(|_| bad())?.as_f64().unwrap_or(-1.0);
-    if !(len >= 0.0 && len.fract() == 0.0) {
-        return Err(bad());
-    }
-    // `len` is a whole number in [0, 2^53): the cast is exact.
+    let len = js_sys::Reflect::get(v, &JsValue::from_str("length")).map_err(|_| bad())?.as_f64();
+    let len = len.filter(|l| *l >= 0.0 && l.fract() == 0.0).ok_or_else(bad)?;
+    // `len` is a whole number (past 2^64 it saturates, and is refused).
     retrycore::limits::check_items(len as u64, field).map_err(rjs::Error::of_config)?;
     let n = len as u32;
     let mut out = Vec::with_capacity(n as usize);
     for i in 0..n {
         let x = js_sys::Reflect::get_u32(v, i).map_err(|_| bad())?;
-        match item(x) {
-            Some(t) => out.push(t),
-            None => {
-                return Err(rjs::Error::config(ErrorCode::InvalidType, field, format!("{field}[{i}]: must be {what}")));
-            }
-        }
+        let bad_item = || rjs::Error::config(ErrorCode::InvalidType, field, format!("{field}[{i}]: must be {what}"));
+        out.push(item(x).ok_or_else(bad_item)?);
     }
     Ok(Some(out))
 }
