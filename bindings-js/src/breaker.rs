@@ -45,7 +45,7 @@ fn counted(outcome: f64) -> Result<Counted> {
         0.0 => Ok(Counted::Success),
         1.0 => Ok(Counted::Failure),
         2.0 => Ok(Counted::Ignored),
-        _ => Err(Error::at(ErrorCode::InvalidValue, "outcome", "must be success, failure or ignored")),
+        _ => Err(Error::config(ErrorCode::InvalidValue, "outcome", "must be success, failure or ignored")),
     }
 }
 
@@ -193,7 +193,7 @@ impl<H: Host> Breaker<H> {
     /// Moves to `state` by hand; returns the transition.
     pub fn transition_to(&mut self, state: &str, now: f64) -> Result<Value> {
         let to = State::from_code(state).ok_or_else(|| {
-            Error::at(ErrorCode::InvalidValue, "state", format_args!("not a breaker state: {:?}", quote(state)))
+            Error::config(ErrorCode::InvalidValue, "state", format_args!("not a breaker state: {:?}", quote(state)))
         })?;
         let now = now_ns::<H>(now, "now")?;
         let t = self.lock().transition_to(to, now).map_err(Error::of_config)?;

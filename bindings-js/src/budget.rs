@@ -19,7 +19,7 @@ fn category(id: f64) -> Result<Category> {
     Category::ALL
         .get(i)
         .copied()
-        .ok_or_else(|| Error::at(ErrorCode::InvalidValue, "category", format_args!("no category {id}")))
+        .ok_or_else(|| Error::config(ErrorCode::InvalidValue, "category", format_args!("no category {id}")))
 }
 
 /// Writes a refusal (null: none).

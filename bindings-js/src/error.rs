@@ -11,6 +11,7 @@
 //! `NaN`) is the FFI crate's business.
 
 use retrycore::{ErrorClass, ErrorCode, ErrorDomain};
+use std::fmt::Display;
 
 /// Which JavaScript class an error becomes: the factory's `kind`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -77,44 +78,26 @@ impl Error {
         [self.class.name(), self.code, &self.field, &self.message]
     }
 
-    /// Builds an error of `class` with `code`, naming `field`.
+    /// Builds the error for a core `code` raised in `domain` about `field`,
+    /// its message written as the core writes its own: `field: reason` (the
+    /// reason alone when no field applies).
     #[cold]
-    pub fn new(class: Class, code: &'static str, field: &str, message: impl Into<String>) -> Error {
-        Error { class, code, field: field.to_owned(), message: message.into() }
-    }
-
-    /// Builds the error for a core `code` raised in `domain`, in the
-    /// JavaScript class of the core's class for it (`message` is shown as is).
-    #[cold]
-    pub fn code(code: ErrorCode, domain: ErrorDomain, field: &str, message: impl Into<String>) -> Error {
-        Error::new(Class::of(code.class(domain)), code.code(), field, message)
+    pub fn code(code: ErrorCode, domain: ErrorDomain, field: &str, reason: impl Display) -> Error {
+        Error::core(&retrycore::Error::new(code, field.to_owned(), reason.to_string()), domain)
     }
 
     /// Builds the error for a core `code` about options, arguments or the
     /// objects they build ([`Error::code`] in the config domain).
     #[cold]
-    pub fn config(code: ErrorCode, field: &str, message: impl Into<String>) -> Error {
-        Error::code(code, ErrorDomain::Config, field, message)
-    }
-
-    /// Builds the error for a core `code` about `field` in the config domain,
-    /// written as the core writes its own: `field: reason`.
-    #[cold]
-    pub fn at(code: ErrorCode, field: &str, reason: impl std::fmt::Display) -> Error {
-        Error::config(code, field, format!("{field}: {reason}"))
-    }
-
-    /// [`Error::at`] in the idempotency domain.
-    #[cold]
-    pub fn idem_at(code: ErrorCode, field: &str, reason: impl std::fmt::Display) -> Error {
-        Error::idempotency(code, field, format!("{field}: {reason}"))
+    pub fn config(code: ErrorCode, field: &str, reason: impl Display) -> Error {
+        Error::code(code, ErrorDomain::Config, field, reason)
     }
 
     /// Builds the error for a core `code` raised by an idempotency function
     /// ([`Error::code`] in the idempotency domain).
     #[cold]
-    pub fn idempotency(code: ErrorCode, field: &str, message: impl Into<String>) -> Error {
-        Error::code(code, ErrorDomain::Idempotency, field, message)
+    pub fn idempotency(code: ErrorCode, field: &str, reason: impl Display) -> Error {
+        Error::code(code, ErrorDomain::Idempotency, field, reason)
     }
 
     /// Maps a core error raised in `domain` to the JavaScript class of the

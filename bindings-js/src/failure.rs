@@ -67,7 +67,7 @@ impl<L: StrList> FailureArgs<L> {
         };
         let headers = self.headers.read("headers")?.unwrap_or_default();
         if headers.len() & 1 == 1 {
-            return Err(Error::at(ErrorCode::InvalidType, "headers", "must be name/value pairs"));
+            return Err(Error::config(ErrorCode::InvalidType, "headers", "must be name/value pairs"));
         }
         Ok(FailureBuf {
             status,

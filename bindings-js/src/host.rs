@@ -103,7 +103,7 @@ pub fn whole_ms(v: f64, field: &str) -> Result<u64> {
 /// other 64-bit integers as strings or BigInt converted to strings).
 pub fn u64_arg(s: &str, field: &str) -> Result<u64> {
     s.trim().parse::<u64>().map_err(|_| {
-        Error::at(ErrorCode::OutOfRange, field, format_args!("must be an integer in [0, 2^64), got {:?}", quote(s)))
+        Error::config(ErrorCode::OutOfRange, field, format_args!("must be an integer in [0, 2^64), got {:?}", quote(s)))
     })
 }
 
@@ -163,7 +163,7 @@ impl EntropyPool {
         fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
     ) -> Result<()> {
         if out.len() > Self::BLOCK {
-            return Err(Error::at(ErrorCode::OutOfRange, "entropy", "too many bytes asked"));
+            return Err(Error::config(ErrorCode::OutOfRange, "entropy", "too many bytes asked"));
         }
         let end = match self.pos.checked_add(out.len()).filter(|e| *e <= self.buf.len()) {
             Some(e) => e,

@@ -51,7 +51,7 @@ pub fn mint_key<H: Host>(entropy_hex: Option<&str>) -> Result<String> {
             }
             b
         }
-        Some(_) => return Err(Error::idem_at(ErrorCode::InvalidValue, "entropy", "must be 32 hex digits")),
+        Some(_) => return Err(Error::idempotency(ErrorCode::InvalidValue, "entropy", "must be 32 hex digits")),
     };
     Ok(idem::mint_key(b))
 }
@@ -178,13 +178,13 @@ fn outcome_of(text: &str) -> Result<idem::Outcome> {
         None | Some(Value::Null) => None,
         Some(r) => Some(
             serde_json::from_value::<idem::StoredResponse>(r)
-                .map_err(|e| Error::idem_at(ErrorCode::InvalidType, "outcome.response", e))?,
+                .map_err(|e| Error::idempotency(ErrorCode::InvalidType, "outcome.response", e))?,
         ),
     };
     let state = match o.get("state") {
         None => None,
         Some(Value::String(x)) => Some(x.as_str()),
-        Some(_) => return Err(Error::idem_at(ErrorCode::InvalidType, "outcome.state", "must be a string")),
+        Some(_) => return Err(Error::idempotency(ErrorCode::InvalidType, "outcome.state", "must be a string")),
     };
     let category = o.get("category").and_then(Value::as_str).map(str::to_owned);
     idem::Outcome::read(state, category, response, "outcome").map_err(Error::of_idempotency)
@@ -224,7 +224,7 @@ pub fn dead_letter(letter: &str, ops: &[String]) -> Result<String> {
             "mark_replayed" => l.mark_replayed(),
             "discard" => l.discard(),
             other => {
-                return Err(Error::idem_at(
+                return Err(Error::idempotency(
                     ErrorCode::InvalidValue,
                     "op",
                     format_args!("unknown operation {:?}", quote(other)),

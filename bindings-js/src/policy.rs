@@ -49,7 +49,7 @@ struct Live<'a> {
 
 #[cold]
 fn finished() -> Error {
-    Error::at(ErrorCode::InvalidState, "session", "this session is finished and released")
+    Error::config(ErrorCode::InvalidState, "session", "this session is finished and released")
 }
 
 /// The slot index and generation an id names, if it could name one: a
@@ -185,7 +185,7 @@ impl<H: Host> Policy<H> {
     #[inline]
     pub fn delay(&self, retry: f64, r: f64, prev: Option<f64>) -> Result<f64> {
         if !(retry >= 1.0 && retry.fract() == 0.0) {
-            return Err(Error::at(
+            return Err(Error::config(
                 ErrorCode::OutOfRange,
                 "retry",
                 format_args!("must be an integer >= 1, got {retry}"),
@@ -247,8 +247,9 @@ impl<H: Host> Policy<H> {
     pub fn share_budget(&self, index: f64, budget: &Budget<H>) -> Result<Self> {
         let i = count(index, u32::MAX.into(), "index")? as usize;
         let mut list = self.p.budgets().to_vec();
-        let slot =
-            list.get_mut(i).ok_or_else(|| Error::at(ErrorCode::OutOfRange, "budgets", "no budget at that index"))?;
+        let slot = list
+            .get_mut(i)
+            .ok_or_else(|| Error::config(ErrorCode::OutOfRange, "budgets", "no budget at that index"))?;
         *slot = budget.shared();
         Ok(Self::wrap(self.p.with_budgets(list)))
     }
@@ -313,7 +314,7 @@ impl<H: Host> Policy<H> {
             Some(i) => i,
             None => {
                 if self.slots.len() >= INDEX_LEN as usize {
-                    return Err(Error::at(ErrorCode::TooLarge, "session", "too many live sessions"));
+                    return Err(Error::config(ErrorCode::TooLarge, "session", "too many live sessions"));
                 }
                 self.slots.push(Slot::empty(self.gen_floor));
                 self.slots.len() - 1

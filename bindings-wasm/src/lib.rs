@@ -84,7 +84,7 @@ fn array_items<T>(
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    let bad = || rjs::Error::at(ErrorCode::InvalidType, field, format_args!("must be an array of {what}"));
+    let bad = || rjs::Error::config(ErrorCode::InvalidType, field, format_args!("must be an array of {what}"));
     if !js_is_array(v).unwrap_or(false) {
         return Err(bad());
     }
@@ -96,7 +96,7 @@ fn array_items<T>(
     let mut out = Vec::with_capacity(n as usize);
     for i in 0..n {
         let x = js_sys::Reflect::get_u32(v, i).map_err(|_| bad())?;
-        let bad_item = || rjs::Error::config(ErrorCode::InvalidType, field, format!("{field}[{i}]: must be {what}"));
+        let bad_item = || rjs::Error::config(ErrorCode::InvalidType, field, format_args!("item {i}: must be {what}"));
         out.push(item(x).ok_or_else(bad_item)?);
     }
     Ok(Some(out))
