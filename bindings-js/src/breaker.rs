@@ -56,22 +56,15 @@ pub struct Breaker<H> {
     /// Collect transitions for `takeTransitions` (only while a JS hook listens).
     collect: bool,
     pending: Vec<Transition>,
-    last_state: State,
-    last_retry_after: u64,
+    /// The state that refused last and the wait (ns) it named.
+    refusal: (State, u64),
     host: PhantomData<fn() -> H>,
 }
 
 impl<H: Host> Breaker<H> {
     /// Wraps a breaker shared with policies.
     pub fn from_shared(b: SharedBreaker) -> Self {
-        Breaker {
-            b,
-            collect: false,
-            pending: Vec::new(),
-            last_state: State::Closed,
-            last_retry_after: 0,
-            host: PhantomData,
-        }
+        Breaker { b, collect: false, pending: Vec::new(), refusal: (State::Closed, 0), host: PhantomData }
     }
 
     /// Creates a breaker from a breaker object (JSON text; durations as strings, or ms numbers when `ms_numbers`).
@@ -108,8 +101,7 @@ impl<H: Host> Breaker<H> {
         Ok(match a {
             Acquire::Permitted(p) => permit_number(&p),
             Acquire::Rejected { state, retry_after } => {
-                self.last_state = state;
-                self.last_retry_after = retry_after;
+                self.refusal = (state, retry_after);
                 -1.0
             }
         })
@@ -117,12 +109,12 @@ impl<H: Host> Breaker<H> {
 
     /// Returns the wait (ms) the last refusal named (`Infinity`: not by waiting).
     pub fn last_retry_after(&self) -> f64 {
-        ms_or_infinity(self.last_retry_after)
+        ms_or_infinity(self.refusal.1)
     }
 
     /// Returns the state that refused last.
     pub fn last_refused_state(&self) -> &'static str {
-        self.last_state.code()
+        self.refusal.0.code()
     }
 
     /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.

@@ -61,10 +61,7 @@ impl<L: StrList> FailureArgs<L> {
     /// Checks and converts the arguments into a failure the core classifies.
     pub fn read(self) -> Result<FailureBuf> {
         let status = self.status.map(|s| status_from_f64(s, "status")).transpose().map_err(Error::of_config)?;
-        let grpc_code = match self.grpc {
-            None => None,
-            Some(g) => Some(GrpcCode::read(&g, "grpcCode").map_err(Error::of_config)?),
-        };
+        let grpc_code = self.grpc.map(|g| GrpcCode::read(&g, "grpcCode")).transpose().map_err(Error::of_config)?;
         let headers = self.headers.read("headers")?.unwrap_or_default();
         if headers.len() & 1 == 1 {
             return Err(Error::config(ErrorCode::InvalidType, "headers", "must be name/value pairs"));
@@ -79,18 +76,15 @@ impl<L: StrList> FailureArgs<L> {
             headers: pairs(headers),
             elapsed: self.elapsed_ms.map(|e| ns(e, "elapsed")).transpose()?.map(std::time::Duration::from_nanos),
             wall_now_ms: self.wall_now_ms.map(|w| wall_ms(w, "wallNowMs")).transpose()?,
-            message: self.message.map(clip),
+            // Cut to what message rules read (`limits::clip_message`).
+            message: self.message.map(|mut m| {
+                m.truncate(retrycore::limits::clip_message(&m).len());
+                m
+            }),
             retryable: self.retryable_throttling.map(|throttling| RetryableTrait { throttling }),
             should_retry: self.should_retry,
         })
     }
-}
-
-/// Cuts a message to what message rules read (`limits::clip_message`).
-fn clip(mut m: String) -> String {
-    let n = retrycore::limits::clip_message(&m).len();
-    m.truncate(n);
-    m
 }
 
 /// A `[name, value]` pair of a flat header list (`chunks_exact(2)` gives only pairs).

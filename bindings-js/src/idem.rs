@@ -161,10 +161,7 @@ pub fn decide_record<L: StrList>(
     if let Some(m) = v.as_object_mut() {
         m.insert("http".to_owned(), http_json(d.http(&cfg)));
         if let idem::RecordDecision::Execute(claim) = &d {
-            m.insert(
-                "record".to_owned(),
-                serde_json::to_value(claim.to_record(key, fingerprint)).unwrap_or(Value::Null),
-            );
+            m.insert("record".into(), serde_json::to_value(claim.to_record(key, fingerprint)).unwrap_or_default());
         }
     }
     Ok(camel_json(v))

@@ -40,12 +40,8 @@ impl Slot {
     }
 }
 
-/// A live slot, borrowed field by field.
-struct Live<'a> {
-    session: &'a mut RetrySession,
-    gate: &'a mut Option<Gate>,
-    decision: &'a mut Option<Decision>,
-}
+/// A live slot's session, last gate and last decision, borrowed field by field.
+type Live<'a> = (&'a mut RetrySession, &'a mut Option<Gate>, &'a mut Option<Decision>);
 
 #[cold]
 fn finished() -> Error {
@@ -140,10 +136,7 @@ impl<H: Host> Policy<H> {
     }
 
     fn create(c: PolicyConfig, entropy: Option<&str>) -> Result<Self> {
-        let e = match entropy {
-            Some(s) => u64_arg(s, "entropy")?,
-            None => u64::from_le_bytes(draw::<H, 8>()?),
-        };
+        let e = entropy.map_or_else(|| draw::<H, 8>().map(u64::from_le_bytes), |s| u64_arg(s, "entropy"))?;
         RetryPolicy::new(c, Some(e)).map(Self::wrap).map_err(Error::of_config)
     }
 
@@ -284,16 +277,14 @@ impl<H: Host> Policy<H> {
     fn slot(&mut self, id: f64) -> Result<Live<'_>> {
         let (idx, gen) = id_parts(id).ok_or_else(finished)?;
         match self.slots.get_mut(idx) {
-            Some(Slot { gen: g, session: Some(session), gate, decision }) if *g == gen => {
-                Ok(Live { session, gate, decision })
-            }
+            Some(Slot { gen: g, session: Some(session), gate, decision }) if *g == gen => Ok((session, gate, decision)),
             _ => Err(finished()),
         }
     }
 
     #[inline]
     fn session(&mut self, id: f64) -> Result<&mut RetrySession> {
-        Ok(self.slot(id)?.session)
+        Ok(self.slot(id)?.0)
     }
 
     /// Starts a session; returns its id.
@@ -357,21 +348,17 @@ impl<H: Host> Policy<H> {
     #[inline]
     pub fn before(&mut self, id: f64, now: f64) -> Result<f64> {
         let now = now_ns::<H>(now, "now")?;
-        let slot = self.slot(id)?;
-        let g = slot.session.before_attempt_ns(now).map_err(Error::of_config)?;
-        let r = match g {
-            Gate::Proceed { attempt, .. } => f64::from(attempt),
-            Gate::Reject { .. } => 0.0,
-        };
-        *slot.gate = Some(g);
+        let (session, gate, _) = self.slot(id)?;
+        let g = session.before_attempt_ns(now).map_err(Error::of_config)?;
+        let r = if let Gate::Proceed { attempt, .. } = g { f64::from(attempt) } else { 0.0 };
+        *gate = Some(g);
         Ok(r)
     }
 
     /// Returns the last gate of a session (null before the first).
     pub fn gate(&mut self, id: f64) -> Result<Value> {
-        let slot = self.slot(id)?;
-        let (made, give_up) = (slot.session.attempts(), slot.session.give_up_reason());
-        Ok(slot.gate.as_ref().map_or(Value::Null, |g| gate_json(g, made, give_up)))
+        let (session, gate, _) = self.slot(id)?;
+        Ok(gate.as_ref().map_or(Value::Null, |g| gate_json(g, session.attempts(), session.give_up_reason())))
     }
 
     /// Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`).
@@ -379,19 +366,16 @@ impl<H: Host> Policy<H> {
     pub fn fail<L: StrList>(&mut self, id: f64, now: f64, failure: FailureArgs<L>) -> Result<f64> {
         let now = now_ns::<H>(now, "now")?;
         let f = failure.read()?;
-        let slot = self.slot(id)?;
-        let d = f.with(|f| slot.session.on_failure_ns(now, f)).map_err(Error::of_config)?;
-        let r = match &d {
-            Decision::Retry { delay, .. } => ms_of(*delay),
-            Decision::GiveUp { .. } => -1.0,
-        };
-        *slot.decision = Some(d);
+        let (session, _, decision) = self.slot(id)?;
+        let d = f.with(|f| session.on_failure_ns(now, f)).map_err(Error::of_config)?;
+        let r = if let Decision::Retry { delay, .. } = &d { ms_of(*delay) } else { -1.0 };
+        *decision = Some(d);
         Ok(r)
     }
 
     /// Returns the last decision of a session (null before the first).
     pub fn decision(&mut self, id: f64) -> Result<Value> {
-        Ok(self.slot(id)?.decision.as_ref().map_or(Value::Null, decision_json))
+        Ok(self.slot(id)?.2.as_ref().map_or(Value::Null, decision_json))
     }
 
     /// Records a success and finishes the session.

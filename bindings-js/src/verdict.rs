@@ -63,15 +63,8 @@ const MEMO_LEN: usize = (MAX_STATUS as usize + 1) * 8;
 /// Whether (status, flags) has a slot in a memo: status 0..=999, flags 0..=7.
 #[inline(always)]
 fn memo_index(status: f64, flags: f64) -> Option<usize> {
-    if status.fract() == 0.0
-        && (0.0..=f64::from(MAX_STATUS)).contains(&status)
-        && flags.fract() == 0.0
-        && (0.0..=7.0).contains(&flags)
-    {
-        Some(status as usize * 8 + flags as usize)
-    } else {
-        None
-    }
+    let whole = |x: f64, max: f64| x.fract() == 0.0 && (0.0..=max).contains(&x);
+    (whole(status, f64::from(MAX_STATUS)) && whole(flags, 7.0)).then(|| status as usize * 8 + flags as usize)
 }
 
 /// Classifies a status alone, packed: flags bit 0 = idempotent, bit 1 =
@@ -79,11 +72,8 @@ fn memo_index(status: f64, flags: f64) -> Option<usize> {
 pub fn classify_status_with(c: impl Fn(&Failure<'_>) -> Verdict, status: f64, flags: f64) -> Result<u32> {
     let status = status_from_f64(status, "status").map_err(Error::of_config)?;
     let flags = crate::host::count(flags, 7, "flags")? as u32;
-    let idempotent = match flags & 3 {
-        0 => None,
-        2 => Some(false),
-        _ => Some(true),
-    };
+    // Neither bit: not said; bit 0 (idempotent) wins over bit 1 (declared not).
+    let idempotent = (flags & 3 != 0).then_some(flags & 3 != 2);
     let f = Failure { status: Some(status), idempotent, idempotency_key_sent: flags & 4 != 0, ..Default::default() };
     Ok(pack(&c(&f)))
 }
@@ -97,15 +87,11 @@ impl StatusCache {
     /// Classifies a status with `c` (packed; see [`classify_status_with`]).
     #[inline]
     pub fn get(&mut self, c: impl Fn(&Failure<'_>) -> Verdict, status: f64, flags: f64) -> Result<u32> {
-        let Some(i) = memo_index(status, flags) else {
-            return classify_status_with(c, status, flags);
-        };
+        let Some(i) = memo_index(status, flags) else { return classify_status_with(c, status, flags) };
         if self.0.is_empty() {
             self.0 = vec![u16::MAX; MEMO_LEN];
         }
-        let Some(slot) = self.0.get_mut(i) else {
-            return classify_status_with(c, status, flags);
-        };
+        let Some(slot) = self.0.get_mut(i) else { return classify_status_with(c, status, flags) };
         if *slot == u16::MAX {
             *slot = classify_status_with(c, status, flags)? as u16;
         }

@@ -66,15 +66,7 @@ pub(crate) trait Num {
 }
 
 macro_rules! num {
-    ($($t:ty: $v:pat => $e:expr),*) => {$(
-        impl Num for $t {
-            #[inline(always)]
-            fn num(self) -> f64 {
-                let $v = self;
-                $e
-            }
-        }
-    )*};
+    ($($t:ty: $v:pat => $e:expr),*) => {$(impl Num for $t { #[inline(always)] fn num(self) -> f64 { let $v = self; $e } })*};
 }
 
 num!(f64: v => v, u32: v => f64::from(v), bool: v => f64::from(v), (): () => 0.0);
