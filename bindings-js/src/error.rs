@@ -11,6 +11,7 @@
 //! `NaN`) is the FFI crate's business.
 
 use retrycore::{ErrorClass, ErrorCode, ErrorDomain};
+use std::fmt::Display;
 
 /// Which JavaScript class an error becomes: the factory's `kind`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -71,31 +72,32 @@ pub struct Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// Builds an error of `class` with `code`, naming `field`.
-    #[cold]
-    pub fn new(class: Class, code: &'static str, field: &str, message: impl Into<String>) -> Error {
-        Error { class, code, field: field.to_owned(), message: message.into() }
+    /// Returns the error factory's four arguments, `(kind, code, field, message)`:
+    /// what each FFI crate passes to `setErrorFactory`'s function.
+    pub fn factory_args(&self) -> [&str; 4] {
+        [self.class.name(), self.code, &self.field, &self.message]
     }
 
-    /// Builds the error for a core `code` raised in `domain`, in the
-    /// JavaScript class of the core's class for it (`message` is shown as is).
+    /// Builds the error for a core `code` raised in `domain` about `field`,
+    /// its message written as the core writes its own: `field: reason` (the
+    /// reason alone when no field applies).
     #[cold]
-    pub fn code(code: ErrorCode, domain: ErrorDomain, field: &str, message: impl Into<String>) -> Error {
-        Error::new(Class::of(code.class(domain)), code.code(), field, message)
+    pub fn code(code: ErrorCode, domain: ErrorDomain, field: &str, reason: impl Display) -> Error {
+        Error::core(&retrycore::Error::new(code, field.to_owned(), reason.to_string()), domain)
     }
 
     /// Builds the error for a core `code` about options, arguments or the
     /// objects they build ([`Error::code`] in the config domain).
     #[cold]
-    pub fn config(code: ErrorCode, field: &str, message: impl Into<String>) -> Error {
-        Error::code(code, ErrorDomain::Config, field, message)
+    pub fn config(code: ErrorCode, field: &str, reason: impl Display) -> Error {
+        Error::code(code, ErrorDomain::Config, field, reason)
     }
 
     /// Builds the error for a core `code` raised by an idempotency function
     /// ([`Error::code`] in the idempotency domain).
     #[cold]
-    pub fn idempotency(code: ErrorCode, field: &str, message: impl Into<String>) -> Error {
-        Error::code(code, ErrorDomain::Idempotency, field, message)
+    pub fn idempotency(code: ErrorCode, field: &str, reason: impl Display) -> Error {
+        Error::code(code, ErrorDomain::Idempotency, field, reason)
     }
 
     /// Maps a core error raised in `domain` to the JavaScript class of the
@@ -106,7 +108,8 @@ impl Error {
         Error { class, code: e.code(), field: e.field().to_owned(), message: e.to_string() }
     }
 
-    /// Maps a core error about options, documents or arguments (for `map_err`).
+    /// Maps a core error about options, documents or arguments, or the
+    /// objects they build (sessions, breakers, budgets), for `map_err`.
     #[cold]
     pub fn of_config(e: retrycore::Error) -> Error {
         Error::core(&e, ErrorDomain::Config)
@@ -116,37 +119,5 @@ impl Error {
     #[cold]
     pub fn of_idempotency(e: retrycore::Error) -> Error {
         Error::core(&e, ErrorDomain::Idempotency)
-    }
-
-    /// Maps a core error about sessions, breakers or budgets (for `map_err`):
-    /// the objects options build, so the config domain.
-    #[cold]
-    pub fn of_state(e: retrycore::Error) -> Error {
-        Error::core(&e, ErrorDomain::Config)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn classes_follow_the_core() {
-        use ErrorDomain::{Config, Idempotency};
-        let e = |code, domain| Error::core(&retrycore::Error::new(code, "f", "r"), domain).class;
-        assert_eq!(e(ErrorCode::InvalidType, Config), Class::Type);
-        assert_eq!(e(ErrorCode::InvalidType, Idempotency), Class::Type);
-        assert_eq!(e(ErrorCode::OutOfRange, Config), Class::Range);
-        assert_eq!(e(ErrorCode::OutOfRange, Idempotency), Class::Range);
-        assert_eq!(e(ErrorCode::TooDeep, Config), Class::Range);
-        assert_eq!(e(ErrorCode::TooDeep, Idempotency), Class::Range);
-        assert_eq!(e(ErrorCode::StaleFence, Config), Class::Idempotency);
-        // A state code is a state error in the idempotency functions too.
-        assert_eq!(e(ErrorCode::InvalidState, Idempotency), Class::State);
-        assert_eq!(e(ErrorCode::InvalidState, Config), Class::State);
-        let full = Error::core(&retrycore::Error::new(ErrorCode::OutOfRange, "a.b", "bad"), Config);
-        assert_eq!((full.code, full.field.as_str()), ("out_of_range", "a.b"));
-        assert_eq!(Class::Idempotency.name(), "idempotency");
-        assert_eq!(Class::of(ErrorClass::Snapshot), Class::State);
     }
 }

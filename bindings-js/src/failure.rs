@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::host::{ns, wall_ms};
-use retrycore::classify::{FailureBuf, GrpcCode, RetryableTrait};
+use retrycore::classify::{status_from_f64, FailureBuf, GrpcCode, RetryableTrait};
 use retrycore::ErrorCode;
 
 /// A list of strings as a host passes it, read only when its turn comes (so
@@ -60,14 +60,11 @@ pub struct FailureArgs<L> {
 impl<L: StrList> FailureArgs<L> {
     /// Checks and converts the arguments into a failure the core classifies.
     pub fn read(self) -> Result<FailureBuf> {
-        let status = self.status.map(status_of).transpose()?;
-        let grpc_code = match self.grpc {
-            None => None,
-            Some(g) => Some(GrpcCode::read(&g, "grpcCode").map_err(Error::of_config)?),
-        };
+        let status = self.status.map(|s| status_from_f64(s, "status")).transpose().map_err(Error::of_config)?;
+        let grpc_code = self.grpc.map(|g| GrpcCode::read(&g, "grpcCode")).transpose().map_err(Error::of_config)?;
         let headers = self.headers.read("headers")?.unwrap_or_default();
         if headers.len() & 1 == 1 {
-            return Err(Error::config(ErrorCode::InvalidType, "headers", "headers: must be name/value pairs"));
+            return Err(Error::config(ErrorCode::InvalidType, "headers", "must be name/value pairs"));
         }
         Ok(FailureBuf {
             status,
@@ -79,27 +76,14 @@ impl<L: StrList> FailureArgs<L> {
             headers: pairs(headers),
             elapsed: self.elapsed_ms.map(|e| ns(e, "elapsed")).transpose()?.map(std::time::Duration::from_nanos),
             wall_now_ms: self.wall_now_ms.map(|w| wall_ms(w, "wallNowMs")).transpose()?,
-            message: self.message.map(clip),
+            // Cut to what message rules read (`limits::clip_message`).
+            message: self.message.map(|mut m| {
+                m.truncate(retrycore::limits::clip_message(&m).len());
+                m
+            }),
             retryable: self.retryable_throttling.map(|throttling| RetryableTrait { throttling }),
             should_retry: self.should_retry,
         })
-    }
-}
-
-/// Cuts a message to what message rules read (`limits::clip_message`).
-fn clip(mut m: String) -> String {
-    let n = retrycore::limits::clip_message(&m).len();
-    m.truncate(n);
-    m
-}
-
-/// Checks an HTTP status: an integer in [0, 999].
-#[inline]
-pub(crate) fn status_of(s: f64) -> Result<u16> {
-    if s.fract() == 0.0 && (0.0..=999.0).contains(&s) {
-        Ok(s as u16)
-    } else {
-        Err(Error::config(ErrorCode::OutOfRange, "status", format!("status: must be an integer in [0, 999], got {s}")))
     }
 }
 
@@ -115,64 +99,10 @@ pub(crate) fn pair(p: &[String]) -> Option<(&str, &str)> {
 /// Pairs a flat `[name, value, …]` list, moving the strings (an odd last
 /// name is dropped; callers refuse odd lists first).
 fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
-    if flat.is_empty() {
-        return Vec::new();
-    }
     let mut out = Vec::with_capacity(flat.len() / 2);
     let mut it = flat.into_iter();
     while let (Some(n), Some(v)) = (it.next(), it.next()) {
         out.push((n, v));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(status: Option<f64>, headers: Option<Vec<String>>) -> FailureArgs<Option<Vec<String>>> {
-        FailureArgs {
-            status,
-            grpc: None,
-            names: Some(vec!["ECONNRESET".into()]),
-            method: Some("GET".into()),
-            idempotent: None,
-            key_sent: None,
-            headers,
-            elapsed_ms: Some(1.5),
-            wall_now_ms: Some(1000.0),
-            message: None,
-            retryable_throttling: None,
-            should_retry: None,
-        }
-    }
-
-    #[test]
-    fn reads_and_checks() {
-        let f = args(Some(503.0), Some(vec!["a".into(), "1".into(), "b".into(), "2".into()])).read().unwrap();
-        assert_eq!(f.status, Some(503));
-        assert_eq!(f.headers, vec![("a".to_owned(), "1".to_owned()), ("b".to_owned(), "2".to_owned())]);
-        assert_eq!(f.elapsed, Some(std::time::Duration::from_micros(1500)));
-        assert_eq!(f.wall_now_ms, Some(1000));
-        assert!(!f.idempotency_key_sent);
-        assert_eq!((f.message.as_deref(), f.retryable, f.should_retry), (None, None, None));
-        let mut own = args(None, None);
-        own.message = Some("stopped after 10 redirects".into());
-        own.retryable_throttling = Some(true);
-        own.should_retry = Some(false);
-        let f = own.read().unwrap();
-        assert_eq!(f.message.as_deref(), Some("stopped after 10 redirects"));
-        assert_eq!(f.retryable, Some(RetryableTrait { throttling: true }));
-        assert_eq!(f.should_retry, Some(false));
-        let max = retrycore::limits::MAX_MESSAGE_BYTES;
-        let mut long = args(None, None);
-        long.message = Some(format!("{}é", "a".repeat(max - 1)));
-        assert_eq!(long.read().unwrap().message.map(|m| m.len()), Some(max - 1), "cut at a character boundary");
-        assert_eq!(args(Some(1000.0), None).read().unwrap_err().code, "out_of_range");
-        assert_eq!(args(Some(200.5), None).read().unwrap_err().field, "status");
-        assert_eq!(args(None, Some(vec!["a".into()])).read().unwrap_err().code, "invalid_type");
-        let mut bad = args(None, None);
-        bad.grpc = Some("NOPE".into());
-        assert_eq!(bad.read().unwrap_err().field, "grpcCode");
-    }
 }

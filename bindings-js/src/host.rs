@@ -11,6 +11,7 @@
 use crate::error::{Error, Result};
 use retrycore::ErrorCode;
 use retrycore::{duration, limits};
+use std::cell::RefCell;
 
 /// What an FFI crate supplies: its clock and its entropy.
 ///
@@ -23,6 +24,14 @@ pub trait Host {
 
     /// Fills `out` (at most 4 KiB) with bytes from the host's generator.
     fn entropy(out: &mut [u8]) -> Result<()>;
+}
+
+/// Draws `N` bytes from the host's entropy.
+#[inline]
+pub fn draw<H: Host, const N: usize>() -> Result<[u8; N]> {
+    let mut b = [0u8; N];
+    H::entropy(&mut b)?;
+    Ok(b)
 }
 
 /// Converts milliseconds from JavaScript to nanoseconds, naming `field` in errors.
@@ -65,7 +74,7 @@ pub(crate) fn ms_of(d: std::time::Duration) -> f64 {
 /// Converts nanoseconds that may mean "not by waiting" (`u64::MAX`) to
 /// milliseconds (`Infinity`).
 #[inline]
-pub(crate) fn ms_or_infinity(ns: u64) -> f64 {
+pub fn ms_or_infinity(ns: u64) -> f64 {
     if ns == u64::MAX {
         f64::INFINITY
     } else {
@@ -81,29 +90,20 @@ pub fn wall_ms(v: f64, field: &str) -> Result<u64> {
     whole_ms(v, field)
 }
 
+/// The largest whole number a JavaScript number holds exactly, 2^53 − 1.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 /// Converts a whole number of milliseconds in [0, 2^53) that is not a clock
-/// reading (a date to format, a fence).
+/// reading (a date to format, a fence): the core's count rule.
 pub fn whole_ms(v: f64, field: &str) -> Result<u64> {
-    if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 {
-        Ok(v as u64)
-    } else {
-        Err(Error::config(
-            ErrorCode::OutOfRange,
-            field,
-            format!("{field}: must be a non-negative integer of milliseconds, got {v}"),
-        ))
-    }
+    count(v, MAX_SAFE_INTEGER, field)
 }
 
 /// Reads a `u64` given as a decimal string (JavaScript passes seeds and
 /// other 64-bit integers as strings or BigInt converted to strings).
 pub fn u64_arg(s: &str, field: &str) -> Result<u64> {
     s.trim().parse::<u64>().map_err(|_| {
-        Error::config(
-            ErrorCode::OutOfRange,
-            field,
-            format!("{field}: must be an integer in [0, 2^64), got {:?}", quote(s)),
-        )
+        Error::config(ErrorCode::OutOfRange, field, format_args!("must be an integer in [0, 2^64), got {:?}", quote(s)))
     })
 }
 
@@ -114,57 +114,22 @@ pub const QUOTE_LIMIT: usize = 64;
 /// Returns what an error message quotes of a refused input: its first
 /// [`QUOTE_LIMIT`] characters.
 pub fn quote(s: &str) -> &str {
-    if s.len() <= QUOTE_LIMIT {
-        return s;
-    }
-    match s.char_indices().nth(QUOTE_LIMIT) {
-        Some((end, _)) => s.get(..end).unwrap_or(s),
-        None => s,
-    }
+    s.char_indices().nth(QUOTE_LIMIT).and_then(|(end, _)| s.get(..end)).unwrap_or(s)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Strict;
+thread_local! {
+    /// This thread's pool: each JS environment (a Node worker, a wasm instance) is one thread.
+    static POOL: RefCell<EntropyPool> = const { RefCell::new(EntropyPool::new()) };
+}
 
-    #[test]
-    fn wall_clock_and_seeds_are_checked() {
-        assert_eq!(wall_ms(5.0, "w"), Ok(5));
-        for bad in [f64::NAN, -1.0, 0.5] {
-            assert_eq!(wall_ms(bad, "w").map_err(|e| e.code), Err("out_of_range"));
-        }
-        for bad in [f64::INFINITY, 9_007_199_254_740_992.0, 1e308] {
-            assert_eq!(wall_ms(bad, "w").map_err(|e| e.code), Err("invalid_time"));
-            assert_eq!(whole_ms(bad, "w").map_err(|e| e.code), Err("out_of_range"));
-        }
-        assert_eq!(u64_arg(" 18446744073709551615 ", "seed"), Ok(u64::MAX));
-        assert!(u64_arg("18446744073709551616", "seed").is_err());
-        assert!(u64_arg(&"9".repeat(10_000_000), "seed").is_err());
-    }
-
-    #[test]
-    fn durations_round_and_refuse() {
-        assert_eq!(ns(1.5, "d"), Ok(1_500_000));
-        assert!(ns(f64::NAN, "d").is_err());
-        assert!(ns(-1.0, "d").is_err());
-        assert_eq!(ms(1_500_000), 1.5);
-        assert_eq!(now_ns::<Strict>(-1.0, "now"), Ok(1_500_000));
-        assert_eq!(now_ns::<Strict>(2.0, "now"), Ok(2_000_000));
-        for bad in [1e308, 18_446_744_073_709.6, f64::INFINITY] {
-            assert_eq!(now_ns::<Strict>(bad, "now").unwrap_err().code, "invalid_time");
-        }
-        assert_eq!(count(-1.0, u32::MAX.into(), "cost").unwrap_err().code, "out_of_range");
-        assert_eq!(count(4_294_967_296.0, u32::MAX.into(), "cost").unwrap_err().field, "cost");
-        assert_eq!(ms_or_infinity(u64::MAX), f64::INFINITY);
-    }
-
-    #[test]
-    fn quotes_are_clipped_by_characters() {
-        let s = "é".repeat(100);
-        assert_eq!(quote(&s).chars().count(), 64);
-        assert_eq!(quote("short"), "short");
-    }
+/// Fills `out` from this thread's [`EntropyPool`], refilled by `fill` (the FFI
+/// crate's OS source, named `source` in errors); see [`EntropyPool::take`].
+pub fn pooled_entropy<E: std::fmt::Display>(
+    out: &mut [u8],
+    source: &str,
+    fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
+) -> Result<()> {
+    POOL.with(|p| p.borrow_mut().take(out, source, fill))
 }
 
 /// OS entropy drawn 4 KiB at a time, so minting a key costs no system call
@@ -196,24 +161,23 @@ impl EntropyPool {
         out: &mut [u8],
         source: &str,
         fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
-    ) -> crate::Result<()> {
+    ) -> Result<()> {
         if out.len() > Self::BLOCK {
-            return Err(crate::Error::config(ErrorCode::OutOfRange, "entropy", "entropy: too many bytes asked"));
+            return Err(Error::config(ErrorCode::OutOfRange, "entropy", "too many bytes asked"));
         }
         let end = match self.pos.checked_add(out.len()).filter(|e| *e <= self.buf.len()) {
             Some(e) => e,
             None => {
                 self.buf.resize(Self::BLOCK, 0);
+                self.pos = 0;
                 if let Err(e) = fill(&mut self.buf) {
                     self.buf.clear();
-                    self.pos = 0;
-                    return Err(crate::Error::config(
+                    return Err(Error::config(
                         ErrorCode::InvalidState,
                         "entropy",
                         format!("{source} gave no entropy: {e}"),
                     ));
                 }
-                self.pos = 0;
                 out.len()
             }
         };
@@ -223,42 +187,5 @@ impl EntropyPool {
         }
         self.pos = end;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod entropy_tests {
-    use super::EntropyPool;
-
-    #[test]
-    fn pool_refills_zeroes_and_survives_failures() {
-        let mut p = EntropyPool::new();
-        let mut fills = 0;
-        let mut out = [0u8; 16];
-        p.take(&mut out, "test", |b: &mut [u8]| -> Result<(), &str> {
-            fills += 1;
-            b.fill(7);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(out, [7; 16]);
-        for _ in 0..(EntropyPool::BLOCK / 16 - 1) {
-            p.take(&mut out, "test", |_: &mut [u8]| -> Result<(), &str> { unreachable!() }).unwrap();
-        }
-        let e = p.take(&mut out, "test", |_: &mut [u8]| Err("down")).unwrap_err();
-        assert_eq!(e.code, "invalid_state");
-        // Nothing half-filled is handed out after a failure.
-        p.take(&mut out, "test", |b: &mut [u8]| -> Result<(), &str> {
-            b.fill(9);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(out, [9; 16]);
-        let mut big = vec![0u8; EntropyPool::BLOCK + 1];
-        assert_eq!(
-            p.take(&mut big, "test", |_: &mut [u8]| -> Result<(), &str> { Ok(()) }).unwrap_err().code,
-            "out_of_range"
-        );
-        assert_eq!(fills, 1);
     }
 }

@@ -4,12 +4,14 @@
 //! Records, responses and dead letters are documents: JSON with snake_case
 //! keys, the same in every runtime. Decisions are API results (camelCase).
 
+use crate::camel_json;
 use crate::error::{Error, Result};
 use crate::failure::StrList;
-use crate::host::{quote, wall_ms, whole_ms, Host};
+use crate::host::{draw, quote, wall_ms, whole_ms, Host};
+use retrycore::duration::from_millis_f64;
 use retrycore::idempotency as idem;
 use retrycore::ErrorCode;
-use serde_json::{Map, Value};
+use serde_json::{json, Value};
 use std::time::Duration;
 
 /// A maximum key length: any whole number (the core's count rule, as in Python); the core bounds it from below.
@@ -40,29 +42,17 @@ pub fn storage_key(key: &str, max: f64) -> Result<String> {
 
 /// Mints a UUIDv4 key from the host's entropy, or from 32 hex digits of entropy (tests).
 pub fn mint_key<H: Host>(entropy_hex: Option<&str>) -> Result<String> {
-    let mut b = [0u8; 16];
-    match entropy_hex {
-        None => H::entropy(&mut b)?,
-        Some(h) => {
-            let digits: Option<Vec<u8>> = h.bytes().map(|c| (c as char).to_digit(16).map(|d| d as u8)).collect();
-            match digits {
-                Some(d) if d.len() == 32 => {
-                    for (x, pair) in b.iter_mut().zip(d.chunks_exact(2)) {
-                        if let [hi, lo] = pair {
-                            *x = hi << 4 | lo;
-                        }
-                    }
-                }
-                _ => {
-                    return Err(Error::idempotency(
-                        ErrorCode::InvalidValue,
-                        "entropy",
-                        "entropy: must be 32 hex digits",
-                    ))
-                }
+    let b = match entropy_hex {
+        None => draw::<H, 16>()?,
+        Some(h) if h.len() == 32 && h.bytes().all(|c| c.is_ascii_hexdigit()) => {
+            let mut b = [0u8; 16];
+            for (x, i) in b.iter_mut().zip((0..).step_by(2)) {
+                *x = h.get(i..i + 2).and_then(|p| u8::from_str_radix(p, 16).ok()).unwrap_or(0);
             }
+            b
         }
-    }
+        Some(_) => return Err(Error::idempotency(ErrorCode::InvalidValue, "entropy", "must be 32 hex digits")),
+    };
     Ok(idem::mint_key(b))
 }
 
@@ -127,80 +117,25 @@ impl<L: StrList> RecordArgs<L> {
     /// Checks the settings and builds the record configuration.
     pub fn config(self) -> Result<idem::RecordConfig> {
         let d = idem::RecordConfig::default();
-        let dur = |v: Option<f64>, default: u64, field: &str| -> Result<Duration> {
-            match v {
-                None => Ok(Duration::from_millis(default)),
-                Some(x) => retrycore::duration::from_millis_f64(x, field)
-                    .map(Duration::from_nanos)
-                    .map_err(Error::of_idempotency),
-            }
+        let dur = |v: Option<f64>, default: u64, field: &str| match v {
+            None => Ok(Duration::from_millis(default)),
+            Some(x) => from_millis_f64(x, field).map(Duration::from_nanos).map_err(Error::of_idempotency),
         };
-        let mut c = idem::RecordConfig::new(
-            dur(self.lease_ms, d.lease_ms(), "leaseMs")?,
-            dur(self.retention_ms, d.retention_ms(), "retentionMs")?,
-        )
-        .map_err(Error::of_idempotency)?;
-        if let Some(s) = self.stripe {
-            c = c.with_stripe(s);
-        }
-        if let Some(h) = self.failure_handling {
-            c = c.with_failure_handling(
-                idem::FailureHandling::parse(&h, "failureHandling").map_err(Error::of_idempotency)?,
-            );
-        }
-        if let Some(list) = self.release_categories.read("releaseCategories")? {
-            c = c.with_release_categories(list);
-        }
-        Ok(c)
-    }
-}
-
-fn camel(k: &str) -> String {
-    let mut out = String::with_capacity(k.len());
-    let mut up = false;
-    for ch in k.chars() {
-        if ch == '_' {
-            up = true;
-        } else if up {
-            out.extend(ch.to_uppercase());
-            up = false;
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
-
-/// Renames the top-level keys (and those of `http`) to camelCase, leaving
-/// documents inside (`response`, `record`) as they are.
-fn camel_top(v: Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut out = Map::new();
-            for (k, v) in m {
-                let v = if k == "http" {
-                    match v {
-                        Value::Object(h) => Value::Object(h.into_iter().map(|(k, v)| (camel(&k), v)).collect()),
-                        other => other,
-                    }
-                } else {
-                    v
-                };
-                out.insert(camel(&k), v);
-            }
-            Value::Object(out)
-        }
-        other => other,
+        let lease = dur(self.lease_ms, d.lease_ms(), "leaseMs")?;
+        let c = idem::RecordConfig::new(lease, dur(self.retention_ms, d.retention_ms(), "retentionMs")?)
+            .map_err(Error::of_idempotency)?;
+        let handling = self.failure_handling.map(|h| idem::FailureHandling::parse(&h, "failureHandling"));
+        let handling = handling.transpose().map_err(Error::of_idempotency)?.unwrap_or(d.failure_handling());
+        let c = c.with_stripe(self.stripe.unwrap_or(d.stripe())).with_failure_handling(handling);
+        Ok(match self.release_categories.read("releaseCategories")? {
+            Some(list) => c.with_release_categories(list),
+            None => c,
+        })
     }
 }
 
 fn http_json(a: Option<idem::HttpAnswer>) -> Value {
-    match a {
-        None => Value::Null,
-        Some(a) => {
-            serde_json::json!({"status": a.status, "error_type": a.error_type, "retry_after_s": a.retry_after_s})
-        }
-    }
+    a.map_or(Value::Null, |a| json!({"status": a.status, "errorType": a.error_type, "retryAfterS": a.retry_after_s}))
 }
 
 fn record_of(text: &str) -> Result<idem::IdempotencyRecord> {
@@ -217,8 +152,7 @@ pub fn decide_record<L: StrList>(
 ) -> Result<Value> {
     let cfg = settings.config()?;
     let Some(key) = key else {
-        let v = serde_json::json!({"decision": "missing_key", "http": http_json(Some(idem::missing_key_answer(&cfg)))});
-        return Ok(camel_top(v));
+        return Ok(json!({"decision": "missing_key", "http": http_json(Some(idem::missing_key_answer(&cfg)))}));
     };
     let now = wall_ms(now_ms, "now")?;
     let rec = record.map(record_of).transpose()?;
@@ -227,13 +161,10 @@ pub fn decide_record<L: StrList>(
     if let Some(m) = v.as_object_mut() {
         m.insert("http".to_owned(), http_json(d.http(&cfg)));
         if let idem::RecordDecision::Execute(claim) = &d {
-            m.insert(
-                "record".to_owned(),
-                serde_json::to_value(claim.to_record(key, fingerprint)).unwrap_or(Value::Null),
-            );
+            m.insert("record".into(), serde_json::to_value(claim.to_record(key, fingerprint)).unwrap_or_default());
         }
     }
-    Ok(camel_top(v))
+    Ok(camel_json(v))
 }
 
 fn outcome_of(text: &str) -> Result<idem::Outcome> {
@@ -242,19 +173,25 @@ fn outcome_of(text: &str) -> Result<idem::Outcome> {
     // Moved out, not cloned: the body may be large and `o` needs it no more.
     let response = match o.get_mut("response").map(Value::take) {
         None | Some(Value::Null) => None,
-        Some(r) => Some(serde_json::from_value::<idem::StoredResponse>(r).map_err(|e| {
-            Error::idempotency(ErrorCode::InvalidType, "outcome.response", format!("outcome.response: {e}"))
-        })?),
+        Some(r) => Some(
+            serde_json::from_value::<idem::StoredResponse>(r)
+                .map_err(|e| Error::idempotency(ErrorCode::InvalidType, "outcome.response", e))?,
+        ),
     };
     let state = match o.get("state") {
         None => None,
         Some(Value::String(x)) => Some(x.as_str()),
-        Some(_) => {
-            return Err(Error::idempotency(ErrorCode::InvalidType, "outcome.state", "outcome.state: must be a string"))
-        }
+        Some(_) => return Err(Error::idempotency(ErrorCode::InvalidType, "outcome.state", "must be a string")),
     };
     let category = o.get("category").and_then(Value::as_str).map(str::to_owned);
     idem::Outcome::read(state, category, response, "outcome").map_err(Error::of_idempotency)
+}
+
+/// Reads what a holder's call takes: the settings, the record, its fence and the wall-clock now.
+type Held = (idem::RecordConfig, idem::IdempotencyRecord, u64, u64);
+
+fn held<L: StrList>(record: &str, fence: f64, now_ms: f64, settings: RecordArgs<L>) -> Result<Held> {
+    Ok((settings.config()?, record_of(record)?, whole_ms(fence, "fence")?, wall_ms(now_ms, "now")?))
 }
 
 /// Completes a claimed record with an outcome; returns the record's JSON.
@@ -265,20 +202,13 @@ pub fn complete_record<L: StrList>(
     now_ms: f64,
     settings: RecordArgs<L>,
 ) -> Result<String> {
-    let cfg = settings.config()?;
-    let rec = record_of(record)?;
-    let fence = whole_ms(fence, "fence")?;
-    let now = wall_ms(now_ms, "now")?;
-    let o = outcome_of(outcome)?;
-    idem::complete(&rec, fence, o, now, &cfg).map(|r| r.to_json()).map_err(Error::of_idempotency)
+    let (cfg, rec, fence, now) = held(record, fence, now_ms, settings)?;
+    idem::complete(&rec, fence, outcome_of(outcome)?, now, &cfg).map(|r| r.to_json()).map_err(Error::of_idempotency)
 }
 
 /// Renews the holder's lease; returns the record's JSON.
 pub fn renew_lease<L: StrList>(record: &str, fence: f64, now_ms: f64, settings: RecordArgs<L>) -> Result<String> {
-    let cfg = settings.config()?;
-    let rec = record_of(record)?;
-    let fence = whole_ms(fence, "fence")?;
-    let now = wall_ms(now_ms, "now")?;
+    let (cfg, rec, fence, now) = held(record, fence, now_ms, settings)?;
     idem::renew_lease(&rec, fence, now, &cfg).map(|r| r.to_json()).map_err(Error::of_idempotency)
 }
 
@@ -294,7 +224,7 @@ pub fn dead_letter(letter: &str, ops: &[String]) -> Result<String> {
                 return Err(Error::idempotency(
                     ErrorCode::InvalidValue,
                     "op",
-                    format!("op: unknown operation {:?}", quote(other)),
+                    format_args!("unknown operation {:?}", quote(other)),
                 ))
             }
         }
@@ -312,46 +242,4 @@ pub fn format_rfc3339(unix_ms: f64) -> Result<String> {
 /// Reads RFC 3339 text as Unix milliseconds (rounded down).
 pub fn parse_rfc3339(text: &str) -> Result<f64> {
     idem::parse_rfc3339_ms(text).map(|v| v as f64).map_err(Error::of_idempotency)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Strict;
-
-    #[test]
-    fn mint_key_reads_hex_without_panicking() {
-        assert!(mint_key::<Strict>(Some("00112233445566778899aabbccddeeff")).is_ok());
-        assert!(mint_key::<Strict>(None).is_ok());
-        for bad in ["", "0", "zz112233445566778899aabbccddeeff", "é0112233445566778899aabbccddeef", &"0".repeat(33)] {
-            assert_eq!(mint_key::<Strict>(Some(bad)).map_err(|e| e.code), Err("invalid_value"));
-        }
-    }
-
-    #[test]
-    fn camel_case_keys() {
-        assert_eq!(camel("retry_after_s"), "retryAfterS");
-        assert_eq!(camel("_x__y_"), "XY");
-    }
-
-    #[test]
-    fn records_decide_in_camel_case() {
-        let settings = || RecordArgs {
-            lease_ms: None,
-            retention_ms: None,
-            stripe: None,
-            failure_handling: None,
-            release_categories: None::<Vec<String>>,
-        };
-        let missing = decide_record(None, None, "fp", 0.0, settings()).unwrap();
-        assert_eq!(missing["decision"], "missing_key");
-        assert!(missing["http"].get("retryAfterS").is_some());
-        let fresh = decide_record(None, Some("k"), "fp", 1000.0, settings()).unwrap();
-        assert!(fresh["record"].is_object());
-        let mut bad = settings();
-        bad.failure_handling = Some("x".into());
-        assert_eq!(bad.config().unwrap_err().field, "failureHandling");
-        assert_eq!(dead_letter("{}", &["discard".into()]).unwrap_err().class, crate::Class::Type);
-        assert_eq!(dead_letter("{", &[]).unwrap_err().code, "invalid_json");
-    }
 }

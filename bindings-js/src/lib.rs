@@ -1,30 +1,16 @@
 //! The framework-independent half of retrycore's two JavaScript bindings.
 //!
-//! The Node binding (`bindings-node`, napi-rs) and the wasm binding
-//! (`bindings-wasm`, wasm-bindgen) implement one low-level surface
-//! (`bindings-node/native.d.ts`) under one TypeScript layer. Everything that
-//! surface does apart from touching host values lives here, once:
-//!
-//! - numbers: milliseconds to the core's nanoseconds and back, wall-clock
-//!   milliseconds, decimal `u64` arguments, `now` of exactly -1 meaning "read
-//!   the host's clock" ([`host`]);
-//! - errors: the core's [`retrycore::Error`] to the JS layer's four factory
-//!   arguments `(kind, code, field, message)` ([`Error`]);
-//! - typed options: the snake_case document the JS layer builds from
-//!   camelCase options, whose durations may still be millisecond numbers,
-//!   rewritten to exact `"<ns>ns"` strings ([`options`]);
-//! - failures ([`failure`]), packed verdicts and their memo
-//!   ([`verdict`]), breakers with numeric permits ([`Breaker`]), budgets
-//!   ([`Budget`]), policies with their generation-tagged session slab
-//!   ([`Policy`]), idempotency ([`idem`]) and the JSON every call returns.
-//!
-//! The surface itself — every function and class member with its JS name,
-//! argument kinds and return convention — is declared once, in
-//! [`surface`], and each FFI crate's build script expands it into its
-//! `#[napi]` / `#[wasm_bindgen]` exports. The FFI crates keep only what
-//! differs per host: reading arguments from host values, raising errors,
-//! the clock and the entropy (the [`Host`] trait, resolved at compile time:
-//! no dynamic dispatch).
+//! The Node (napi-rs) and wasm (wasm-bindgen) bindings implement one
+//! low-level surface, declared once in [`surface`] and expanded by each FFI
+//! crate's build script into its exports. Everything that surface does apart
+//! from touching host values lives here, once: millisecond numbers and
+//! decimal `u64`s ([`host`]), the error mapping ([`Error`]), typed options
+//! ([`options`]), failures ([`failure`]), packed verdicts ([`verdict`]),
+//! breakers with numeric permits ([`Breaker`]), budgets ([`Budget`]),
+//! policies with their session slab ([`Policy`]), idempotency ([`idem`]) and
+//! the JSON every call returns. The FFI crates keep reading host values,
+//! raising errors, the clock and the entropy ([`Host`], resolved at compile
+//! time).
 //!
 //! Nothing here panics on any input (a panic in WebAssembly traps and can
 //! leave the instance inconsistent): checked conversions, no indexing or
@@ -50,12 +36,14 @@ pub use error::{Class, Error, Result};
 pub use failure::{FailureArgs, StrList};
 pub use host::Host;
 pub use policy::Policy;
+#[doc(hidden)]
+pub use {breaker::permit_number, breaker::read_permit, policy::id_parts};
 
 use breaker::transition_json;
 use host::{ms, ns, u64_arg, wall_ms};
 
-use retrycore::duration;
 use retrycore::rng::{Rng as _, Xoshiro256pp};
+use retrycore::{duration, ErrorClass, ErrorCode, ErrorDomain};
 use serde_json::{json, Value};
 
 /// Returns what the JS layer reads at init: the core's
@@ -67,17 +55,12 @@ use serde_json::{json, Value};
 /// order, the lint codes and the breaker states.
 pub fn info() -> Value {
     let mut t = retrycore::tables::host_tables();
-    t["js_classes"] = retrycore::ErrorClass::ALL
-        .iter()
-        .map(|c| (c.code().to_owned(), Value::from(Class::of(*c).name())))
-        .collect::<serde_json::Map<_, _>>()
-        .into();
-    let e = |c: retrycore::ErrorCode| Class::of(c.class(retrycore::ErrorDomain::Config)).name();
-    t["js_error_classes"] = retrycore::ErrorCode::ALL
-        .iter()
-        .map(|c| (c.code().to_owned(), Value::from(e(*c))))
-        .collect::<serde_json::Map<_, _>>()
-        .into();
+    let names = |pairs: &mut dyn Iterator<Item = (&str, Class)>| -> Value {
+        pairs.map(|(k, c)| (k.to_owned(), Value::from(c.name()))).collect::<serde_json::Map<_, _>>().into()
+    };
+    t["js_classes"] = names(&mut ErrorClass::ALL.iter().map(|c| (c.code(), Class::of(*c))));
+    let class = |c: &ErrorCode| Class::of(c.class(ErrorDomain::Config));
+    t["js_error_classes"] = names(&mut ErrorCode::ALL.iter().map(|c| (c.code(), class(c))));
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "tables": t,
@@ -85,6 +68,33 @@ pub fn info() -> Value {
         "lintCodes": retrycore::lint::CODES.iter().map(|(c, s, d)| json!({"code": c, "severity": s.code(), "description": d})).collect::<Vec<_>>(),
         "states": retrycore::breaker::State::ALL.map(|s| s.code()),
     })
+}
+
+/// Writes a snake_case key in camelCase.
+#[doc(hidden)]
+pub fn camel(k: &str) -> String {
+    let mut out = String::with_capacity(k.len());
+    let mut up = false;
+    for ch in k.chars() {
+        if ch == '_' {
+            up = true;
+        } else if up {
+            out.extend(ch.to_uppercase());
+            up = false;
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// Renames the top-level keys of a core value to camelCase (JS naming),
+/// leaving documents inside (`response`, `record`) as they are.
+pub(crate) fn camel_json(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (camel(&k), v)).collect()),
+        other => other,
+    }
 }
 
 /// Parses a duration string (`"250ms"`) to milliseconds.
@@ -120,10 +130,7 @@ pub fn parse_http_date(value: &str, wall_now_ms: f64) -> Result<Option<f64>> {
 /// Lints a policy document (JSON text) against an optional service description.
 pub fn lint(policy: &str, service: Option<&str>) -> Result<Value> {
     let p = retrycore::policy::PolicyConfig::from_json(policy).map_err(Error::of_config)?;
-    let s = match service {
-        None => None,
-        Some(t) => Some(retrycore::lint::Service::from_json(t).map_err(Error::of_config)?),
-    };
+    let s = service.map(retrycore::lint::Service::from_json).transpose().map_err(Error::of_config)?;
     let findings = retrycore::lint::lint(&p, s.as_ref());
     Ok(Value::Array(
         findings
@@ -156,82 +163,5 @@ impl Rng {
     /// Returns the next draw in [0, 1).
     pub fn next_f64(&mut self) -> f64 {
         self.0.next_f64()
-    }
-}
-
-#[cfg(test)]
-pub(crate) mod testing {
-    //! A host for the unit tests: a fixed clock, counting entropy.
-    use super::*;
-    use std::cell::Cell;
-
-    thread_local!(static NEXT: Cell<u8> = const { Cell::new(1) });
-
-    /// A host with a fixed clock and a counting entropy source.
-    pub struct Strict;
-
-    fn fill(out: &mut [u8]) -> Result<()> {
-        for b in out {
-            *b = NEXT.with(|n| {
-                let v = n.get();
-                n.set(v.wrapping_add(1));
-                v
-            });
-        }
-        Ok(())
-    }
-
-    impl Host for Strict {
-        fn clock_ms() -> f64 {
-            1.5
-        }
-        fn entropy(out: &mut [u8]) -> Result<()> {
-            fill(out)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn info_lists_the_tables() {
-        let i = info();
-        assert_eq!(i["version"], env!("CARGO_PKG_VERSION"));
-        assert_eq!(i["tables"]["limits"]["max_items"], retrycore::limits::MAX_ITEMS as u64);
-        assert_eq!(i["tables"]["js_error_classes"]["stale_fence"], "idempotency");
-        assert_eq!(i["tables"]["js_classes"]["idempotency_type"], "type");
-        // A code's JavaScript class does not depend on the domain it is raised in,
-        // so `coreError` needs none.
-        for c in retrycore::ErrorCode::ALL {
-            let classes = retrycore::ErrorDomain::ALL.map(|d| Class::of(c.class(d)));
-            assert!(classes.iter().all(|k| *k == classes[0]), "{c}");
-        }
-        assert_eq!(i["retryRules"], json!(["always", "if_idempotent", "never"]));
-    }
-
-    #[test]
-    fn durations_parse_and_format() {
-        assert_eq!(parse_duration("250ms"), Ok(250.0));
-        assert_eq!(format_duration(1.5).as_deref(), Ok("1.5ms"));
-        assert_eq!(parse_duration("x").map_err(|e| e.class), Err(Class::Range));
-    }
-
-    #[test]
-    fn seeds_are_decimal() {
-        assert!(seeded_rng(" 42 ").is_ok());
-        let long = "9".repeat(100);
-        let e = seeded_rng(&long).map(|_| ()).unwrap_err();
-        assert_eq!(e.code, "out_of_range");
-        assert!(!e.message.contains(&long), "a long input is quoted clipped");
-    }
-
-    #[test]
-    fn server_advice_reads_pairs() {
-        let h = vec!["Retry-After".to_owned(), "2".to_owned(), "odd".to_owned()];
-        let v = server_advice(&h, None).unwrap();
-        assert_eq!(v["delay"], 2000.0);
-        assert_eq!(v["source"], "retry-after");
     }
 }

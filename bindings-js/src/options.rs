@@ -13,16 +13,11 @@ use serde_json::Value;
 /// Nanoseconds in the unit of a bare duration number: JS milliseconds.
 pub const MS: f64 = 1e6;
 
-/// Refuses a document over [`MAX_DOCUMENT_BYTES`](retrycore::limits::MAX_DOCUMENT_BYTES)
-/// before parsing it, whatever the entry (options, breaker and budget
-/// objects, snapshots; see `docs/js.md, "Input limits"`).
-pub fn document_size(text: &str) -> Result<()> {
-    retrycore::limits::check_bytes(text.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "").map_err(Error::of_config)
-}
-
-/// Parses a document (typed options, or a breaker or budget object) within the size limit.
+/// Parses a document (typed options, or a breaker or budget object),
+/// refusing one over [`MAX_DOCUMENT_BYTES`](retrycore::limits::MAX_DOCUMENT_BYTES)
+/// before parsing it (see `docs/js.md, "Input limits"`).
 pub fn parse(text: &str) -> Result<Value> {
-    document_size(text)?;
+    retrycore::limits::check_bytes(text.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "").map_err(Error::of_config)?;
     serde_json::from_str(text).map_err(|e| Error::config(ErrorCode::InvalidJson, "", format!("not JSON: {e}")))
 }
 
@@ -37,20 +32,4 @@ pub fn read_object<T>(
 ) -> Result<T> {
     let v = parse(text)?;
     if ms_numbers { typed(&v, MS) } else { doc(&v, "") }.map_err(Error::of_config)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use retrycore::breaker::BreakerConfig;
-
-    #[test]
-    fn millisecond_numbers_are_read_by_the_core() {
-        let read = |t| read_object(t, true, BreakerConfig::from_typed_value, BreakerConfig::from_json_value);
-        let c = read(r#"{"kind": "sampling", "sampling_duration": 1.5}"#).unwrap();
-        assert_eq!(c.to_json_value()["sampling_duration"], "1.5ms");
-        let e = read(r#"{"wait_duration_in_open_state": -1}"#).unwrap_err();
-        assert_eq!((e.code, e.field.as_str()), ("out_of_range", "wait_duration_in_open_state"));
-        assert_eq!(read("{").unwrap_err().code, "invalid_json");
-    }
 }

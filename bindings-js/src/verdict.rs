@@ -1,11 +1,12 @@
 //! Classification verdicts: as JSON, and packed into one number for the hot
 //! path (`classifyStatus`), memoized per classifier.
 
-use crate::error::Result;
-use crate::failure::{status_of, FailureArgs, StrList};
+use crate::error::{Error, Result};
+use crate::failure::{FailureArgs, StrList};
 use crate::host::ms;
-use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS};
-use retrycore::policy::PolicyConfig;
+use retrycore::classify::{
+    status_from_f64, Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS, MAX_STATUS,
+};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -23,34 +24,17 @@ pub fn verdict_json(v: &Verdict, refused: bool) -> Value {
     })
 }
 
-/// What classifies: the built-in tables or a policy's rules, the latter with
-/// the policy's `idempotent` for a failure that does not say
-/// (`PolicyConfig::classify`, as its sessions do).
-pub trait Classify {
-    /// Classifies `f`.
-    fn verdict(&self, f: &Failure<'_>) -> Verdict;
-}
-
-impl Classify for Classifier {
-    fn verdict(&self, f: &Failure<'_>) -> Verdict {
-        self.classify(f)
-    }
-}
-
-impl Classify for PolicyConfig {
-    fn verdict(&self, f: &Failure<'_>) -> Verdict {
-        self.classify(f)
-    }
-}
-
-/// Classifies a failure with `c` and writes the verdict.
-pub fn classify_json<C: Classify>(c: &C, f: &FailureBuf) -> Value {
-    f.with(|f| verdict_json(&c.verdict(f), retrycore::classify::is_refused(f.error_names)))
+/// Classifies a failure with `c` (the built-in tables' `Classifier::classify`,
+/// or a policy's `PolicyConfig::classify`, which also applies the policy's
+/// `idempotent` to a failure that does not say) and writes the verdict.
+pub fn classify_json(c: impl Fn(&Failure<'_>) -> Verdict, f: &FailureBuf) -> Value {
+    f.with(|f| verdict_json(&c(f), retrycore::classify::is_refused(f.error_names)))
 }
 
 /// Classifies a failure with the built-in tables and writes the verdict.
 pub fn classify<L: StrList>(f: FailureArgs<L>) -> Result<Value> {
-    Ok(classify_json(&Classifier::default(), &f.read()?))
+    let c = Classifier::default();
+    Ok(classify_json(|f| c.classify(f), &f.read()?))
 }
 
 /// The rules in their packed order (sent to the JS layer as `info().retryRules`).
@@ -73,31 +57,25 @@ pub fn pack(v: &Verdict) -> u32 {
         | u32::from(v.server_declined) << (B + 4)
 }
 
+/// The slots of a memo: (status 0..=[`MAX_STATUS`], flags 0..=7).
+const MEMO_LEN: usize = (MAX_STATUS as usize + 1) * 8;
+
 /// Whether (status, flags) has a slot in a memo: status 0..=999, flags 0..=7.
 #[inline(always)]
 fn memo_index(status: f64, flags: f64) -> Option<usize> {
-    if status.fract() == 0.0 && (0.0..=999.0).contains(&status) && flags.fract() == 0.0 && (0.0..=7.0).contains(&flags)
-    {
-        Some(status as usize * 8 + flags as usize)
-    } else {
-        None
-    }
+    let whole = |x: f64, max: f64| x.fract() == 0.0 && (0.0..=max).contains(&x);
+    (whole(status, f64::from(MAX_STATUS)) && whole(flags, 7.0)).then(|| status as usize * 8 + flags as usize)
 }
 
 /// Classifies a status alone, packed: flags bit 0 = idempotent, bit 1 =
 /// declared not idempotent, bit 2 = idempotency key sent.
-pub fn classify_status_with<C: Classify>(c: &C, status: f64, flags: f64) -> Result<u32> {
-    let status = status_of(status)?;
+pub fn classify_status_with(c: impl Fn(&Failure<'_>) -> Verdict, status: f64, flags: f64) -> Result<u32> {
+    let status = status_from_f64(status, "status").map_err(Error::of_config)?;
     let flags = crate::host::count(flags, 7, "flags")? as u32;
-    let idempotent = if flags & 1 != 0 {
-        Some(true)
-    } else if flags & 2 != 0 {
-        Some(false)
-    } else {
-        None
-    };
+    // Neither bit: not said; bit 0 (idempotent) wins over bit 1 (declared not).
+    let idempotent = (flags & 3 != 0).then_some(flags & 3 != 2);
     let f = Failure { status: Some(status), idempotent, idempotency_key_sent: flags & 4 != 0, ..Default::default() };
-    Ok(pack(&c.verdict(&f)))
+    Ok(pack(&c(&f)))
 }
 
 /// Memoized verdicts of one classifier (or one policy) for a status alone: the core's answers
@@ -108,23 +86,16 @@ pub struct StatusCache(Vec<u16>);
 impl StatusCache {
     /// Classifies a status with `c` (packed; see [`classify_status_with`]).
     #[inline]
-    pub fn get<C: Classify>(&mut self, c: &C, status: f64, flags: f64) -> Result<u32> {
-        let Some(i) = memo_index(status, flags) else {
-            return classify_status_with(c, status, flags);
-        };
+    pub fn get(&mut self, c: impl Fn(&Failure<'_>) -> Verdict, status: f64, flags: f64) -> Result<u32> {
+        let Some(i) = memo_index(status, flags) else { return classify_status_with(c, status, flags) };
         if self.0.is_empty() {
-            self.0 = vec![u16::MAX; 1000 * 8];
+            self.0 = vec![u16::MAX; MEMO_LEN];
         }
-        match self.0.get(i).copied() {
-            Some(u16::MAX) | None => {
-                let v = classify_status_with(c, status, flags)?;
-                if let Some(slot) = self.0.get_mut(i) {
-                    *slot = v as u16;
-                }
-                Ok(v)
-            }
-            Some(v) => Ok(u32::from(v)),
+        let Some(slot) = self.0.get_mut(i) else { return classify_status_with(c, status, flags) };
+        if *slot == u16::MAX {
+            *slot = classify_status_with(c, status, flags)? as u16;
         }
+        Ok(u32::from(*slot))
     }
 }
 
@@ -132,7 +103,7 @@ impl StatusCache {
 /// [`StatusCache`], plus one (0: not asked yet, so the table is zeroed
 /// memory, not 16 KB of data). Relaxed atomics: every thread computes the
 /// same verdict, so a race stores the same value twice.
-static DEFAULT_STATUS: [AtomicU16; 8000] = [const { AtomicU16::new(0) }; 8000];
+static DEFAULT_STATUS: [AtomicU16; MEMO_LEN] = [const { AtomicU16::new(0) }; MEMO_LEN];
 
 /// Classifies a status with the built-in tables (packed; see [`classify_status_with`]).
 #[inline]
@@ -147,30 +118,10 @@ pub fn classify_status(status: f64, flags: f64) -> Result<u32> {
 #[cold]
 #[inline(never)]
 fn classify_status_slow(slot: Option<&AtomicU16>, status: f64, flags: f64) -> Result<u32> {
-    let r = classify_status_with(&Classifier::default(), status, flags);
+    let c = Classifier::default();
+    let r = classify_status_with(|f| c.classify(f), status, flags);
     if let (Some(s), Ok(v)) = (slot, &r) {
         s.store((*v as u16).saturating_add(1), Ordering::Relaxed);
     }
     r
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn packed_verdicts_are_memoized_and_checked() {
-        let c = Classifier::default();
-        let mut cache = StatusCache::default();
-        let direct = classify_status_with(&c, 503.0, 1.0).unwrap();
-        assert_eq!(cache.get(&c, 503.0, 1.0), Ok(direct));
-        assert_eq!(cache.get(&c, 503.0, 1.0), Ok(direct));
-        assert_eq!(classify_status(503.0, 1.0), Ok(direct));
-        assert_eq!(classify_status(503.0, 1.0), Ok(direct));
-        for (s, f) in [(1000.0, 0.0), (-1.0, 0.0), (503.5, 0.0), (f64::NAN, 0.0)] {
-            assert_eq!(cache.get(&c, s, f).unwrap_err().field, "status");
-            assert_eq!(classify_status(s, f).unwrap_err().field, "status");
-        }
-        assert_eq!(classify_status(503.0, 8.0).unwrap_err().field, "flags");
-    }
 }

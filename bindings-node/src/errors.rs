@@ -1,12 +1,5 @@
-//! Errors: the core's codes become JavaScript `Error` objects.
-//!
-//! The JS layer registers one factory function at load
-//! (`setErrorFactory(kind, code, field, message)`), so the errors this crate
-//! throws are the very classes the JS layer throws (`TypeError`,
-//! `RangeError`, `IdempotencyError`, `RetrycoreError`), each with `.code`
-//! equal to the core's code and `.field`. Which class is decided by
-//! `retrycore-js` ([`retrycore_js::Error`]); this module calls the factory
-//! and hands napi-rs the object to throw.
+//! Errors: a `retrycore_js::Error` (class and code decided there) thrown as
+//! the object the JS layer's error factory (`setErrorFactory`) builds.
 
 use napi::{Env, Error, JsFunction, JsRangeError, JsUnknown, Ref, Result, Status};
 use napi_derive::napi;
@@ -41,13 +34,9 @@ pub(crate) fn throw(env: &Env, e: retrycore_js::Error) -> Error {
         let b = c.borrow();
         let r = b.as_ref().ok_or_else(|| Error::new(Status::GenericFailure, "no error factory"))?;
         let f: JsFunction = env.get_reference_value(r)?;
-        let args = [
-            env.create_string(e.class.name())?,
-            env.create_string(e.code)?,
-            env.create_string(&e.field)?,
-            env.create_string(&e.message)?,
-        ];
-        f.call(None, &args)
+        let args = e.factory_args().map(|s| env.create_string(s));
+        let [kind, code, field, message] = args;
+        f.call(None, &[kind?, code?, field?, message?])
     });
     match made {
         Ok(v) => Error::from(v),

@@ -1,25 +1,12 @@
 //! The native half of the `retrycore` npm package (napi-rs).
 //!
-//! This crate only translates, and most of the translating is shared with
-//! the wasm binding in `retrycore-js` (`bindings-js/`): JavaScript numbers in
-//! milliseconds become the core's nanoseconds, JSON text becomes the core's
-//! documents, and the core's errors become JavaScript `Error` objects built by
-//! the JS layer's error factory (so the native and the JS layer throw the same
-//! classes). The exports are declared once for both JS bindings, in
-//! `bindings-js/src/surface.rs`, and expanded here by `build.rs` into
-//! `#[napi]` items. What is left here is what napi-rs does: raising errors
-//! (`errors`), and the clock and entropy of a Node thread (`Node`). Every
-//! decision is the core's.
-//!
-//! The surface here is low level and private to the package: `lib/` wraps it
-//! into the public API (`RetryPolicy`, `CircuitBreaker`, …), which the wasm
-//! package reuses over its own low-level surface. Hot paths (delay, status
-//! classification, breaker acquire/record, budget withdraw, session steps)
-//! take and return numbers; sessions live in a per-policy slab and are named
-//! by numeric ids, breaker permits are numbers.
-//!
-//! Every export is `#[napi(catch_unwind)]`: a panic becomes a JavaScript
-//! error, never an abort of the process.
+//! It only translates; what both JS bindings share is in `retrycore-js`
+//! (`bindings-js/`, which documents the surface), and the exports declared in
+//! `bindings-js/src/surface.rs` are expanded here by `build.rs` into `#[napi]`
+//! items. What is left is napi-rs's part: raising errors (`errors`), and the
+//! clock and entropy of a Node thread (`Node`). `lib/` wraps the surface into
+//! the public API. Every export is `#[napi(catch_unwind)]`: a panic becomes a
+//! JavaScript error, never an abort of the process.
 
 // napi-rs registers exports only outside `cfg(test)`: in the test build they look unused.
 #![cfg_attr(test, allow(dead_code))]
@@ -30,7 +17,6 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use retrycore_js as js;
 use serde_json::Value;
-use std::cell::RefCell;
 
 pub(crate) use errors::OrThrow;
 
@@ -50,8 +36,9 @@ impl js::Host for Node {
         })
     }
 
+    /// The operating system's entropy, drawn 4 KiB at a time.
     fn entropy(out: &mut [u8]) -> js::Result<()> {
-        entropy(out)
+        js::host::pooled_entropy(out, "the operating system", getrandom::fill)
     }
 }
 
@@ -65,16 +52,6 @@ thread_local! {
 #[napi(catch_unwind)]
 pub fn calibrate(performance_now: f64) {
     CLOCK.with(|c| c.set(Some((std::time::Instant::now(), performance_now))));
-}
-
-thread_local! {
-    /// OS entropy, drawn 4 KiB at a time: minting a key must not cost a system call.
-    static ENTROPY: RefCell<js::host::EntropyPool> = const { RefCell::new(js::host::EntropyPool::new()) };
-}
-
-/// Fills `out` with bytes from the operating system's generator (buffered).
-fn entropy(out: &mut [u8]) -> js::Result<()> {
-    ENTROPY.with(|p| p.borrow_mut().take(out, "the operating system", getrandom::fill))
 }
 
 // The benchmarks' no-op floor: only `make bench` builds it (feature `bench`).

@@ -1,12 +1,5 @@
-//! Errors: the core's codes become JavaScript `Error` objects.
-//!
-//! The JS layer registers one factory function at load
-//! (`setErrorFactory(kind, code, field, message)`), so the errors this crate
-//! throws are the very classes the JS layer throws (`TypeError`,
-//! `RangeError`, `IdempotencyError`, `RetrycoreError`), each with `.code`
-//! equal to the core's code and `.field`. Which class is decided by
-//! `retrycore-js` ([`retrycore_js::Error`]), for the Node binding too; this
-//! module calls the factory.
+//! Errors: a `retrycore_js::Error` (class and code decided there) thrown as
+//! the object the JS layer's error factory (`setErrorFactory`) builds.
 //!
 //! Two ways out, both without unwinding through WebAssembly (which would skip
 //! destructors and leave the instance inconsistent):
@@ -51,12 +44,7 @@ fn build(e: &Error) -> JsValue {
     // Clone out of the cell first: the factory is JS and may re-enter.
     let factory = FACTORY.with(|c| c.borrow().clone());
     if let Some(f) = factory {
-        let args = js_sys::Array::of4(
-            &JsValue::from_str(e.class.name()),
-            &JsValue::from_str(e.code),
-            &JsValue::from_str(&e.field),
-            &JsValue::from_str(&e.message),
-        );
+        let args: js_sys::Array = e.factory_args().into_iter().map(JsValue::from_str).collect();
         if let Ok(v) = js_sys::Reflect::apply(&f, &JsValue::UNDEFINED, &args) {
             return v;
         }
@@ -77,37 +65,11 @@ pub(crate) trait Num {
     fn num(self) -> f64;
 }
 
-impl Num for f64 {
-    #[inline(always)]
-    fn num(self) -> f64 {
-        self
-    }
+macro_rules! num {
+    ($($t:ty: $v:pat => $e:expr),*) => {$(impl Num for $t { #[inline(always)] fn num(self) -> f64 { let $v = self; $e } })*};
 }
 
-impl Num for u32 {
-    #[inline(always)]
-    fn num(self) -> f64 {
-        f64::from(self)
-    }
-}
-
-impl Num for bool {
-    #[inline(always)]
-    fn num(self) -> f64 {
-        if self {
-            1.0
-        } else {
-            0.0
-        }
-    }
-}
-
-impl Num for () {
-    #[inline(always)]
-    fn num(self) -> f64 {
-        0.0
-    }
-}
+num!(f64: v => v, u32: v => f64::from(v), bool: v => f64::from(v), (): () => 0.0);
 
 /// The hot-path protocol: the value of `f` as a number, or `NaN` with the
 /// error stashed for `takeError()` (no hot path answers `NaN` otherwise).

@@ -1,24 +1,13 @@
 //! The low-level half of the `retrycore-wasm` npm package (wasm-bindgen).
 //!
-//! This crate only translates, exactly like the Node binding
-//! (`bindings-node/src`), whose low-level surface (`bindings-node/native.d.ts`)
-//! it implements name for name, so that the one TypeScript layer
-//! (`bindings-node/lib/retrycore.ts`) runs on either. Everything the two
-//! bindings share lives in `retrycore-js` (`bindings-js/`): millisecond
-//! numbers to the core's nanoseconds, typed options, the error mapping, the
-//! session slab, permits, the JSON every call returns. The exports are
-//! declared once for both JS bindings, in `bindings-js/src/surface.rs`, and
-//! expanded here by `build.rs` into `#[wasm_bindgen]` items. What is left
-//! here is what wasm-bindgen needs: reading arguments from JavaScript values
-//! (`strings`, `numbers`, `Strings`, `js`), raising errors (`errors`), and
-//! the clock and entropy of a JS environment (`Wasm`). Every decision is the
-//! core's.
-//!
-//! Hot paths (delay, status classification, breaker acquire/record, budget
-//! withdraw, session steps) take and return numbers; sessions live in a
-//! per-policy slab and are named by generation-tagged numeric ids, breaker
-//! permits are numbers (`epoch * 2 + trial`, -1 refused), and a `now` of
-//! exactly -1 means "read `performance.now()`".
+//! It implements the Node binding's low-level surface name for name, so that
+//! the one TypeScript layer (`bindings-node/lib/retrycore.ts`) runs on either;
+//! what both share is in `retrycore-js` (`bindings-js/`), and the exports
+//! declared in `bindings-js/src/surface.rs` are expanded here by `build.rs`
+//! into `#[wasm_bindgen]` items. What is left is wasm-bindgen's part: reading
+//! arguments from JavaScript values (`strings`, `numbers`, `Strings`, `js`),
+//! raising errors (`errors`), and the clock and entropy of a JS environment
+//! (`Wasm`).
 //!
 //! **No panics.** A Rust panic in WebAssembly traps and can leave the
 //! instance inconsistent, so nothing here (nor in `retrycore-js`) may panic
@@ -37,7 +26,6 @@ mod floor;
 use retrycore::ErrorCode;
 use retrycore_js as rjs;
 use serde_json::Value;
-use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
 pub(crate) use errors::hot;
@@ -56,18 +44,17 @@ extern "C" {
     fn js_is_array(v: &JsValue) -> Result<bool, JsValue>;
 }
 
-/// The wasm host: `performance.now()`, `crypto.getRandomValues`. Error
-/// messages quote at most 64 characters of a refused input (a 10 MB string
-/// must not be copied into one), and a session id must be whole.
-pub(crate) struct Wasm;
+/// The wasm host: `performance.now()`, `crypto.getRandomValues`.
+pub struct Wasm;
 
 impl rjs::Host for Wasm {
     fn clock_ms() -> f64 {
         performance_now().ok().filter(|m| m.is_finite() && *m >= 0.0).unwrap_or(0.0)
     }
 
+    /// `crypto.getRandomValues`, drawn 4 KiB at a time.
     fn entropy(out: &mut [u8]) -> rjs::Result<()> {
-        entropy(out)
+        rjs::host::pooled_entropy(out, "the host (crypto.getRandomValues)", getrandom::fill)
     }
 }
 
@@ -97,26 +84,20 @@ fn array_items<T>(
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    let bad = || rjs::Error::config(ErrorCode::InvalidType, field, format!("{field}: must be an array of {what}"));
+    let bad = || rjs::Error::config(ErrorCode::InvalidType, field, format_args!("must be an array of {what}"));
     if !js_is_array(v).unwrap_or(false) {
         return Err(bad());
     }
-    let len = js_sys::Reflect::get(v, &JsValue::from_str("length")).map_err(|_| bad())?.as_f64().unwrap_or(-1.0);
-    if !(len >= 0.0 && len.fract() == 0.0) {
-        return Err(bad());
-    }
-    // `len` is a whole number in [0, 2^53): the cast is exact.
+    let len = js_sys::Reflect::get(v, &JsValue::from_str("length")).map_err(|_| bad())?.as_f64();
+    let len = len.filter(|l| *l >= 0.0 && l.fract() == 0.0).ok_or_else(bad)?;
+    // `len` is a whole number (past 2^64 it saturates, and is refused).
     retrycore::limits::check_items(len as u64, field).map_err(rjs::Error::of_config)?;
     let n = len as u32;
     let mut out = Vec::with_capacity(n as usize);
     for i in 0..n {
         let x = js_sys::Reflect::get_u32(v, i).map_err(|_| bad())?;
-        match item(x) {
-            Some(t) => out.push(t),
-            None => {
-                return Err(rjs::Error::config(ErrorCode::InvalidType, field, format!("{field}[{i}]: must be {what}")));
-            }
-        }
+        let bad_item = || rjs::Error::config(ErrorCode::InvalidType, field, format_args!("item {i}: must be {what}"));
+        out.push(item(x).ok_or_else(bad_item)?);
     }
     Ok(Some(out))
 }
@@ -141,37 +122,7 @@ impl rjs::StrList for Strings<'_> {
     }
 }
 
-thread_local! {
-    /// OS entropy, drawn 4 KiB at a time: minting a key must not cost a call into JS.
-    static ENTROPY: RefCell<rjs::host::EntropyPool> = const { RefCell::new(rjs::host::EntropyPool::new()) };
-}
-
-/// Fills `out` (at most 4 KiB) with bytes from the host's generator
-/// (`crypto.getRandomValues`), buffered.
-fn entropy(out: &mut [u8]) -> rjs::Result<()> {
-    ENTROPY.with(|p| p.borrow_mut().take(out, "the host (crypto.getRandomValues)", getrandom::fill))
-}
-
 /// Anchors the monotonic clock to the JS environment's `performance.now()`.
 /// The wasm build reads `performance.now()` itself: nothing to anchor.
 #[wasm_bindgen]
 pub fn calibrate(#[wasm_bindgen(js_name = performanceNow)] _performance_now: f64) {}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entropy_never_repeats_bytes() {
-        let mut a = [0u8; 16];
-        let mut b = [0u8; 16];
-        entropy(&mut a).unwrap();
-        entropy(&mut b).unwrap();
-        assert_ne!(a, b);
-        let mut big = [0u8; 5000];
-        assert!(entropy(&mut big).is_err());
-        for _ in 0..1000 {
-            entropy(&mut a).unwrap();
-        }
-    }
-}

@@ -1067,7 +1067,7 @@ fn status_range(v: &Value, field: &str) -> Result<StatusRange> {
     let bad = |why: String| Error::new(ErrorCode::InvalidValue, field.to_owned(), why);
     match v {
         Value::Number(_) => {
-            let s = doc::uint(v, field, 0, 999)? as u16;
+            let s = doc::uint(v, field, 0, MAX_STATUS.into())? as u16;
             Ok(StatusRange { lo: s, hi: s })
         }
         Value::String(s) => {
@@ -1210,9 +1210,23 @@ pub(crate) fn method_value(v: &Value, field: &str) -> Result<String> {
     token_value(v, field, "an HTTP method").map(|m| m.to_ascii_uppercase())
 }
 
-/// Reads a status the way a rule does, as one number 0 to 999.
+/// The largest HTTP status a rule or a failure names: a status is 0 to 999.
+pub const MAX_STATUS: u16 = 999;
+
+/// Reads a status the way a rule does, as one number 0 to [`MAX_STATUS`].
 pub(crate) fn status_value(v: &Value, field: &str) -> Result<u16> {
-    Ok(doc::uint(v, field, 0, 999)? as u16)
+    Ok(doc::uint(v, field, 0, MAX_STATUS.into())? as u16)
+}
+
+/// Reads a failure's HTTP status as a host passes it, a number: a whole
+/// number 0 to [`MAX_STATUS`], as a rule's status. Every host applies this
+/// one rule to the status it is given (docs/hosts.md).
+///
+/// # Errors
+/// `out_of_range`, naming `field`, for anything else (NaN, fractions,
+/// negative values, 1000 and above).
+pub fn status_from_f64(value: f64, field: &str) -> Result<u16> {
+    Ok(crate::limits::count_from_f64(value, MAX_STATUS.into(), field)? as u16)
 }
 
 /// Reads a list (or one item) of methods, without repeats.
@@ -1338,6 +1352,17 @@ pub fn rule_to_json(r: &Rule) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_status_is_a_whole_number_to_999() {
+        assert_eq!(status_from_f64(503.0, "status"), Ok(503));
+        assert_eq!(status_from_f64(0.0, "status"), Ok(0));
+        assert_eq!(status_from_f64(f64::from(MAX_STATUS), "status"), Ok(999));
+        for bad in [1000.0, -1.0, 200.5, f64::NAN, f64::INFINITY, -0.5] {
+            let e = status_from_f64(bad, "status").unwrap_err();
+            assert_eq!((e.code(), e.field()), ("out_of_range", "status"), "{bad}");
+        }
+    }
 
     fn names<'a>(n: &'a [&'a str]) -> Failure<'a> {
         Failure { error_names: n, ..Default::default() }
