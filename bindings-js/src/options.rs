@@ -7,18 +7,16 @@
 //! Errors keep the core's field path.
 
 use crate::error::{Error, Result};
-use retrycore::ErrorCode;
 use serde_json::Value;
 
 /// Nanoseconds in the unit of a bare duration number: JS milliseconds.
 pub const MS: f64 = 1e6;
 
-/// Parses a document (typed options, or a breaker or budget object),
-/// refusing one over [`MAX_DOCUMENT_BYTES`](retrycore::limits::MAX_DOCUMENT_BYTES)
-/// before parsing it (see `docs/js.md, "Input limits"`).
+/// Parses a document (typed options, or a breaker or budget object) with
+/// the core's one parser: size limit, duplicate keys and syntax refused as
+/// every document reader refuses them (see `docs/js.md, "Input limits"`).
 pub fn parse(text: &str) -> Result<Value> {
-    retrycore::limits::check_bytes(text.len(), retrycore::limits::MAX_DOCUMENT_BYTES, "").map_err(Error::of_config)?;
-    serde_json::from_str(text).map_err(|e| Error::config(ErrorCode::InvalidJson, "", format!("not JSON: {e}")))
+    retrycore::parse_document(text).map_err(Error::of_config)
 }
 
 /// Reads a breaker or budget object: with `typed` (a core `from_typed_value`

@@ -48,6 +48,14 @@ pub mod tables;
 
 pub use error::{Error, ErrorClass, ErrorCode, ErrorDomain, ErrorFamily, Result};
 
+/// Parses a document's JSON text the one way every reader does: at most
+/// [`limits::MAX_DOCUMENT_BYTES`], a key given twice in one object refused,
+/// any syntax error `invalid_json` (docs/limits.md). Hosts that hand typed
+/// options or breaker and budget objects over as text parse them with it.
+pub fn parse_document(text: &str) -> Result<serde_json::Value> {
+    doc::parse_json(text)
+}
+
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
