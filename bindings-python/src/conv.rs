@@ -360,12 +360,14 @@ fn number_value(o: &Obj, field: &str, mode: Mode, host: bool) -> PyResult<Value>
             Num::Int(v) => f as i128 == v && f.abs() < 1.7e38,
             Num::Huge(_) => f.is_finite() && exact_int(o)?.eq(py.get_type::<PyInt>().call1((f,))?)?,
         };
-        let why = if matches!(n, Num::Float(_)) {
-            "number is not finite"
-        } else {
-            "integer that a double cannot hold exactly"
+        if exact {
+            return Ok(Value::from(f));
+        }
+        let why = match n {
+            Num::Float(_) => format!("number {f} is not finite"),
+            _ => "integer that a double cannot hold exactly".to_owned(),
         };
-        return if exact { Ok(Value::from(f)) } else { Err(err(py, ErrorCode::InvalidNumber, field, why)) };
+        return Err(err(py, ErrorCode::InvalidNumber, field, why));
     }
     if let Num::Int(v) = n {
         if let Ok(u) = u64::try_from(v) {

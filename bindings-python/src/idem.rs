@@ -119,10 +119,6 @@ pub struct PyDeadLetter {
 }
 
 impl PyDeadLetter {
-    fn new_letter(l: idem::DeadLetter) -> PyDeadLetter {
-        PyDeadLetter { l: Mutex::new(l) }
-    }
-
     /// Runs `f` on the letter (see [`crate::locks::with`]).
     fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut idem::DeadLetter) -> R + Send) -> R {
         crate::locks::with(py, &self.l, f)

@@ -212,11 +212,9 @@ impl<'py> Exc<'_, 'py> {
     }
 }
 
+/// An `int` (not a bool) in the u16 range.
 fn u16_of(v: &Obj) -> Option<u16> {
-    if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
-        return None;
-    }
-    v.extract::<u16>().ok()
+    (v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>()).then(|| v.extract().ok()).flatten()
 }
 
 /// An HTTP status found on an attribute: the core's range (100–999, as in
@@ -232,13 +230,10 @@ fn header_text(v: &Obj) -> Option<String> {
     {
         return None;
     }
-    if let Ok(s) = v.downcast::<PyString>() {
-        return s.to_cow().ok().map(|c| c.into_owned());
+    match v.downcast::<PyString>() {
+        Ok(s) => s.to_cow().ok().map(|c| c.into_owned()),
+        Err(_) => v.extract::<&[u8]>().ok().map(|b| b.iter().map(|&c| c as char).collect()),
     }
-    if let Ok(b) = v.extract::<&[u8]>() {
-        return Some(b.iter().map(|&c| c as char).collect());
-    }
-    None
 }
 
 /// Reads headers from a mapping (`items()`) or an iterable of pairs.

@@ -649,14 +649,14 @@ methods PyDeadLetter
             let p = conv::opt_count(partition, "partition", u64::from(u32::MAX))?.map(|p| p as u32);
             b = b.source(t, p, conv::opt_count(offset, "offset", u64::MAX)?);
         }
-        Ok(PyDeadLetter::new_letter(b.build().py_in(py, I)?))
+        Ok(PyDeadLetter { l: Mutex::new(b.build().py_in(py, I)?) })
     /// Reads a letter from a dict (validated).
     static from_dict(d: obj) -> try Self =
         let v = to_json(d, Mode::Document)?;
-        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_value(&v).py_in(py, I)?))
+        Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_value(&v).py_in(py, I)?) })
     /// Reads a letter from JSON text (validated).
     static from_json(text: istr) -> try Self =
-        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_json(&text).py_in(py, I)?))
+        Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_json(&text).py_in(py, I)?) })
     to_dict() -> try Obj<'py> = conv::from_json(py, &self.with(py, |l| l.to_value()))
     to_json() -> String = self.with(py, |l| l.to_json())
     /// Marks the letter for replay (its target must be idempotent).
@@ -702,23 +702,17 @@ group Fields of failure {
 functions
     /// Classifies an exception or a failure.
     classify(failure: obj?, *, policy: obj?, fields: ..Fields) -> try Verdict_ =
-        let v = match policy.filter(|p| !p.is_none()) {
-            None => {
-                let c = Classifier::default();
-                let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
-                let v = f.with(|x| c.classify(x));
-                (f, v)
-            }
-            Some(p) => {
-                let p = crate::policy::native_policy(p)?;
-                // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
-                let p = p.get();
-                let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
-                let v = f.with(|x| p.inner.config().classify(x));
-                (f, v)
-            }
+        let Some(p) = conv::opt(policy, crate::policy::native_policy)? else {
+            let c = Classifier::default();
+            let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
+            let v = f.with(|x| c.classify(x));
+            return Ok(verdict(f, &v));
         };
-        Ok(verdict(v.0, &v.1))
+        // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
+        let p = p.get();
+        let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
+        let v = f.with(|x| p.inner.config().classify(x));
+        Ok(verdict(f, &v))
     /// Returns the flattened cause chain of names of an exception (what classification reads).
     error_names(e: obj) -> try Bound<'py, PyList> =
         if !e.is_instance_of::<PyBaseException>() {
