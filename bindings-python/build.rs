@@ -13,8 +13,9 @@
 //!   (`priv field: Type`: public in Rust only);
 //!   followed by its members, indented:
 //!   - `repr "…"`: `__repr__` formats the string, `{field}` and
-//!     `{field:?}` standing for the fields (Rust's `format!` syntax);
-//!     further `repr` lines continue the string;
+//!     `{field:?}` standing for the fields (Rust's `format!` syntax; a
+//!     `bool` shows as `True` or `False`); further `repr` lines continue
+//!     the string;
 //!   - `truthy`: `__bool__` answers True.
 //! - `methods Rust`: the `#[pymethods]` of a class the module defines, one
 //!   member per indented item:
@@ -60,7 +61,6 @@
 //! | `json`    | a `serde_json::Value` document (`conv::to_json`)|         |
 //! | `kind?`   | `Option<T>` of any kind above: read when given and not None | None |
 //! | `now?`    | nanoseconds, the clock's when left out          | None    |
-//! | `wall?`   | Unix epoch milliseconds, the clock's when left out | None |
 //! | `bool?`   | `Option<bool>`                                  | None    |
 //! | `false?`, `true?` | `bool`, that value when left out        | None    |
 //! | `hook?`   | `Option<Py<PyAny>>`, a callable or None         | None    |
@@ -138,10 +138,13 @@ fn main() {
             group(&mut code, name, noun, fields);
         }
         for c in &m.classes {
-            class(&mut code, c);
+            // A class with declared members gets its `__repr__` in their block.
+            let own = m.methods.iter().any(|(k, _)| k == &c.rust);
+            class(&mut code, c, !own);
         }
         for (class, members) in &m.methods {
-            methods(&mut code, class, members, &groups)
+            let extra = m.classes.iter().find(|c| &c.rust == class).map(class_methods).unwrap_or_default();
+            methods(&mut code, class, members, &groups, &extra)
                 .unwrap_or_else(|e| panic!("src/surface.rs: methods {class}: {e}"));
         }
         let path = out.join(format!("{}.rs", m.name));
@@ -307,7 +310,6 @@ fn kind(k: &str, lt: &str) -> Result<(String, Option<String>), String> {
         "obj?" | "nullable" => ("Option<&Obj>", ""),
         "any?" => ("Option<Py<PyAny>>", ""),
         "now?" => ("Option<&Obj>", "conv::now_or_clock({n})?"),
-        "wall?" => ("Option<&Obj>", "conv::wall_or_clock({n})?"),
         "bool?" => ("Option<&Obj>", "conv::opt_bool({n}, \"{n}\")?"),
         "false?" => ("Option<&Obj>", "conv::bool_or({n}, \"{n}\", false)?"),
         "true?" => ("Option<&Obj>", "conv::bool_or({n}, \"{n}\", true)?"),
@@ -357,10 +359,16 @@ fn names(text: &str, word: &str) -> bool {
 }
 
 /// A `#[pymethods]` block, or (`class` empty) the module's functions.
-fn methods(out: &mut String, class: &str, members: &[Member], groups: &[(String, Vec<String>)]) -> Result<(), String> {
+fn methods(
+    out: &mut String,
+    class: &str,
+    members: &[Member],
+    groups: &[(String, Vec<String>)],
+    extra: &str,
+) -> Result<(), String> {
     let functions = class.is_empty();
     if !functions {
-        let _ = writeln!(out, "#[pymethods]\nimpl {class} {{");
+        let _ = writeln!(out, "#[pymethods]\nimpl {class} {{\n{extra}");
     }
     for m in members {
         // A return naming `'py` ties the arguments' lifetime to it.
@@ -499,7 +507,8 @@ fn placeholders(fmt: &str) -> Vec<&str> {
     names
 }
 
-fn class(out: &mut String, c: &Class) {
+/// A value class; with `methods`, its `__repr__` / `__bool__` in a block of their own.
+fn class(out: &mut String, c: &Class, methods: bool) {
     doc_attrs(out, "", &c.doc);
     let _ = writeln!(out, "#[pyclass(frozen, name = {:?}, module = \"retrycore._native\")]", c.py);
     let _ = writeln!(out, "pub struct {} {{", c.rust);
@@ -511,18 +520,26 @@ fn class(out: &mut String, c: &Class) {
         }
     }
     out.push_str("}\n\n");
-    if c.repr.is_none() && !c.truthy {
-        return;
+    if methods && (c.repr.is_some() || c.truthy) {
+        let _ = writeln!(out, "#[pymethods]\nimpl {} {{\n{}}}\n", c.rust, class_methods(c));
     }
-    let _ = writeln!(out, "#[pymethods]\nimpl {} {{", c.rust);
+}
+
+/// The `__repr__` and `__bool__` a value class declares.
+fn class_methods(c: &Class) -> String {
+    let mut out = String::new();
     if let Some(fmt) = &c.repr {
         let names = placeholders(fmt).join(", ");
         let _ = writeln!(out, "    fn __repr__(&self) -> String {{");
         let _ = writeln!(out, "        let Self {{ {names}, .. }} = self;");
+        // A bool shows as Python writes it.
+        for (_, name, _) in c.fields.iter().filter(|(_, n, t)| t == "bool" && placeholders(fmt).contains(&n.as_str())) {
+            let _ = writeln!(out, "        let {name} = if *{name} {{ \"True\" }} else {{ \"False\" }};");
+        }
         let _ = writeln!(out, "        format!(\"{fmt}\")\n    }}");
     }
     if c.truthy {
         out.push_str("    fn __bool__(&self) -> bool {\n        true\n    }\n");
     }
-    out.push_str("}\n\n");
+    out
 }

@@ -76,14 +76,15 @@ fn some<'a, 'py>(o: &'a Option<Obj<'py>>) -> Option<&'a Obj<'py>> {
     o.as_ref().filter(|x| !x.is_none())
 }
 
+/// A gRPC code given by name or number: the core's reader decides which are
+/// codes (17: invalid_value, as in JS).
 fn grpc_value(v: &Obj) -> PyResult<GrpcCode> {
-    let py = v.py();
-    if v.is_instance_of::<PyString>() {
-        return GrpcCode::read(&to_str(v, "grpc_code")?, "grpc_code").py(py);
-    }
-    // The core's reader decides which numbers are codes (17: invalid_value, as in JS).
-    let n = conv::to_count(v, "grpc_code", u64::MAX)?;
-    GrpcCode::read(&n.to_string(), "grpc_code").py(py)
+    let text = if v.is_instance_of::<PyString>() {
+        to_str(v, "grpc_code")?
+    } else {
+        conv::to_count(v, "grpc_code", u64::MAX)?.to_string()
+    };
+    GrpcCode::read(&text, "grpc_code").py(v.py())
 }
 
 impl OwnedFailure {

@@ -94,8 +94,10 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
 }
 
 fn http_json(a: Option<idem::HttpAnswer>) -> Value {
-    let json = |a: idem::HttpAnswer| json!({"status": a.status, "error_type": a.error_type, "title": a.title, "retry_after_s": a.retry_after_s});
-    a.map_or(Value::Null, json)
+    a.map_or(
+        Value::Null,
+        |a| json!({"status": a.status, "error_type": a.error_type, "title": a.title, "retry_after_s": a.retry_after_s}),
+    )
 }
 
 fn config_or_default(c: Option<&Obj>) -> PyResult<idem::RecordConfig> {

@@ -238,10 +238,7 @@ fn header_text(v: &Obj) -> Option<String> {
 
 /// Reads headers from a mapping (`items()`) or an iterable of pairs.
 pub fn read_headers(h: &Obj, out: &mut Vec<(String, String)>) {
-    let items = match h.getattr("items").and_then(|f| f.call0()) {
-        Ok(it) => it,
-        Err(_) => h.clone(),
-    };
+    let items = h.getattr("items").and_then(|f| f.call0()).unwrap_or_else(|_| h.clone());
     let Ok(iter) = items.try_iter() else { return };
     for pair in iter.take(MAX_HEADERS) {
         let Ok(pair) = pair else { break };

@@ -525,7 +525,8 @@ functions
     /// A random UUIDv4 key from 16 bytes (default: from the OS).
     mint_key(entropy: obj?) -> try String =
         let bytes = match entropy.filter(|e| !e.is_none()) {
-            None => crate::entropy::bytes::<16>().ok_or((ErrorCode::InvalidState, "the operating system gave no entropy")),
+            None => crate::entropy::bytes::<16>()
+                .ok_or((ErrorCode::InvalidState, "the operating system gave no entropy")),
             Some(e) => match e.downcast::<PyBytes>() {
                 Ok(b) => b.as_bytes().try_into().map_err(|_| (ErrorCode::InvalidValue, "must be exactly 16 bytes")),
                 Err(_) => Err((ErrorCode::InvalidType, "must be 16 bytes")),
@@ -561,10 +562,8 @@ functions
     decide(record: nullable, key: nullable, fingerprint: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let Some(key) = key.filter(|k| !k.is_none()) else {
-            return conv::from_json(
-                py,
-                &json!({"decision": "missing_key", "http": http_json(Some(idem::missing_key_answer(&cfg)))}),
-            );
+            let http = http_json(Some(idem::missing_key_answer(&cfg)));
+            return conv::from_json(py, &json!({"decision": "missing_key", "http": http}));
         };
         let (key, fpr) = (s(key, "key")?, s(fingerprint, "fingerprint")?);
         let rec = conv::opt(record, |r| record_of(py, r))?;
@@ -581,7 +580,8 @@ functions
     complete(record: obj, fence: obj, outcome: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let rec = record_of(py, record)?;
-        let o = outcome.downcast::<PyDict>().map_err(|_| err_in(py, I, ErrorCode::InvalidType, "outcome", "must be a dict"))?;
+        let o = outcome.downcast::<PyDict>();
+        let o = o.map_err(|_| err_in(py, I, ErrorCode::InvalidType, "outcome", "must be a dict"))?;
         let response = response_of(py, o.get_item("response")?)?;
         let state = o.get_item("state")?.map(|x| s(&x, "outcome.state")).transpose()?;
         let category = conv::opt(o.get_item("category")?.as_ref(), |c| s(c, "outcome.category"))?;
@@ -609,7 +609,9 @@ methods RecordConfig
             items.iter().map(|x| conv::to_str(x, "release_categories")).collect::<PyResult<Vec<String>>>()
         })?;
         let d = idem::RecordConfig::default();
-        let time = |o, field, ms| conv::opt_secs(o, field).map(|ns| ns.map_or(Duration::from_millis(ms), Duration::from_nanos));
+        let time = |o, field, ms| {
+            conv::opt_secs(o, field).map(|ns| ns.map_or(Duration::from_millis(ms), Duration::from_nanos))
+        };
         let (lease, retention) = (time(lease, "lease", d.lease_ms())?, time(retention, "retention", d.retention_ms())?);
         let mut c = idem::RecordConfig::new(lease, retention).py_in(py, I)?.with_stripe(stripe);
         if let Some(h) = conv::opt_str(failure_handling, "failure_handling")? {
@@ -641,8 +643,9 @@ methods PyDeadLetter
         if let Some(c) = class { b = b.error(c, text.unwrap_or_default()) }
         if let Some(t) = conv::opt_str(first_failure_at, "first_failure_at")? { b = b.first_failure_at(t) }
         if let Some(t) = conv::opt_str(last_failure_at, "last_failure_at")? { b = b.last_failure_at(t) }
-        if let Some(ms) = conv::opt_count(first_failure_ms, "first_failure_ms", u64::MAX)? { b = b.first_failure_ms(ms) }
-        if let Some(ms) = conv::opt_count(last_failure_ms, "last_failure_ms", u64::MAX)? { b = b.last_failure_ms(ms) }
+        let ms = |o, field| conv::opt_count(o, field, u64::MAX);
+        if let Some(ms) = ms(first_failure_ms, "first_failure_ms")? { b = b.first_failure_ms(ms) }
+        if let Some(ms) = ms(last_failure_ms, "last_failure_ms")? { b = b.last_failure_ms(ms) }
         if let Some(t) = conv::opt_str(trace_id, "trace_id")? { b = b.trace_id(t) }
         if let Some(t) = conv::opt_str(topic, "topic")? {
             // Partition and offset are read only beside a topic.
@@ -651,9 +654,8 @@ methods PyDeadLetter
         }
         Ok(PyDeadLetter { l: Mutex::new(b.build().py_in(py, I)?) })
     /// Reads a letter from a dict (validated).
-    static from_dict(d: obj) -> try Self =
-        let v = to_json(d, Mode::Document)?;
-        Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_value(&v).py_in(py, I)?) })
+    static from_dict(d: json) -> try Self =
+        Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_value(&d).py_in(py, I)?) })
     /// Reads a letter from JSON text (validated).
     static from_json(text: istr) -> try Self =
         Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_json(&text).py_in(py, I)?) })
@@ -692,6 +694,8 @@ class Verdict_ = Verdict {
     /// The classified names, turned into Python strings only when asked for.
     priv names: Vec<Name>
 }
+    repr "Verdict(category={category:?}, retry={retry:?}, safe={safe}, retryable={retryable}, "
+    repr "server_delay={server_delay:?})"
 
 /// The keyword fields of a failure ([`Fields`]).
 group Fields of failure {
@@ -727,15 +731,6 @@ methods Verdict_
     get refused -> bool =
         let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
         retrycore::classify::is_refused(&names)
-    __repr__() -> String =
-        format!(
-            "Verdict(category={:?}, retry={:?}, safe={}, retryable={}, server_delay={:?})",
-            self.category,
-            self.retry,
-            if self.safe { "True" } else { "False" },
-            if self.retryable { "True" } else { "False" },
-            self.server_delay
-        )
 
 module misc
 
@@ -778,8 +773,8 @@ functions
             retry_exhausted: a.retry_exhausted,
         })
     /// An HTTP-date as Unix seconds, or None when it is not one.
-    parse_http_date(value: str, wall_now_ms: obj) -> Option<i64> =
-        retrycore::retry_after::parse_http_date(&value, conv::wall_arg(wall_now_ms, "wall_now_ms")?)
+    parse_http_date(value: str, wall_now_ms: wall) -> Option<i64> =
+        retrycore::retry_after::parse_http_date(&value, wall_now_ms)
     /// Lints a policy, optionally with its service description (a dict).
     lint(policy: =crate::policy::native_policy, service: obj?) -> try Vec<Finding> =
         let service = conv::opt(service, |s| Service::from_json_value(&to_json(s, Mode::Document)?).py(py))?;
