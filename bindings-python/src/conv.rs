@@ -496,6 +496,10 @@ fn to_json_at(o: &Obj, mode: Mode, host: bool, field: &str, depth: usize) -> PyR
             return Err(err(py, ErrorCode::InvalidType, field, why));
         }
         let key = to_str(&k, field)?;
+        // Two str subclasses with one value: the core refuses a repeated key.
+        if host && m.contains_key(&key) {
+            return Err(err(py, ErrorCode::InvalidValue, field, format!("duplicate key {key:?}")));
+        }
         let f = match (host, field) {
             (true, _) => Cow::from(field),
             (false, "") => Cow::from(key.clone()),
