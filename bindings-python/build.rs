@@ -119,8 +119,11 @@ fn main() {
     exports.push_str("fn add_declared(m: &Bound<'_, PyModule>) -> PyResult<()> {\n");
     for m in &modules {
         let mut classes: Vec<&str> = m.classes.iter().map(|c| c.rust.as_str()).collect();
-        classes.extend(m.methods.iter().map(|(c, _)| c.as_str()).filter(|c| !c.is_empty()));
-        classes.dedup();
+        for (c, _) in m.methods.iter().filter(|(c, _)| !c.is_empty()) {
+            if !classes.contains(&c.as_str()) {
+                classes.push(c);
+            }
+        }
         for c in classes {
             let _ = writeln!(exports, "    m.add_class::<crate::{}::{c}>()?;", m.name);
         }
