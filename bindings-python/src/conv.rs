@@ -9,33 +9,16 @@
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
-use retrycore::idempotency::JsonValue;
-use retrycore::limits::{self, MAX_DEPTH};
+use pyo3::type_object::PyTypeCheck;
+use pyo3::types::{IntoPyDict, PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use retrycore::limits;
 use retrycore::{Error, ErrorCode, ErrorDomain};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::time::Instant;
 
 /// Any Python object: the arguments' type (every reader below checks it itself).
 pub type Obj<'py> = Bound<'py, PyAny>;
-
-/// Where a core error is raised: with its code, the core's
-/// `ErrorCode::class` decides the exception class (a config-family code is a
-/// `ConfigError`, or an `IdempotencyError` in the idempotency functions).
-#[derive(Copy, Clone)]
-pub enum Family {
-    Config,
-    Idempotency,
-}
-
-impl Family {
-    const fn domain(self) -> ErrorDomain {
-        match self {
-            Family::Config => ErrorDomain::Config,
-            Family::Idempotency => ErrorDomain::Idempotency,
-        }
-    }
-}
 
 static ERRORS: GILOnceCell<Py<PyModule>> = GILOnceCell::new();
 
@@ -44,43 +27,39 @@ pub fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     ERRORS.get_or_try_init(py, || Ok::<_, PyErr>(py.import("retrycore._errors")?.unbind())).map(|m| m.bind(py))
 }
 
-/// Converts a core error into the Python exception of the class the core names.
-pub fn core_err(py: Python<'_>, e: &Error, family: Family) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let m = errors_module(py)?;
-        let exc = m.getattr("_from_core")?.call1((
-            e.code(),
-            e.field(),
-            e.to_string(),
-            e.kind().class(family.domain()).code(),
-        ))?;
-        Ok(PyErr::from_value(exc))
-    };
-    build().unwrap_or_else(|err| err)
+/// Converts a core error raised in `domain` (the config domain, or the
+/// idempotency functions) into the Python exception of the class the core
+/// names for it (`ErrorCode::class`).
+pub fn core_err(py: Python<'_>, e: &Error, domain: ErrorDomain) -> PyErr {
+    let args = (e.code(), e.field(), e.to_string(), e.kind().class(domain).code());
+    match errors_module(py).and_then(|m| m.getattr("_from_core")?.call1(args)) {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(err) => err,
+    }
 }
 
-/// A `Result` of the core as a `PyResult`, raising in the config family.
+/// A `Result` of the core as a `PyResult`, raising in the config domain.
 pub trait CoreResult<T> {
     fn py(self, py: Python<'_>) -> PyResult<T>;
-    fn py_in(self, py: Python<'_>, family: Family) -> PyResult<T>;
+    fn py_in(self, py: Python<'_>, domain: ErrorDomain) -> PyResult<T>;
 }
 
 impl<T> CoreResult<T> for retrycore::Result<T> {
     fn py(self, py: Python<'_>) -> PyResult<T> {
-        self.map_err(|e| core_err(py, &e, Family::Config))
+        self.py_in(py, ErrorDomain::Config)
     }
-    fn py_in(self, py: Python<'_>, family: Family) -> PyResult<T> {
-        self.map_err(|e| core_err(py, &e, family))
+    fn py_in(self, py: Python<'_>, domain: ErrorDomain) -> PyResult<T> {
+        self.map_err(|e| core_err(py, &e, domain))
     }
 }
 
 /// Raises a binding-side error with a core code.
 pub fn err(py: Python<'_>, code: ErrorCode, field: &str, why: impl Into<String>) -> PyErr {
-    core_err(py, &Error::new(code, field.to_owned(), why.into()), Family::Config)
+    err_in(py, ErrorDomain::Config, code, field, why)
 }
 
-pub fn err_in(py: Python<'_>, family: Family, code: ErrorCode, field: &str, why: impl Into<String>) -> PyErr {
-    core_err(py, &Error::new(code, field.to_owned(), why.into()), family)
+pub fn err_in(py: Python<'_>, domain: ErrorDomain, code: ErrorCode, field: &str, why: impl Into<String>) -> PyErr {
+    core_err(py, &Error::new(code, field.to_owned(), why.into()), domain)
 }
 
 pub fn type_name(o: &Obj) -> String {
@@ -108,8 +87,7 @@ pub fn user_err(py: Python<'_>, e: PyErr, field: &str) -> PyErr {
     if base.is_ok_and(|t| v.is_instance(&t).unwrap_or(false)) {
         return e;
     }
-    let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
-    let ours = err(py, ErrorCode::InvalidType, field, format!("could not be read: it raised {name}"));
+    let ours = err(py, ErrorCode::InvalidType, field, format!("could not be read: it raised {}", type_name(v)));
     ours.set_cause(py, Some(e));
     ours
 }
@@ -147,15 +125,11 @@ pub fn opt<'a, 'py, T>(o: Option<&'a Obj<'py>>, read: impl FnOnce(&'a Obj<'py>) 
 }
 
 /// Reads an argument of a native class; anything else is `invalid_type`.
-pub fn class_arg<'a, 'py, T: pyo3::type_object::PyTypeCheck>(
-    o: &'a Obj<'py>,
-    field: &str,
-    want: &str,
-) -> PyResult<&'a Bound<'py, T>> {
+pub fn class_arg<'a, 'py, T: PyTypeCheck>(o: &'a Obj<'py>, field: &str, want: &str) -> PyResult<&'a Bound<'py, T>> {
     o.downcast::<T>().map_err(|_| wrong_type(o, field, want))
 }
 
-pub fn opt_class_arg<'a, 'py, T: pyo3::type_object::PyTypeCheck>(
+pub fn opt_class_arg<'a, 'py, T: PyTypeCheck>(
     o: Option<&'a Obj<'py>>,
     field: &str,
     want: &str,
@@ -177,12 +151,8 @@ pub fn opt_str(o: Option<&Obj>, field: &str) -> PyResult<Option<String>> {
     opt(o, |x| to_str(x, field))
 }
 
-pub fn to_bool(o: &Obj, field: &str) -> PyResult<bool> {
-    o.downcast::<PyBool>().map(|b| b.is_true()).map_err(|_| wrong_type(o, field, "a bool"))
-}
-
 pub fn opt_bool(o: Option<&Obj>, field: &str) -> PyResult<Option<bool>> {
-    opt(o, |x| to_bool(x, field))
+    opt(o, |x| x.downcast::<PyBool>().map(|b| b.is_true()).map_err(|_| wrong_type(x, field, "a bool")))
 }
 
 /// A bool argument with a default (None is the default).
@@ -208,66 +178,63 @@ fn is_int(o: &Obj) -> bool {
     o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>()
 }
 
-/// An `int` as an i128, or its sign when it is wider.
-enum Int {
-    Fits(i128),
-    Huge { negative: bool },
+/// A number argument: a `float`, or an `int` (never a bool) read by its
+/// value — exactly when it fits 128 bits, else as the nearest double
+/// (±infinity past the double range).
+#[derive(Copy, Clone)]
+enum Num {
+    Float(f64),
+    Int(i128),
+    Huge(f64),
 }
 
-fn int_value(o: &Obj) -> PyResult<Int> {
+impl Num {
+    /// The nearest double (`i128 as f64` rounds half to even, like Python's `float(int)`).
+    fn f64(self) -> f64 {
+        match self {
+            Num::Float(v) | Num::Huge(v) => v,
+            Num::Int(v) => v as f64,
+        }
+    }
+}
+
+/// Reads a `float` or an `int`; anything else is `invalid_type` ("must be `want`").
+fn num(o: &Obj, field: &str, want: &str) -> PyResult<Num> {
+    if let Ok(f) = o.downcast::<PyFloat>() {
+        return Ok(Num::Float(f.value()));
+    }
+    if !is_int(o) {
+        return Err(wrong_type(o, field, want));
+    }
     let i = exact_int(o)?;
     if let Ok(v) = i.extract::<i128>() {
-        return Ok(Int::Fits(v));
+        return Ok(Num::Int(v));
     }
-    Ok(Int::Huge { negative: i.lt(0i64)? })
-}
-
-/// An `int` as the nearest double (±infinity past the double range).
-fn int_f64(o: &Obj) -> PyResult<f64> {
-    let i = exact_int(o)?;
-    match i.extract::<f64>() {
-        Ok(v) => Ok(v),
-        Err(_) => Ok(if i.lt(0i64)? { f64::NEG_INFINITY } else { f64::INFINITY }),
-    }
+    let inf = |negative: bool| if negative { f64::NEG_INFINITY } else { f64::INFINITY };
+    Ok(Num::Huge(i.extract::<f64>().or_else(|_| i.lt(0i64).map(inf))?))
 }
 
 /// Reads a count (an `int`, not a bool) in `0..=max` by the core's rule
 /// (`retrycore::limits::count_from_i128`): never a wrap, never a silent 0.
 pub fn to_count(o: &Obj, field: &str, max: u64) -> PyResult<u64> {
-    if !is_int(o) {
-        return Err(wrong_type(o, field, "an int"));
-    }
-    let py = o.py();
-    match int_value(o)? {
-        Int::Fits(v) => limits::count_from_i128(v, max, field).py(py),
-        Int::Huge { negative } => {
-            limits::count_from_f64(if negative { f64::NEG_INFINITY } else { f64::INFINITY }, max, field).py(py)
-        }
-    }
+    let r = match num(o, field, "an int")? {
+        Num::Int(v) => limits::count_from_i128(v, max, field),
+        Num::Huge(v) => limits::count_from_f64(f64::INFINITY.copysign(v), max, field),
+        Num::Float(_) => return Err(wrong_type(o, field, "an int")),
+    };
+    r.py(o.py())
 }
 
 pub fn opt_count(o: Option<&Obj>, field: &str, max: u64) -> PyResult<Option<u64>> {
     opt(o, |x| to_count(x, field, max))
 }
 
-/// Reads a count in `0..=u32::MAX` (see [`to_count`]).
-pub fn to_u32(o: &Obj, field: &str) -> PyResult<u32> {
-    Ok(to_count(o, field, u64::from(u32::MAX))? as u32)
-}
-
 /// Reads a real number (`float` or `int`, not a bool).
 pub fn to_f64(o: &Obj, field: &str) -> PyResult<f64> {
-    if let Ok(f) = o.downcast::<PyFloat>() {
-        return Ok(f.value());
+    match num(o, field, "a float")? {
+        Num::Huge(v) if v.is_infinite() => Err(err(o.py(), ErrorCode::OutOfRange, field, "is too large for a float")),
+        n => Ok(n.f64()),
     }
-    if is_int(o) {
-        let v = int_f64(o)?;
-        if v.is_infinite() {
-            return Err(err(o.py(), ErrorCode::OutOfRange, field, "is too large for a float"));
-        }
-        return Ok(v);
-    }
-    Err(wrong_type(o, field, "a float"))
 }
 
 /// Reads float seconds (or an int) as nanoseconds, rounding half to even.
@@ -275,19 +242,13 @@ pub fn to_f64(o: &Obj, field: &str) -> PyResult<f64> {
 /// negatives, amounts past the nanosecond range) follows the core's rule
 /// for a host float (`retrycore::duration::from_secs_f64`).
 pub fn secs(o: &Obj, field: &str) -> PyResult<u64> {
-    let py = o.py();
-    if let Ok(f) = o.downcast::<PyFloat>() {
-        return retrycore::duration::from_secs_f64(f.value(), field).py(py);
-    }
-    if is_int(o) {
-        if let Int::Fits(v) = int_value(o)? {
-            if let Some(ns) = u64::try_from(v).ok().and_then(|v| v.checked_mul(1_000_000_000)) {
-                return Ok(ns);
-            }
+    let n = num(o, field, "float seconds")?;
+    if let Num::Int(v) = n {
+        if let Some(ns) = u64::try_from(v).ok().and_then(|v| v.checked_mul(1_000_000_000)) {
+            return Ok(ns);
         }
-        return retrycore::duration::from_secs_f64(int_f64(o)?, field).py(py);
     }
-    Err(wrong_type(o, field, "float seconds"))
+    retrycore::duration::from_secs_f64(n.f64(), field).py(o.py())
 }
 
 pub fn opt_secs(o: Option<&Obj>, field: &str) -> PyResult<Option<u64>> {
@@ -298,14 +259,7 @@ pub fn opt_secs(o: Option<&Obj>, field: &str) -> PyResult<Option<u64>> {
 /// nanoseconds by the core's rule (`retrycore::limits::time_from_host_f64`):
 /// one past the nanosecond range is `invalid_time`.
 pub fn instant(o: &Obj, field: &str) -> PyResult<u64> {
-    let v = if let Ok(f) = o.downcast::<PyFloat>() {
-        f.value()
-    } else if is_int(o) {
-        int_f64(o)?
-    } else {
-        return Err(wrong_type(o, field, "float seconds"));
-    };
-    limits::time_from_host_f64(v, 1e9, field).py(o.py())
+    limits::time_from_host_f64(num(o, field, "float seconds")?.f64(), 1e9, field).py(o.py())
 }
 
 /// Nanoseconds as float seconds (`ns / 1e9`, one IEEE division).
@@ -316,27 +270,23 @@ pub fn to_secs(ns: u64) -> f64 {
 
 // ---------------------------------------------------------------- clocks
 
-struct Origin {
-    at: Instant,
-    ns: u64,
-}
-
-static ORIGIN: std::sync::OnceLock<Origin> = std::sync::OnceLock::new();
+/// When the clock was anchored, and `time.monotonic_ns()` then.
+static ORIGIN: std::sync::OnceLock<(Instant, u64)> = std::sync::OnceLock::new();
 
 /// Anchors the monotonic clock on `time.monotonic_ns()` so that a `now`
 /// the caller reads from `time.monotonic()` and one the binding fills in
 /// agree.
 pub fn init_clock(py: Python<'_>) -> PyResult<()> {
     let ns: u64 = py.import("time")?.getattr("monotonic_ns")?.call0()?.extract()?;
-    let _ = ORIGIN.set(Origin { at: Instant::now(), ns });
+    let _ = ORIGIN.set((Instant::now(), ns));
     Ok(())
 }
 
 /// The monotonic clock in nanoseconds, on the `time.monotonic()` scale.
 #[inline]
 pub fn mono_ns() -> u64 {
-    let o = ORIGIN.get_or_init(|| Origin { at: Instant::now(), ns: 0 });
-    o.ns.saturating_add(u64::try_from(o.at.elapsed().as_nanos()).unwrap_or(u64::MAX))
+    let (at, ns) = ORIGIN.get_or_init(|| (Instant::now(), 0));
+    ns.saturating_add(u64::try_from(at.elapsed().as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// `now` given as float seconds, or the monotonic clock.
@@ -359,32 +309,17 @@ pub fn wall_ms() -> u64 {
 /// float rounded half to even), refused past the nanosecond range like any
 /// instant (`retrycore::limits::time_from_host_f64`: `invalid_time`).
 pub fn wall_arg(o: &Obj, field: &str) -> PyResult<u64> {
-    let py = o.py();
-    if is_int(o) {
-        if let Int::Fits(v) = int_value(o)? {
-            if let Ok(ms) = u64::try_from(v) {
-                limits::time_from_host_f64(ms as f64, 1e6, field).py(py)?;
-                return Ok(ms);
-            }
-        }
-        limits::time_from_host_f64(int_f64(o)?, 1e6, field).py(py)?;
-        // Negative or past 2^64 ns: refused above.
-        return Err(err(py, ErrorCode::InvalidTime, field, "is not a time"));
-    }
-    if let Ok(f) = o.downcast::<PyFloat>() {
-        let v = f.value();
-        limits::time_from_host_f64(v, 1e6, field).py(py)?;
-        return Ok(v.round_ties_even() as u64);
-    }
-    Err(wrong_type(o, field, "Unix epoch milliseconds (an int)"))
-}
-
-pub fn opt_wall(o: Option<&Obj>, field: &str) -> PyResult<Option<u64>> {
-    opt(o, |x| wall_arg(x, field))
+    let n = num(o, field, "Unix epoch milliseconds (an int)")?;
+    limits::time_from_host_f64(n.f64(), 1e6, field).py(o.py())?;
+    // In range (refused above otherwise): an int is exact.
+    Ok(match n {
+        Num::Int(v) => v as u64,
+        _ => n.f64().round_ties_even() as u64,
+    })
 }
 
 pub fn wall_or_clock(w: Option<&Obj>) -> PyResult<u64> {
-    Ok(opt_wall(w, "wall_now_ms")?.unwrap_or_else(wall_ms))
+    Ok(opt(w, |x| wall_arg(x, "wall_now_ms"))?.unwrap_or_else(wall_ms))
 }
 
 // ---------------------------------------------------------------- JSON trees
@@ -410,24 +345,31 @@ impl Mode {
     }
 }
 
-fn depth_err(py: Python<'_>, field: &str, depth: usize) -> PyErr {
-    match limits::check_depth(depth, field) {
-        Err(e) => core_err(py, &e, Family::Config),
-        Ok(()) => err(py, ErrorCode::TooDeep, field, "nesting too deep"),
-    }
-}
-
-fn number_value(o: &Obj, field: &str, mode: Mode) -> PyResult<Value> {
+/// A number of a tree. A document keeps 64-bit integers exact (wider ones
+/// are `out_of_range`; typed options take them as the equal float). A value
+/// to fingerprint (`host`) holds doubles only (RFC 8785): NaN, the
+/// infinities and an int a double cannot hold exactly are `invalid_number`.
+fn number_value(o: &Obj, field: &str, mode: Mode, host: bool) -> PyResult<Value> {
     let py = o.py();
-    let finite = |v: f64| {
-        serde_json::Number::from_f64(v)
-            .map(Value::Number)
-            .ok_or_else(|| err(py, ErrorCode::OutOfRange, field, format!("must be a finite number, got {v}")))
-    };
-    if let Ok(f) = o.downcast::<PyFloat>() {
-        return finite(f.value());
+    let n = num(o, field, "a number")?;
+    let f = n.f64();
+    if host {
+        let exact = match n {
+            Num::Float(_) => f.is_finite(),
+            // `as` saturates: a value at the edge of the i128 range is not taken.
+            Num::Int(v) => f as i128 == v && f.abs() < 1.7e38,
+            Num::Huge(_) => f.is_finite() && exact_int(o)?.eq(py.get_type::<PyInt>().call1((f,))?)?,
+        };
+        if exact {
+            return Ok(Value::from(f));
+        }
+        let why = match n {
+            Num::Float(_) => format!("number {f} is not finite"),
+            _ => "integer that a double cannot hold exactly".to_owned(),
+        };
+        return Err(err(py, ErrorCode::InvalidNumber, field, why));
     }
-    if let Int::Fits(v) = int_value(o)? {
+    if let Num::Int(v) = n {
         if let Ok(u) = u64::try_from(v) {
             return Ok(Value::from(u));
         }
@@ -435,84 +377,59 @@ fn number_value(o: &Obj, field: &str, mode: Mode) -> PyResult<Value> {
             return Ok(Value::from(i));
         }
     }
-    if mode == Mode::Kwargs {
-        // Typed options: an int past 64 bits is the equal float (a duration saturates like it).
-        return finite(int_f64(o)?);
+    if mode == Mode::Document && !matches!(n, Num::Float(_)) {
+        return Err(err(py, ErrorCode::OutOfRange, field, "integer beyond 64 bits"));
     }
-    Err(err(py, ErrorCode::OutOfRange, field, "integer beyond 64 bits"))
+    serde_json::Number::from_f64(f)
+        .map(Value::Number)
+        .ok_or_else(|| err(py, ErrorCode::OutOfRange, field, format!("must be a finite number, got {f}")))
 }
 
-/// The members of a dict (or a subclass) as a list taken in one step
+/// The `(key, value)` members of a dict (or subclass), taken in one step
 /// (`PyDict_Items` reads the table itself), so a value whose conversion
-/// mutates the dict changes nothing being walked.
-/// The `(key, value)` members of a mapping.
-type Members<'py> = Vec<(Obj<'py>, Obj<'py>)>;
-
-fn members<'py>(d: &Bound<'py, PyDict>, field: &str) -> PyResult<Members<'py>> {
-    let py = d.py();
-    let list = d.items();
-    let mut out = Vec::with_capacity(list.len());
-    for pair in list.iter() {
-        let t = pair
-            .downcast_into::<PyTuple>()
-            .map_err(|_| err(py, ErrorCode::InvalidType, field, "dict items must be pairs"))?;
-        out.push((t.get_item(0)?, t.get_item(1)?));
-    }
-    Ok(out)
-}
-
-/// The members of a mapping that is not a dict (`collections.abc.Mapping`):
-/// its `items()`, walked like a list (at most [`limits::MAX_ITEMS`], a
-/// raising `items()` or iterator `invalid_type`), each a `(key, value)` tuple.
-fn mapping_members<'py>(o: &Obj<'py>, field: &str) -> PyResult<Option<Members<'py>>> {
-    if o.downcast::<pyo3::types::PyMapping>().is_err() {
-        return Ok(None);
-    }
+/// mutates the dict changes nothing being walked; or, unless `host`, of a
+/// mapping that is not a dict (`collections.abc.Mapping`): its `items()`,
+/// walked like a list (at most [`limits::MAX_ITEMS`], a raising `items()`
+/// or iterator `invalid_type`). None for anything else.
+fn members<'py>(o: &Obj<'py>, field: &str, host: bool) -> PyResult<Option<Vec<(Obj<'py>, Obj<'py>)>>> {
     let py = o.py();
-    let list = o.call_method0("items").map_err(|e| user_err(py, e, field))?;
-    let mut out = Vec::new();
-    for pair in items(&list, field)? {
-        let t = pair
-            .downcast_into::<PyTuple>()
-            .ok()
-            .filter(|t| t.len() == 2)
-            .ok_or_else(|| err(py, ErrorCode::InvalidType, field, "mapping items must be (key, value) pairs"))?;
-        out.push((t.get_item(0)?, t.get_item(1)?));
-    }
-    Ok(Some(out))
+    let pairs = match o.downcast::<PyDict>() {
+        Ok(d) => d.items().iter().collect(),
+        Err(_) if host || o.downcast::<pyo3::types::PyMapping>().is_err() => return Ok(None),
+        Err(_) => items(&o.call_method0("items").map_err(|e| user_err(py, e, field))?, field)?,
+    };
+    let pair = |p: Obj<'py>| {
+        let t = p.downcast_into::<PyTuple>().ok().filter(|t| t.len() == 2);
+        let t = t.ok_or_else(|| err(py, ErrorCode::InvalidType, field, "mapping items must be (key, value) pairs"))?;
+        Ok((t.get_item(0)?, t.get_item(1)?))
+    };
+    pairs.into_iter().map(pair).collect::<PyResult<_>>().map(Some)
 }
 
-struct Timedelta {
-    ty: Py<PyType>,
-    floordiv: Py<PyAny>,
-    unit: Py<PyAny>,
-}
-
-static TIMEDELTA: GILOnceCell<Timedelta> = GILOnceCell::new();
+/// `datetime.timedelta`, and its base class's division by one microsecond.
+static TIMEDELTA: GILOnceCell<(Py<PyType>, Py<PyAny>, Py<PyAny>)> = GILOnceCell::new();
 
 /// A `datetime.timedelta` (or subclass) as whole microseconds, read with the
 /// base class's own division (never a method the subclass overrides).
-fn timedelta_us<'py>(o: &Obj<'py>) -> PyResult<Option<Obj<'py>>> {
+fn timedelta_us(o: &Obj) -> PyResult<Option<i128>> {
     let py = o.py();
-    let td = TIMEDELTA.get_or_try_init(py, || -> PyResult<Timedelta> {
+    let (ty, floordiv, unit) = TIMEDELTA.get_or_try_init(py, || -> PyResult<_> {
         let ty = py.import("datetime")?.getattr("timedelta")?.downcast_into::<PyType>()?;
-        let floordiv = ty.getattr("__floordiv__")?.unbind();
-        let kw = PyDict::new(py);
-        kw.set_item("microseconds", 1)?;
-        let unit = ty.call((), Some(&kw))?.unbind();
-        Ok(Timedelta { ty: ty.unbind(), floordiv, unit })
+        let unit = ty.call((), Some(&[("microseconds", 1)].into_py_dict(py)?))?.unbind();
+        Ok((ty.clone().unbind(), ty.getattr("__floordiv__")?.unbind(), unit))
     })?;
-    if !o.is_instance(td.ty.bind(py)).unwrap_or(false) {
+    if !o.is_instance(ty.bind(py)).unwrap_or(false) {
         return Ok(None);
     }
-    td.floordiv.bind(py).call1((o, td.unit.bind(py))).map(Some)
+    // At most 999 999 999 days: always within i128.
+    floordiv.bind(py).call1((o, unit.bind(py)))?.extract().map(Some)
 }
 
 /// Converts a Python tree (dict with str keys, list/tuple, str, int, float,
 /// bool, None) to JSON: depth-limited, every list bounded by
 /// [`limits::MAX_ITEMS`], every dict read as a snapshot of its members.
 pub fn to_json(o: &Obj, mode: Mode) -> PyResult<Value> {
-    to_json_at(o, mode, "", 0)
+    to_json_at(o, mode, false, "", 0)
 }
 
 /// Converts `base` (a dict, or None) with `overrides` (keyword arguments) laid over it.
@@ -532,15 +449,16 @@ pub fn to_json_over(base: Option<&Obj>, overrides: Option<&Bound<'_, PyDict>>, m
     Ok(Value::Object(doc))
 }
 
-fn join(field: &str, key: &str) -> String {
-    if field.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{field}.{key}")
-    }
+/// Converts a Python tree for fingerprints and canonical JSON, as the core's
+/// `JsonInput` takes it: numbers are doubles (see [`number_value`]), only a
+/// dict is an object (keys `str`), nesting stops at the core's limit
+/// (`too_deep`); every error is raised in the idempotency domain naming `value`.
+pub fn to_host_json(o: &Obj) -> PyResult<Value> {
+    to_json_at(o, Mode::Document, true, "value", 0).map_err(|e| as_idempotency(o.py(), e))
 }
 
-fn to_json_at(o: &Obj, mode: Mode, field: &str, depth: usize) -> PyResult<Value> {
+/// The walk: `host` as in [`to_host_json`], where every error names `value`.
+fn to_json_at(o: &Obj, mode: Mode, host: bool, field: &str, depth: usize) -> PyResult<Value> {
     let py = o.py();
     if o.is_none() {
         return Ok(Value::Null);
@@ -549,62 +467,54 @@ fn to_json_at(o: &Obj, mode: Mode, field: &str, depth: usize) -> PyResult<Value>
         return Ok(Value::Bool(b.is_true()));
     }
     if o.is_instance_of::<PyInt>() || o.is_instance_of::<PyFloat>() {
-        return number_value(o, field, mode);
+        return number_value(o, field, mode, host);
     }
     if o.is_instance_of::<PyString>() {
         return Ok(Value::String(to_str(o, field)?));
     }
     if mode == Mode::Kwargs {
         if let Some(us) = timedelta_us(o)? {
-            return Ok(Value::String(match int_value(&us)? {
-                Int::Fits(v) => format!("{v}us"),
-                Int::Huge { negative } => (if negative { "-inf" } else { "inf" }).to_owned(),
-            }));
+            return Ok(Value::String(format!("{us}us")));
         }
     }
-    if depth >= MAX_DEPTH {
-        return Err(depth_err(py, field, depth));
-    }
-    let ms = match o.downcast::<PyDict>() {
-        Ok(d) => Some(members(d, field)?),
-        Err(_) if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() => None,
-        Err(_) => mapping_members(o, field)?,
-    };
-    if let Some(ms) = ms {
-        let mut m = Map::new();
-        for (k, v) in ms {
-            let key = match k.downcast::<PyString>() {
-                Ok(_) => to_str(&k, field)?,
-                Err(_) => {
-                    return Err(err(
-                        py,
-                        ErrorCode::InvalidType,
-                        field,
-                        format!("object keys must be str, got {}", type_name(&k)),
-                    ))
-                }
-            };
-            let f = join(field, &key);
-            let value = if mode == Mode::Kwargs && v.is_none() {
-                return Err(err(py, ErrorCode::InvalidType, &f, "must not be None (leave it out for the default)"));
-            } else if mode == Mode::Kwargs && key == "seed" && is_int(&v) {
-                Value::String(to_count(&v, &f, u64::MAX)?.to_string())
-            } else {
-                to_json_at(&v, mode, &f, depth + 1)?
-            };
-            m.insert(key, value);
-        }
-        return Ok(Value::Object(m));
-    }
+    limits::check_depth(depth, field).py(py)?;
     if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() {
-        let xs = items(o, field)?;
-        let mut out = Vec::with_capacity(xs.len());
-        for (i, x) in xs.iter().enumerate() {
-            out.push(to_json_at(x, mode, &format!("{field}[{i}]"), depth + 1)?);
-        }
-        return Ok(Value::Array(out));
+        let xs = items(o, field)?.into_iter().enumerate();
+        let at = |i| if host { field.into() } else { Cow::from(format!("{field}[{i}]")) };
+        return xs
+            .map(|(i, x)| to_json_at(&x, mode, host, &at(i), depth + 1))
+            .collect::<PyResult<_>>()
+            .map(Value::Array);
     }
-    Err(wrong_type(o, field, "a JSON value (dict, list, str, int, float, bool or None)"))
+    let Some(ms) = members(o, field, host)? else {
+        return Err(wrong_type(o, field, "a JSON value (dict, list, tuple, str, int, float, bool or None)"));
+    };
+    let mut m = Map::new();
+    for (k, v) in ms {
+        if !k.is_instance_of::<PyString>() {
+            let why = format!("object keys must be str, got {}", type_name(&k));
+            return Err(err(py, ErrorCode::InvalidType, field, why));
+        }
+        let key = to_str(&k, field)?;
+        // Two str subclasses with one value: the core refuses a repeated key.
+        if host && m.contains_key(&key) {
+            return Err(err(py, ErrorCode::InvalidValue, field, format!("duplicate key {key:?}")));
+        }
+        let f = match (host, field) {
+            (true, _) => Cow::from(field),
+            (false, "") => Cow::from(key.clone()),
+            _ => Cow::from(format!("{field}.{key}")),
+        };
+        let value = if mode == Mode::Kwargs && v.is_none() {
+            return Err(err(py, ErrorCode::InvalidType, &f, "must not be None (leave it out for the default)"));
+        } else if mode == Mode::Kwargs && key == "seed" && is_int(&v) {
+            Value::String(to_count(&v, &f, u64::MAX)?.to_string())
+        } else {
+            to_json_at(&v, mode, host, &f, depth + 1)?
+        };
+        m.insert(key, value);
+    }
+    Ok(Value::Object(m))
 }
 
 /// Converts JSON to Python (dicts, lists, str, int, float, bool, None).
@@ -612,22 +522,14 @@ pub fn from_json<'py>(py: Python<'py>, v: &Value) -> PyResult<Obj<'py>> {
     Ok(match v {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
-            }
-        }
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (_, Some(i)) => i.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(a) => {
-            let l = PyList::empty(py);
-            for x in a {
-                l.append(from_json(py, x)?)?;
-            }
-            l.into_any()
+            PyList::new(py, a.iter().map(|x| from_json(py, x)).collect::<PyResult<Vec<_>>>()?)?.into_any()
         }
         Value::Object(m) => {
             let d = PyDict::new(py);
@@ -639,120 +541,19 @@ pub fn from_json<'py>(py: Python<'py>, v: &Value) -> PyResult<Obj<'py>> {
     })
 }
 
-/// Converts a Python tree to the core's host JSON tree for fingerprints and
-/// canonical JSON: numbers become doubles (an int a double cannot hold
-/// exactly is `invalid_number`), object keys must be `str`
-/// (`invalid_type`), nesting stops at the core's limit (`too_deep`).
-pub fn to_host_json(o: &Obj) -> PyResult<JsonValue> {
-    host_at(o, 0)
-}
-
-fn ierr(py: Python<'_>, code: ErrorCode, why: impl Into<String>) -> PyErr {
-    err_in(py, Family::Idempotency, code, "value", why)
-}
-
-fn host_at(o: &Obj, depth: usize) -> PyResult<JsonValue> {
-    let py = o.py();
-    if o.is_none() {
-        return Ok(JsonValue::Null);
-    }
-    if let Ok(b) = o.downcast::<PyBool>() {
-        return Ok(JsonValue::Bool(b.is_true()));
-    }
-    if let Ok(f) = o.downcast::<PyFloat>() {
-        return Ok(JsonValue::Number(f.value()));
-    }
-    if o.is_instance_of::<PyInt>() {
-        // Exact iff the double holds the integer: |v| ≤ 2^53, or a wider
-        // value whose double converts back to the same integer.
-        if let Int::Fits(v) = int_value(o)? {
-            // `as` rounds to nearest, ties to even, like Python's float(int).
-            let f = v as f64;
-            if f as i128 == v && f.abs() < 1.7e38 {
-                return Ok(JsonValue::Number(f));
-            }
-            return Err(ierr(py, ErrorCode::InvalidNumber, "integer that a double cannot hold exactly"));
-        }
-        let f = int_f64(o)?;
-        if f.is_infinite() {
-            return Err(ierr(py, ErrorCode::InvalidNumber, "integer beyond the double range"));
-        }
-        if exact_int(o)?.eq(exact_float_int(py, f)?)? {
-            return Ok(JsonValue::Number(f));
-        }
-        return Err(ierr(py, ErrorCode::InvalidNumber, "integer that a double cannot hold exactly"));
-    }
-    if let Ok(s) = o.downcast::<PyString>() {
-        return s
-            .to_cow()
-            .map(|s| JsonValue::String(s.into_owned()))
-            .map_err(|_| ierr(py, ErrorCode::InvalidString, "string with a lone surrogate"));
-    }
-    if depth >= MAX_DEPTH {
-        return Err(ierr(py, ErrorCode::TooDeep, format!("nesting deeper than {MAX_DEPTH} levels (or a cycle)")));
-    }
-    if let Ok(d) = o.downcast::<PyDict>() {
-        let ms = members(d, "value").map_err(|e| user_err(py, e, "value"))?;
-        let mut out = Vec::with_capacity(ms.len());
-        for (k, v) in ms {
-            let key = match k.downcast::<PyString>() {
-                Ok(s) => s
-                    .to_cow()
-                    .map_err(|_| ierr(py, ErrorCode::InvalidString, "key with a lone surrogate"))?
-                    .into_owned(),
-                Err(_) => {
-                    return Err(ierr(
-                        py,
-                        ErrorCode::InvalidType,
-                        format!("object keys must be str, got {}", type_name(&k)),
-                    ))
-                }
-            };
-            out.push((key, host_at(&v, depth + 1)?));
-        }
-        return Ok(JsonValue::Object(out));
-    }
-    if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() {
-        let xs = items(o, "value").map_err(|e| as_idempotency(py, e))?;
-        let mut out = Vec::with_capacity(xs.len());
-        for x in &xs {
-            out.push(host_at(x, depth + 1)?);
-        }
-        return Ok(JsonValue::Array(out));
-    }
-    Err(ierr(
-        py,
-        ErrorCode::InvalidType,
-        format!("{} is not JSON (dict, list, tuple, str, int, float, bool or None)", type_name(o)),
-    ))
-}
-
-/// The exact `int` a finite integral double stands for (`int(f)` of a plain float).
-fn exact_float_int(py: Python<'_>, f: f64) -> PyResult<Obj<'_>> {
-    py.get_type::<PyInt>().call1((f,))
-}
-
 /// Re-raises an error of a shared reader as raised in the idempotency domain
 /// (the class the core's `ErrorCode::class` gives it there; the message keeps
 /// one `field: ` prefix).
 pub fn as_idempotency(py: Python<'_>, e: PyErr) -> PyErr {
     let v = e.value(py);
-    match (
-        v.getattr("code").and_then(|c| c.extract::<String>()),
-        v.getattr("field").and_then(|c| c.extract::<String>()),
-    ) {
-        (Ok(code), Ok(field)) => match ErrorCode::ALL.iter().find(|c| c.code() == code) {
-            Some(c) => {
-                let msg = v.str().map(|s| s.to_string()).unwrap_or_default();
-                let reason = msg.strip_prefix(&format!("{field}: ")).unwrap_or(&msg).to_owned();
-                let out = err_in(py, Family::Idempotency, *c, &field, reason);
-                if let Ok(Some(cause)) = v.getattr("__cause__").map(|c| (!c.is_none()).then_some(c)) {
-                    out.set_cause(py, Some(PyErr::from_value(cause)));
-                }
-                out
-            }
-            None => e,
-        },
-        _ => e,
+    let text = |name: &str| v.getattr(name).and_then(|c| c.extract::<String>()).ok();
+    let (Some(code), Some(field)) = (text("code"), text("field")) else { return e };
+    let Some(code) = ErrorCode::ALL.iter().find(|c| c.code() == code) else { return e };
+    let msg = v.str().map(|s| s.to_string()).unwrap_or_default();
+    let out =
+        err_in(py, ErrorDomain::Idempotency, *code, &field, msg.strip_prefix(&format!("{field}: ")).unwrap_or(&msg));
+    if let Some(cause) = v.getattr("__cause__").ok().filter(|c| !c.is_none()) {
+        out.set_cause(py, Some(PyErr::from_value(cause)));
     }
+    out
 }

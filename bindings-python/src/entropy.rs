@@ -6,26 +6,22 @@ use std::sync::Mutex;
 
 const BLOCK: usize = 4096;
 
-struct Pool {
-    buf: [u8; BLOCK],
-    at: usize,
-}
-
-static POOL: Mutex<Pool> = Mutex::new(Pool { buf: [0; BLOCK], at: BLOCK });
+/// A block of entropy and how much of it was handed out.
+static POOL: Mutex<([u8; BLOCK], usize)> = Mutex::new(([0; BLOCK], BLOCK));
 
 /// Returns `N` bytes from the operating system's generator.
 pub fn bytes<const N: usize>() -> Option<[u8; N]> {
-    let mut p = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    if p.at + N > BLOCK {
-        getrandom::fill(&mut p.buf).ok()?;
-        p.at = 0;
+    let mut guard = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    let (buf, at) = &mut *guard;
+    if *at + N > BLOCK {
+        getrandom::fill(buf).ok()?;
+        *at = 0;
     }
-    let at = p.at;
     let mut out = [0u8; N];
-    out.copy_from_slice(&p.buf[at..at + N]);
+    out.copy_from_slice(&buf[*at..*at + N]);
     // Never hand the same bytes out twice.
-    p.buf[at..at + N].fill(0);
-    p.at = at + N;
+    buf[*at..*at + N].fill(0);
+    *at += N;
     Some(out)
 }
 

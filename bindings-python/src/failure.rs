@@ -64,32 +64,6 @@ impl OwnedFailure {
     }
 }
 
-/// Declares [`Fields`] and its dict reader from the list of field names
-/// (`group Fields` in `src/surface.rs`).
-macro_rules! fields {
-    ($($f:ident),*) => {
-        /// The keyword fields of a failure.
-        #[derive(Default)]
-        pub struct Fields<'py> {
-            $(pub $f: Option<Obj<'py>>,)*
-        }
-
-        impl<'py> Fields<'py> {
-            /// Reads a dict of fields: a key that is not one is `unknown_key`.
-            fn of_dict(d: &Bound<'py, PyDict>) -> PyResult<Fields<'py>> {
-                let mut f = Fields::default();
-                for (key, v) in d.iter() {
-                    match to_str(&key, "failure")?.as_str() {
-                        $(stringify!($f) => f.$f = Some(v),)*
-                        key => return Err(err(d.py(), ErrorCode::UnknownKey, key, "is not a failure field")),
-                    }
-                }
-                Ok(f)
-            }
-        }
-    };
-}
-
 /// `str(e)`, clipped to the core's `max_message_bytes`; None when `str`
 /// raises or gives a lone surrogate (a failure must always get a verdict).
 fn message_of(e: &Obj) -> Option<String> {
@@ -102,14 +76,15 @@ fn some<'a, 'py>(o: &'a Option<Obj<'py>>) -> Option<&'a Obj<'py>> {
     o.as_ref().filter(|x| !x.is_none())
 }
 
+/// A gRPC code given by name or number: the core's reader decides which are
+/// codes (17: invalid_value, as in JS).
 fn grpc_value(v: &Obj) -> PyResult<GrpcCode> {
-    let py = v.py();
-    if v.is_instance_of::<PyString>() {
-        return GrpcCode::read(&to_str(v, "grpc_code")?, "grpc_code").py(py);
-    }
-    // The core's reader decides which numbers are codes (17: invalid_value, as in JS).
-    let n = conv::to_count(v, "grpc_code", u64::MAX)?;
-    GrpcCode::read(&n.to_string(), "grpc_code").py(py)
+    let text = if v.is_instance_of::<PyString>() {
+        to_str(v, "grpc_code")?
+    } else {
+        conv::to_count(v, "grpc_code", u64::MAX)?.to_string()
+    };
+    GrpcCode::read(&text, "grpc_code").py(v.py())
 }
 
 impl OwnedFailure {
@@ -137,111 +112,64 @@ impl OwnedFailure {
             self.grpc_code = Some(grpc_value(g)?);
         }
         if let Some(n) = some(&k.error_names) {
-            if !(n.is_instance_of::<PyList>() || n.is_instance_of::<PyTuple>()) {
-                return Err(err(n.py(), ErrorCode::InvalidType, "error_names", "must be a list of str"));
-            }
             // At most MAX_ITEMS walked, the first MAX_ERROR_NAMES kept (like a cause chain's).
-            let mut names: Vec<Name> = Vec::new();
-            for x in conv::items(n, "error_names")?.iter().take(limits::MAX_ERROR_NAMES) {
+            let mut names = Vec::new();
+            for x in conv::list_arg(n, "error_names", "a list of str")?.iter().take(limits::MAX_ERROR_NAMES) {
                 let name = to_str(x, "error_names")?;
-                if name.len() <= limits::MAX_NAME_BYTES {
-                    names.push(name.into());
-                }
+                names.extend((name.len() <= limits::MAX_NAME_BYTES).then(|| Name::from(name)));
             }
             // Given names come first: they describe the outermost error.
-            names.append(&mut self.names);
-            self.names = names;
+            self.names.splice(0..0, names);
         }
-        if let Some(m) = opt_str(k.method.as_ref(), "method")? {
-            self.method = Some(m);
-        }
-        if let Some(i) = opt_bool(k.idempotent.as_ref(), "idempotent")? {
-            self.idempotent = Some(i);
-        }
-        if let Some(s) = opt_bool(k.idempotency_key_sent.as_ref(), "idempotency_key_sent")? {
-            self.key_sent = s;
-        }
+        self.method = opt_str(k.method.as_ref(), "method")?.or(self.method.take());
+        self.idempotent = opt_bool(k.idempotent.as_ref(), "idempotent")?.or(self.idempotent);
+        self.key_sent = opt_bool(k.idempotency_key_sent.as_ref(), "idempotency_key_sent")?.unwrap_or(self.key_sent);
         if let Some(h) = some(&k.headers) {
-            if h.is_instance_of::<PyString>() {
-                return Err(err(h.py(), ErrorCode::InvalidType, "headers", "must be a mapping or a list of pairs"));
-            }
-            let py = h.py();
-            let items = match h.downcast::<PyDict>() {
-                Ok(d) => d.items().into_any(),
-                Err(_) => match h.getattr("items") {
-                    Ok(f) => f.call0().map_err(|e| conv::user_err(py, e, "headers"))?,
-                    Err(_) => h.clone(),
-                },
-            };
-            // At most MAX_ITEMS walked, the first MAX_HEADERS kept (like a response's).
-            let mut out = Vec::new();
-            for pair in conv::items(&items, "headers")?.iter().take(limits::MAX_HEADERS) {
-                let t = if pair.is_instance_of::<PyTuple>() || pair.is_instance_of::<PyList>() {
-                    conv::items(pair, "headers")?
-                } else {
-                    Vec::new()
-                };
-                if t.len() != 2 {
-                    return Err(err(py, ErrorCode::InvalidType, "headers", "must hold (name, value) pairs"));
-                }
-                let (k, v) = (to_str(&t[0], "headers")?, to_str(&t[1], "headers")?);
-                // A longer name or value is ignored like a malformed one (retrycore::limits).
-                if k.len() <= limits::MAX_NAME_BYTES && v.len() <= limits::MAX_HEADER_VALUE_BYTES {
-                    out.push((k, v));
-                }
-            }
-            self.headers = out;
+            self.headers = headers_arg(h)?;
         }
-        if let Some(e) = conv::opt_secs(k.elapsed.as_ref(), "elapsed")? {
-            self.elapsed = Some(e);
-        }
-        if let Some(w) = conv::opt_wall(k.wall_now_ms.as_ref(), "wall_now_ms")? {
-            self.wall_now_ms = Some(w);
-        }
-        if let Some(m) = opt_str(k.message.as_ref(), "message")? {
-            self.message = Some(limits::clip_message(&m).to_owned());
-        }
+        self.elapsed = conv::opt_secs(k.elapsed.as_ref(), "elapsed")?.or(self.elapsed);
+        self.wall_now_ms =
+            conv::opt(k.wall_now_ms.as_ref(), |x| conv::wall_arg(x, "wall_now_ms"))?.or(self.wall_now_ms);
+        let message = opt_str(k.message.as_ref(), "message")?;
+        self.message = message.map(|m| limits::clip_message(&m).to_owned()).or(self.message.take());
         if let Some(r) = some(&k.retryable) {
             // `True`, or `{"throttling": bool}`: read by the core, as every host reads it.
             let v = conv::to_json(r, conv::Mode::Document)?;
             self.retryable = RetryableTrait::from_json(&v, "retryable").py(r.py())?;
         }
-        if let Some(s) = opt_bool(k.should_retry.as_ref(), "should_retry")? {
-            self.should_retry = Some(s);
-        }
+        self.should_retry = opt_bool(k.should_retry.as_ref(), "should_retry")?.or(self.should_retry);
         Ok(())
     }
 }
 
-/// The outcome of classifying one failure.
-#[pyclass(frozen, name = "Verdict", module = "retrycore._native")]
-pub struct Verdict_ {
-    /// The category code (`"connection_lost"`, …).
-    #[pyo3(get)]
-    pub category: &'static str,
-    /// `"always"`, `"if_idempotent"` or `"never"`.
-    #[pyo3(get)]
-    pub retry: &'static str,
-    /// Repeating the request is safe (method or declaration).
-    #[pyo3(get)]
-    pub safe: bool,
-    /// The rule allows a retry given `safe`, and the server did not decline.
-    #[pyo3(get)]
-    pub retryable: bool,
-    /// The server declined a retry.
-    #[pyo3(get)]
-    pub server_declined: bool,
-    /// The server's delay in seconds, if any.
-    #[pyo3(get)]
-    pub server_delay: Option<f64>,
-    /// The header the delay came from.
-    #[pyo3(get)]
-    pub server_delay_source: Option<&'static str>,
-    /// The HTTP status seen, if any.
-    #[pyo3(get)]
-    pub status: Option<u16>,
-    /// The classified names, turned into Python strings only when asked for.
-    names: Vec<Name>,
+/// Reads the `headers` field: a mapping or a list of `(name, value)` pairs of
+/// `str`. At most MAX_ITEMS are walked and the first MAX_HEADERS kept (like a
+/// response's); a longer name or value is ignored like a malformed one.
+fn headers_arg(h: &Obj) -> PyResult<Vec<(String, String)>> {
+    let py = h.py();
+    if h.is_instance_of::<PyString>() {
+        return Err(err(py, ErrorCode::InvalidType, "headers", "must be a mapping or a list of pairs"));
+    }
+    let items = match h.downcast::<PyDict>() {
+        Ok(d) => d.items().into_any(),
+        Err(_) => match h.getattr("items") {
+            Ok(f) => f.call0().map_err(|e| conv::user_err(py, e, "headers"))?,
+            Err(_) => h.clone(),
+        },
+    };
+    let mut out = Vec::new();
+    for pair in conv::items(&items, "headers")?.iter().take(limits::MAX_HEADERS) {
+        let seq = pair.is_instance_of::<PyTuple>() || pair.is_instance_of::<PyList>();
+        let t = if seq { conv::items(pair, "headers")? } else { Vec::new() };
+        if t.len() != 2 {
+            return Err(err(py, ErrorCode::InvalidType, "headers", "must hold (name, value) pairs"));
+        }
+        let (k, v) = (to_str(&t[0], "headers")?, to_str(&t[1], "headers")?);
+        if k.len() <= limits::MAX_NAME_BYTES && v.len() <= limits::MAX_HEADER_VALUE_BYTES {
+            out.push((k, v));
+        }
+    }
+    Ok(out)
 }
 
 pub fn verdict(f: OwnedFailure, v: &Verdict) -> Verdict_ {

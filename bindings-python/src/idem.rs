@@ -1,33 +1,27 @@
 //! Idempotency keys, the `Idempotency-Key` header, canonical JSON,
 //! fingerprints, records and dead letters (docs/idempotency.md).
 
-use crate::conv::{self, err_in, to_host_json, to_json, to_str, CoreResult, Family, Mode, Obj};
+use crate::conv::{self, err_in, to_host_json, to_json, to_str, CoreResult, Mode, Obj};
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use retrycore::idempotency::{self as idem, JsonValue};
-use retrycore::ErrorCode;
+use retrycore::{ErrorCode, ErrorDomain};
 use serde_json::{json, Value};
 use std::sync::Mutex;
 use std::time::Duration;
 
-const I: Family = Family::Idempotency;
+const I: ErrorDomain = ErrorDomain::Idempotency;
 
+/// A `str` argument of an idempotency function, its errors raised in the idempotency domain.
 fn s(o: &Obj, field: &str) -> PyResult<String> {
-    to_str(o, field).map_err(|_| {
-        let code = if o.is_instance_of::<PyString>() { ErrorCode::InvalidString } else { ErrorCode::InvalidType };
-        err_in(o.py(), I, code, field, "must be a str")
-    })
+    to_str(o, field).map_err(|e| conv::as_idempotency(o.py(), e))
 }
 
 /// An optional `str` argument of an idempotency function, its errors raised
 /// in the idempotency domain.
 fn opt_s(py: Python<'_>, o: Option<&Obj>, field: &str) -> PyResult<Option<String>> {
     conv::opt_str(o, field).map_err(|e| conv::as_idempotency(py, e))
-}
-
-fn u(o: &Obj, field: &str) -> PyResult<u64> {
-    conv::to_count(o, field, u64::MAX)
 }
 
 /// Joins key parts with `:` (business id, operation, version).
@@ -41,7 +35,7 @@ pub fn derive_key(py: Python<'_>, parts: &Bound<'_, PyTuple>) -> PyResult<String
 }
 
 enum Body {
-    Value(JsonValue),
+    Value(Value),
     Text(String),
 }
 
@@ -66,7 +60,7 @@ fn fp(
     })?;
     let r = py.allow_threads(|| {
         let body = match body {
-            Body::Value(v) => v,
+            Body::Value(v) => JsonValue::try_from(&v)?,
             Body::Text(t) => idem::parse_json(&t)?,
         };
         let sel: Option<Vec<&str>> = selected.as_ref().map(|v| v.iter().map(String::as_str).collect());
@@ -95,17 +89,15 @@ fn record_of(py: Python<'_>, o: &Obj) -> PyResult<idem::IdempotencyRecord> {
     idem::IdempotencyRecord::from_json(&v.to_string()).py_in(py, I)
 }
 
-fn to_py<'py, T: serde::Serialize>(py: Python<'py>, v: &T) -> PyResult<Obj<'py>> {
-    conv::from_json(py, &serde_json::to_value(v).unwrap_or(Value::Null))
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
 fn http_json(a: Option<idem::HttpAnswer>) -> Value {
-    match a {
-        None => Value::Null,
-        Some(a) => {
-            json!({"status": a.status, "error_type": a.error_type, "title": a.title, "retry_after_s": a.retry_after_s})
-        }
-    }
+    a.map_or(
+        Value::Null,
+        |a| json!({"status": a.status, "error_type": a.error_type, "title": a.title, "retry_after_s": a.retry_after_s}),
+    )
 }
 
 fn config_or_default(c: Option<&Obj>) -> PyResult<idem::RecordConfig> {
@@ -129,10 +121,6 @@ pub struct PyDeadLetter {
 }
 
 impl PyDeadLetter {
-    fn new_letter(l: idem::DeadLetter) -> PyDeadLetter {
-        PyDeadLetter { l: Mutex::new(l) }
-    }
-
     /// Runs `f` on the letter (see [`crate::locks::with`]).
     fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut idem::DeadLetter) -> R + Send) -> R {
         crate::locks::with(py, &self.l, f)
@@ -141,9 +129,8 @@ impl PyDeadLetter {
 
 fn class_name(e: &Obj) -> String {
     let t = e.get_type();
-    let m = t.getattr("__module__").ok().and_then(|m| m.extract::<String>().ok());
-    let q =
-        t.getattr("__qualname__").ok().and_then(|m| m.extract::<String>().ok()).unwrap_or_else(|| "Exception".into());
+    let text = |a| t.getattr(a).ok().and_then(|m| m.extract::<String>().ok());
+    let (m, q) = (text("__module__"), text("__qualname__").unwrap_or_else(|| "Exception".into()));
     match m {
         Some(m) if m != "builtins" => format!("{m}.{q}"),
         _ => q,

@@ -23,35 +23,17 @@ use crate::conv::Obj;
 use pyo3::prelude::*;
 
 #[pymodule]
-mod _native {
-    use pyo3::prelude::*;
-
-    #[pymodule_export]
-    use crate::breaker::{Acquired, Breaker, PyBudget, PyPermit, PyRefusal, PyTransition};
-    #[pymodule_export]
-    use crate::failure::{classify, error_names, Verdict_};
-    #[pymodule_export]
-    use crate::idem::{
-        canonicalize, canonicalize_json, complete, decide, derive_key, fingerprint, fingerprint_json, format_header,
-        format_number, format_rfc3339_ms, mint_key, parse_header, parse_rfc3339_ms, renew_lease, scoped_key,
-        storage_key, validate_key, PyDeadLetter, RecordConfig,
-    };
-    #[pymodule_export]
-    use crate::misc::{
-        format_duration, host_tables, lint, parse_duration, parse_http_date, server_advice, Finding, Random,
-        ServerAdvice,
-    };
-    #[pymodule_export]
-    use crate::policy::{GiveUp, Policy, Proceed, Reject, Retry, RetryEvent, Runner, ScheduleRow, Session};
-    #[pymodule_export]
-    use crate::{noop, noop_obj};
-
-    #[pymodule_init]
-    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
-        crate::conv::init_clock(m.py())?;
-        m.add("__version__", env!("CARGO_PKG_VERSION"))
-    }
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    conv::init_clock(m.py())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(idem::derive_key, m)?)?;
+    m.add_function(wrap_pyfunction!(noop, m)?)?;
+    m.add_function(wrap_pyfunction!(noop_obj, m)?)?;
+    add_declared(m)
 }
+
+// `add_declared`: the functions and classes declared in `src/surface.rs`, expanded by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/exports.rs"));
 
 /// Does nothing (the benchmarks' floor for a call with one int and one float).
 #[pyfunction]

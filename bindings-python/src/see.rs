@@ -29,33 +29,31 @@ const MAX_TYPES: usize = 4096;
 pub type Name = Arc<str>;
 
 /// What a class contributes, computed once per class.
+#[derive(Default)]
 struct TypeInfo {
     names: Vec<Name>,
     oserror: bool,
-    /// Class-level attributes (properties, methods, descriptors) worth reading.
+    /// Class-level attributes (properties, methods, descriptors) worth reading: bit `1 << A`.
     class_attrs: u16,
 }
 
-const A_RESPONSE: u16 = 1;
-const A_STATUS: u16 = 2;
-const A_CODE: u16 = 4;
-const A_HEADERS: u16 = 8;
-const A_TRAILING: u16 = 16;
-const A_STATUS_CODE: u16 = 32;
-const A_SHOULD_RETRY: u16 = 64;
-const A_RETRY_SAFE: u16 = 128;
-const A_THROTTLING: u16 = 256;
-const ATTRS: [(&str, u16); 9] = [
-    ("response", A_RESPONSE),
-    ("status", A_STATUS),
-    ("code", A_CODE),
-    ("headers", A_HEADERS),
-    ("trailing_metadata", A_TRAILING),
-    ("status_code", A_STATUS_CODE),
-    ("should_retry", A_SHOULD_RETRY),
-    ("is_retry_safe", A_RETRY_SAFE),
-    ("is_throttling_error", A_THROTTLING),
-];
+/// Declares the attributes read by duck typing: `A::Name` indexes their names in [`ATTRS`].
+macro_rules! attrs {
+    ($($v:ident = $name:literal),*) => {
+        #[derive(Copy, Clone)]
+        enum A { $($v),* }
+        const ATTRS: &[&str] = &[$($name),*];
+    };
+}
+
+attrs! {
+    Response = "response", Status = "status", Code = "code", Headers = "headers", Trailing = "trailing_metadata",
+    StatusCode = "status_code", ShouldRetry = "should_retry", RetrySafe = "is_retry_safe",
+    Throttling = "is_throttling_error"
+}
+
+/// [`ATTRS`] as interned Python strings.
+static ATTR_NAMES: GILOnceCell<Vec<Py<PyString>>> = GILOnceCell::new();
 
 /// Hashes the keys of the caches (type addresses, errno values): one multiply.
 #[derive(Default)]
@@ -66,17 +64,12 @@ impl Hasher for KeyHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
+        bytes.iter().for_each(|&b| self.write_u64(self.0.rotate_left(8) ^ u64::from(b)));
     }
     fn write_u64(&mut self, n: u64) {
         self.0 = (n ^ (n >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
     fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn write_i64(&mut self, n: i64) {
         self.write_u64(n as u64);
     }
 }
@@ -146,9 +139,8 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
             names.push(retrycore::classify::BREAKER_OPEN_NAME.into());
             continue;
         }
-        let module = cls.getattr(intern!(py, "__module__")).ok().and_then(|m| m.extract::<String>().ok());
-        let qual = cls.getattr(intern!(py, "__qualname__")).ok().and_then(|m| m.extract::<String>().ok());
-        match (module, qual) {
+        let text = |a| cls.getattr(a).ok().and_then(|m| m.extract::<String>().ok());
+        match (text(intern!(py, "__module__")), text(intern!(py, "__qualname__"))) {
             (Some(m), Some(q)) => names.push(format!("{m}.{q}").into()),
             (None, Some(q)) => names.push(q.into()),
             _ => {}
@@ -156,22 +148,15 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
     }
     let oserror = t.is_subclass(k.oserror.bind(py)).unwrap_or(false)
         && !k.ssl_error.as_ref().is_some_and(|s| t.is_subclass(s.bind(py)).unwrap_or(false));
-    let mut class_attrs = 0;
-    for (name, bit) in ATTRS {
-        if t.hasattr(name).unwrap_or(false) {
-            class_attrs |= bit;
-        }
-    }
+    let has = |(i, name): (usize, &&str)| if t.hasattr(*name).unwrap_or(false) { 1 << i } else { 0 };
+    let class_attrs = ATTRS.iter().enumerate().map(has).sum();
     let info = Arc::new(TypeInfo { names, oserror, class_attrs });
-    let entry = (t.clone().unbind(), info.clone());
     // The types a full cache held, and an entry replaced, are dropped after
     // the lock is released: dropping a type can run Python code.
-    let (old, replaced) = {
-        let mut c = caches(py);
-        let old = if c.types.len() >= MAX_TYPES { std::mem::take(&mut c.types) } else { Map::default() };
-        let replaced = c.types.insert(id, entry);
-        (old, replaced)
-    };
+    let mut c = caches(py);
+    let old = if c.types.len() >= MAX_TYPES { std::mem::take(&mut c.types) } else { Map::default() };
+    let replaced = c.types.insert(id, (t.clone().unbind(), info.clone()));
+    drop(c);
     drop((old, replaced));
     Ok(info)
 }
@@ -193,30 +178,43 @@ fn errno_name(py: Python<'_>, k: &Known, n: i64) -> Option<Name> {
     name
 }
 
-/// Reads an attribute if the instance or its class has it, without raising.
-fn attr<'py>(
-    e: &Obj<'py>,
-    dict: Option<&Bound<'py, PyDict>>,
-    info: &TypeInfo,
-    name: &Bound<'py, PyString>,
-    bit: u16,
-) -> Option<Obj<'py>> {
-    if let Some(d) = dict {
-        if let Ok(Some(v)) = d.get_item(name) {
-            return (!v.is_none()).then_some(v);
-        }
-    }
-    if info.class_attrs & bit != 0 {
-        return e.getattr(name).ok().filter(|v| !v.is_none());
-    }
-    None
+/// One exception of a chain: its class facts and its own attributes
+/// (`__dict__`; None when it has none to offer).
+struct Exc<'a, 'py> {
+    e: &'a Obj<'py>,
+    dict: Option<Bound<'py, PyDict>>,
+    info: &'a TypeInfo,
 }
 
-fn u16_of(v: &Obj) -> Option<u16> {
-    if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
-        return None;
+impl<'py> Exc<'_, 'py> {
+    /// Whether it may have any attribute worth reading.
+    fn any(&self) -> bool {
+        self.dict.is_some() || self.info.class_attrs != 0
     }
-    v.extract::<u16>().ok()
+
+    /// The attribute `a` if the instance or its class has it and it is not None, without raising.
+    fn get(&self, a: A) -> Option<Obj<'py>> {
+        let py = self.e.py();
+        let names = ATTR_NAMES.get_or_init(py, || ATTRS.iter().map(|n| PyString::intern(py, n).unbind()).collect());
+        let name = names[a as usize].bind(py);
+        if let Some(Ok(Some(v))) = self.dict.as_ref().map(|d| d.get_item(name)) {
+            return (!v.is_none()).then_some(v);
+        }
+        (self.info.class_attrs & (1 << a as u16) != 0)
+            .then(|| self.e.getattr(name).ok())
+            .flatten()
+            .filter(|v| !v.is_none())
+    }
+
+    /// The attribute `a` when it is a real `bool` (a property that raises, or any other type, is not read).
+    fn flag(&self, a: A) -> Option<bool> {
+        self.get(a).and_then(|v| v.downcast::<PyBool>().ok().map(|b| b.is_true()))
+    }
+}
+
+/// An `int` (not a bool) in the u16 range.
+fn u16_of(v: &Obj) -> Option<u16> {
+    (v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>()).then(|| v.extract().ok()).flatten()
 }
 
 /// An HTTP status found on an attribute: the core's range (100–999, as in
@@ -232,21 +230,15 @@ fn header_text(v: &Obj) -> Option<String> {
     {
         return None;
     }
-    if let Ok(s) = v.downcast::<PyString>() {
-        return s.to_cow().ok().map(|c| c.into_owned());
+    match v.downcast::<PyString>() {
+        Ok(s) => s.to_cow().ok().map(|c| c.into_owned()),
+        Err(_) => v.extract::<&[u8]>().ok().map(|b| b.iter().map(|&c| c as char).collect()),
     }
-    if let Ok(b) = v.extract::<&[u8]>() {
-        return Some(b.iter().map(|&c| c as char).collect());
-    }
-    None
 }
 
 /// Reads headers from a mapping (`items()`) or an iterable of pairs.
 pub fn read_headers(h: &Obj, out: &mut Vec<(String, String)>) {
-    let items = match h.getattr("items").and_then(|f| f.call0()) {
-        Ok(it) => it,
-        Err(_) => h.clone(),
-    };
+    let items = h.getattr("items").and_then(|f| f.call0()).unwrap_or_else(|_| h.clone());
     let Ok(iter) = items.try_iter() else { return };
     for pair in iter.take(MAX_HEADERS) {
         let Ok(pair) = pair else { break };
@@ -259,18 +251,12 @@ pub fn read_headers(h: &Obj, out: &mut Vec<(String, String)>) {
 }
 
 fn grpc_of(v: &Obj) -> Option<GrpcCode> {
-    if let Some(n) = u16_of(v) {
-        return u8::try_from(n).ok().and_then(GrpcCode::new);
+    // An int, or grpc.StatusCode: value = (int, str), name = "UNAVAILABLE".
+    let value = || v.getattr("value").ok()?.downcast_into::<PyTuple>().ok()?.get_item(0).ok();
+    match u16_of(v).or_else(|| value().and_then(|x| u16_of(&x))) {
+        Some(n) => u8::try_from(n).ok().and_then(GrpcCode::new),
+        None => v.getattr("name").ok()?.extract::<String>().ok().and_then(|n| GrpcCode::parse(&n)),
     }
-    // grpc.StatusCode: value = (int, str), name = "UNAVAILABLE".
-    if let Ok(val) = v.getattr("value") {
-        if let Ok(t) = val.downcast::<PyTuple>() {
-            if let Some(n) = t.get_item(0).ok().and_then(|x| u16_of(&x)) {
-                return u8::try_from(n).ok().and_then(GrpcCode::new);
-            }
-        }
-    }
-    v.getattr("name").ok().and_then(|n| n.extract::<String>().ok()).and_then(|n| GrpcCode::parse(&n))
 }
 
 /// The failure a returned value stands for: a response (an object with an
@@ -278,17 +264,11 @@ fn grpc_of(v: &Obj) -> Option<GrpcCode> {
 /// 2xx, with its headers; None for anything else.
 pub fn response_failure(v: &Obj) -> Option<OwnedFailure> {
     use pyo3::types::{PyBytes, PyFloat, PyList};
+    macro_rules! exact {
+        ($($t:ty),*) => { $(v.is_exact_instance_of::<$t>())||* };
+    }
     // Plain values are not responses: no attribute lookup for them.
-    if v.is_none()
-        || v.is_exact_instance_of::<PyString>()
-        || v.is_exact_instance_of::<PyInt>()
-        || v.is_exact_instance_of::<PyFloat>()
-        || v.is_exact_instance_of::<PyBool>()
-        || v.is_exact_instance_of::<PyDict>()
-        || v.is_exact_instance_of::<PyList>()
-        || v.is_exact_instance_of::<PyTuple>()
-        || v.is_exact_instance_of::<PyBytes>()
-    {
+    if v.is_none() || exact!(PyString, PyInt, PyFloat, PyBool, PyDict, PyList, PyTuple, PyBytes) {
         return None;
     }
     let py = v.py();
@@ -303,31 +283,81 @@ pub fn response_failure(v: &Obj) -> Option<OwnedFailure> {
     Some(f)
 }
 
-/// An attribute's value when it is a real `bool` (a property that raises,
-/// or any other type, is not read).
-fn flag<'py>(
-    e: &Obj<'py>,
-    dict: Option<&Bound<'py, PyDict>>,
-    info: &TypeInfo,
-    name: &Bound<'py, PyString>,
-    bit: u16,
-) -> Option<bool> {
-    attr(e, dict, info, name, bit).and_then(|v| v.downcast::<PyBool>().ok().map(|b| b.is_true()))
-}
-
 /// The error's own retry flags, from the first error in the chain that
 /// has them: Stripe's `should_retry` (stripe-python `APIConnectionError`)
 /// and smithy-python's `is_retry_safe` / `is_throttling_error`
 /// (`CallError`, read as Smithy's `@retryable` trait and its `throttling`).
-fn read_retry_flags<'py>(e: &Obj<'py>, dict: Option<&Bound<'py, PyDict>>, info: &TypeInfo, f: &mut OwnedFailure) {
-    let py = e.py();
+fn read_retry_flags(x: &Exc<'_, '_>, f: &mut OwnedFailure) {
     if f.should_retry.is_none() {
-        f.should_retry = flag(e, dict, info, intern!(py, "should_retry"), A_SHOULD_RETRY);
+        f.should_retry = x.flag(A::ShouldRetry);
     }
-    if f.retryable.is_none() && flag(e, dict, info, intern!(py, "is_retry_safe"), A_RETRY_SAFE) == Some(true) {
-        let throttling = flag(e, dict, info, intern!(py, "is_throttling_error"), A_THROTTLING).unwrap_or(false);
+    if f.retryable.is_none() && x.flag(A::RetrySafe) == Some(true) {
+        let throttling = x.flag(A::Throttling).unwrap_or(false);
         f.retryable = Some(retrycore::classify::RetryableTrait { throttling });
     }
+}
+
+/// `e.response`: botocore's dict (its `Error.Code` is a name, its
+/// `ResponseMetadata` the status and headers) or a response object
+/// (requests, httpx: `status_code` or `status`, and `headers`). True when
+/// it gave the status.
+fn read_response(resp: &Obj, have_http: bool, f: &mut OwnedFailure) -> bool {
+    let py = resp.py();
+    let Ok(d) = resp.downcast::<PyDict>() else {
+        let status = [intern!(py, "status_code"), intern!(py, "status")];
+        let Some(s) = (!have_http).then(|| status.iter().find_map(|a| status_of(&resp.getattr(a).ok()?))).flatten()
+        else {
+            return false;
+        };
+        f.status = Some(s);
+        if let Ok(h) = resp.getattr(intern!(py, "headers")) {
+            read_headers(&h, &mut f.headers);
+        }
+        return true;
+    };
+    if let Ok(Some(err)) = d.get_item(intern!(py, "Error")) {
+        let code = err.get_item(intern!(py, "Code")).ok().and_then(|c| c.extract::<String>().ok());
+        f.names.extend(code.filter(|c| !c.is_empty()).map(Name::from));
+    }
+    let Some(meta) = (!have_http).then(|| d.get_item(intern!(py, "ResponseMetadata")).ok().flatten()).flatten() else {
+        return false;
+    };
+    let status = meta.get_item(intern!(py, "HTTPStatusCode")).ok().and_then(|s| status_of(&s));
+    f.status = status.or(f.status);
+    if let Ok(h) = meta.get_item(intern!(py, "HTTPHeaders")) {
+        read_headers(&h, &mut f.headers);
+    }
+    status.is_some()
+}
+
+/// The exception's own HTTP shape: `status` or `status_code` (aiohttp and
+/// others), urllib's `code` (100–599) with `headers` (or `hdrs`) beside it,
+/// else gRPC's `code()` and `trailing_metadata()`. True when it gave a status
+/// or a gRPC code.
+fn read_http(x: &Exc<'_, '_>, f: &mut OwnedFailure) -> bool {
+    let status =
+        x.get(A::Status).and_then(|s| status_of(&s)).or_else(|| x.get(A::StatusCode).and_then(|s| status_of(&s)));
+    let code = x.get(A::Code);
+    let hdrs = || x.dict.as_ref().and_then(|d| d.get_item(intern!(x.e.py(), "hdrs")).ok().flatten());
+    let headers = x.get(A::Headers).or_else(|| hdrs().filter(|h| !h.is_none()));
+    let status = status.or_else(|| {
+        code.as_ref().filter(|_| headers.is_some()).and_then(status_of).filter(|s| (100..=599).contains(s))
+    });
+    if let Some(s) = status {
+        f.status = Some(s);
+        if let Some(h) = &headers {
+            read_headers(h, &mut f.headers);
+        }
+        return true;
+    }
+    let Some(g) = code.filter(|c| c.is_callable()).and_then(|c| c.call0().ok()).and_then(|v| grpc_of(&v)) else {
+        return false;
+    };
+    f.grpc_code = Some(g);
+    if let Some(md) = x.get(A::Trailing).and_then(|tm| tm.call0().ok()).filter(|md| !md.is_none()) {
+        read_headers(&md, &mut f.headers);
+    }
+    true
 }
 
 /// Fills `f` from an exception and its causes.
@@ -335,118 +365,40 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
     let py = e.py();
     let k = known(py)?;
     let mut seen = [0usize; MAX_CHAIN];
-    let mut n_seen = 0;
     let mut cur = Some(e.clone());
     let mut have_http = f.status.is_some() || f.grpc_code.is_some();
-    while let Some(ex) = cur.take() {
+    for n_seen in 0..MAX_CHAIN {
+        let Some(ex) = cur.take() else { break };
         let id = ex.as_ptr() as usize;
-        if n_seen >= MAX_CHAIN || seen[..n_seen].contains(&id) {
+        if seen[..n_seen].contains(&id) {
             break;
         }
         seen[n_seen] = id;
-        n_seen += 1;
         // A class whose attributes cannot be read contributes no names.
-        let info = type_info(py, &ex.get_type())
-            .unwrap_or_else(|_| Arc::new(TypeInfo { names: Vec::new(), oserror: false, class_attrs: 0 }));
-        // The instance's own attributes (an empty dict has none to offer).
-        let dict = ex
-            .getattr(intern!(py, "__dict__"))
-            .ok()
-            .and_then(|d| d.downcast_into::<PyDict>().ok())
-            .filter(|d| !d.is_empty());
-        let dict = dict.as_ref();
+        let info = type_info(py, &ex.get_type()).unwrap_or_default();
+        let dict = ex.getattr(intern!(py, "__dict__")).ok().and_then(|d| d.downcast_into::<PyDict>().ok());
+        let x = Exc { e: &ex, dict: dict.filter(|d| !d.is_empty()), info: &info };
         // The code: a real errno name.
         if info.oserror {
             let errno = ex.getattr(intern!(py, "errno")).ok().and_then(|v| v.extract::<i64>().ok());
-            if let Some(name) = errno.filter(|&n| n > 0).and_then(|n| errno_name(py, k, n)) {
-                f.names.push(name);
-            }
+            f.names.extend(errno.filter(|&n| n > 0).and_then(|n| errno_name(py, k, n)));
         }
         // HTTP status, headers, gRPC code: the outermost error that has them.
-        if let Some(resp) = attr(&ex, dict, &info, intern!(py, "response"), A_RESPONSE) {
-            if let Ok(d) = resp.downcast::<PyDict>() {
-                // botocore ClientError: a dict.
-                if let Ok(Some(err)) = d.get_item(intern!(py, "Error")) {
-                    let code = err.get_item(intern!(py, "Code")).ok().and_then(|c| c.extract::<String>().ok());
-                    if let Some(code) = code.filter(|c| !c.is_empty()) {
-                        f.names.push(code.into());
-                    }
-                }
-                if !have_http {
-                    if let Ok(Some(meta)) = d.get_item(intern!(py, "ResponseMetadata")) {
-                        if let Some(s) = meta.get_item(intern!(py, "HTTPStatusCode")).ok().and_then(|s| status_of(&s)) {
-                            f.status = Some(s);
-                            have_http = true;
-                        }
-                        if let Ok(h) = meta.get_item(intern!(py, "HTTPHeaders")) {
-                            read_headers(&h, &mut f.headers);
-                        }
-                    }
-                }
-            } else if !have_http {
-                let status = resp
-                    .getattr(intern!(py, "status_code"))
-                    .ok()
-                    .and_then(|s| status_of(&s))
-                    .or_else(|| resp.getattr(intern!(py, "status")).ok().and_then(|s| status_of(&s)));
-                if let Some(s) = status {
-                    f.status = Some(s);
-                    have_http = true;
-                    if let Ok(h) = resp.getattr(intern!(py, "headers")) {
-                        read_headers(&h, &mut f.headers);
-                    }
-                }
-            }
+        if let Some(resp) = x.get(A::Response) {
+            have_http |= read_response(&resp, have_http, f);
         }
-        if !have_http && (dict.is_some() || info.class_attrs != 0) {
-            let status =
-                attr(&ex, dict, &info, intern!(py, "status"), A_STATUS).and_then(|s| status_of(&s)).or_else(|| {
-                    attr(&ex, dict, &info, intern!(py, "status_code"), A_STATUS_CODE).and_then(|s| status_of(&s))
-                });
-            let code = attr(&ex, dict, &info, intern!(py, "code"), A_CODE);
-            let headers = attr(&ex, dict, &info, intern!(py, "headers"), A_HEADERS)
-                .or_else(|| dict.and_then(|d| d.get_item(intern!(py, "hdrs")).ok().flatten()).filter(|h| !h.is_none()));
-            // urllib.error.HTTPError: `.code` with headers beside it.
-            let status = status.or_else(|| {
-                code.as_ref().filter(|_| headers.is_some()).and_then(status_of).filter(|s| (100..=599).contains(s))
-            });
-            if let Some(s) = status {
-                f.status = Some(s);
-                have_http = true;
-                if let Some(h) = &headers {
-                    read_headers(h, &mut f.headers);
-                }
-            } else if let Some(c) = code.filter(|c| c.is_callable()) {
-                // gRPC: `e.code()` and `e.trailing_metadata()`.
-                if let Some(g) = c.call0().ok().and_then(|v| grpc_of(&v)) {
-                    f.grpc_code = Some(g);
-                    have_http = true;
-                    let tm = attr(&ex, dict, &info, intern!(py, "trailing_metadata"), A_TRAILING);
-                    if let Some(md) = tm.and_then(|tm| tm.call0().ok()).filter(|md| !md.is_none()) {
-                        read_headers(&md, &mut f.headers);
-                    }
-                }
-            }
-        }
-        if dict.is_some() || info.class_attrs != 0 {
-            read_retry_flags(&ex, dict, &info, f);
+        if x.any() {
+            have_http = have_http || read_http(&x, f);
+            read_retry_flags(&x, f);
         }
         let room = MAX_NAMES.saturating_sub(f.names.len());
         f.names.extend(info.names.iter().take(room).cloned());
         // The cause, else the context unless suppressed.
-        let cause = ex.getattr(intern!(py, "__cause__")).ok().filter(|c| !c.is_none());
-        cur = match cause {
-            Some(c) => Some(c),
-            None => {
-                let suppressed =
-                    ex.getattr(intern!(py, "__suppress_context__")).and_then(|s| s.is_truthy()).unwrap_or(false);
-                if suppressed {
-                    None
-                } else {
-                    ex.getattr(intern!(py, "__context__")).ok().filter(|c| !c.is_none())
-                }
-            }
-        };
+        let suppressed =
+            || ex.getattr(intern!(py, "__suppress_context__")).and_then(|s| s.is_truthy()).unwrap_or(false);
+        cur = ex.getattr(intern!(py, "__cause__")).ok().filter(|c| !c.is_none()).or_else(|| {
+            (!suppressed()).then(|| ex.getattr(intern!(py, "__context__")).ok().filter(|c| !c.is_none())).flatten()
+        });
     }
     f.names.truncate(MAX_NAMES);
     Ok(())

@@ -524,21 +524,15 @@ functions
         idem::storage_key(&s(key, "key")?, usize::try_from(max_len).unwrap_or(usize::MAX)).py_in(py, I)
     /// A random UUIDv4 key from 16 bytes (default: from the OS).
     mint_key(entropy: obj?) -> try String =
-        let bytes: [u8; 16] = match entropy.filter(|e| !e.is_none()) {
+        let bytes = match entropy.filter(|e| !e.is_none()) {
             None => crate::entropy::bytes::<16>()
-                .ok_or_else(|| {
-                    err_in(py, I, ErrorCode::InvalidState, "entropy", "the operating system gave no entropy")
-                })?,
-            Some(e) => {
-                let b = e
-                    .downcast::<PyBytes>()
-                    .map_err(|_| err_in(py, I, ErrorCode::InvalidType, "entropy", "must be 16 bytes"))?;
-                b.as_bytes()
-                    .try_into()
-                    .map_err(|_| err_in(py, I, ErrorCode::InvalidValue, "entropy", "must be exactly 16 bytes"))?
-            }
+                .ok_or((ErrorCode::InvalidState, "the operating system gave no entropy")),
+            Some(e) => match e.downcast::<PyBytes>() {
+                Ok(b) => b.as_bytes().try_into().map_err(|_| (ErrorCode::InvalidValue, "must be exactly 16 bytes")),
+                Err(_) => Err((ErrorCode::InvalidType, "must be 16 bytes")),
+            },
         };
-        Ok(idem::mint_key(bytes))
+        Ok(idem::mint_key(bytes.map_err(|(code, why)| err_in(py, I, code, "entropy", why))?))
     /// The `Idempotency-Key` header value for a key (an RFC 8941 sf-string).
     format_header(key: istr) -> try String = idem::format_header(&key).py_in(py, I)
     /// Reads an `Idempotency-Key` header value; `allow_token=True` also takes Stripe's bare token.
@@ -546,7 +540,7 @@ functions
         let form = if allow_token { idem::HeaderForm::SfStringOrToken } else { idem::HeaderForm::SfString };
         idem::parse_header(&s(value, "value")?, form).py_in(py, I)
     /// The RFC 8785 canonical JSON of a Python value.
-    canonicalize(value: obj) -> try String = idem::canonicalize_value(&to_host_json(value)?).py_in(py, I)
+    canonicalize(value: obj) -> try String = idem::canonicalize(&to_host_json(value)?).py_in(py, I)
     /// The RFC 8785 canonical form of JSON text.
     canonicalize_json(text: istr) -> try String = py.allow_threads(|| idem::canonicalize_json(&text)).py_in(py, I)
     /// A float as RFC 8785 (ECMAScript) writes it.
@@ -557,7 +551,7 @@ functions
             -> try String =
         let v = match body {
             Some(b) => to_host_json(b)?,
-            None => JsonValue::Null,
+            None => Value::Null,
         };
         fp(py, Body::Value(v), method, path, operation, selected, canonical)
     /// `fingerprint` of a body given as JSON text (duplicate keys and inexact numbers are errors).
@@ -568,20 +562,17 @@ functions
     decide(record: nullable, key: nullable, fingerprint: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let Some(key) = key.filter(|k| !k.is_none()) else {
-            return conv::from_json(
-                py,
-                &json!({"decision": "missing_key", "http": http_json(Some(idem::missing_key_answer(&cfg)))}),
-            );
+            let http = http_json(Some(idem::missing_key_answer(&cfg)));
+            return conv::from_json(py, &json!({"decision": "missing_key", "http": http}));
         };
-        let key = s(key, "key")?;
-        let fpr = s(fingerprint, "fingerprint")?;
+        let (key, fpr) = (s(key, "key")?, s(fingerprint, "fingerprint")?);
         let rec = conv::opt(record, |r| record_of(py, r))?;
         let now = conv::wall_or_clock(wall_now_ms)?;
         let d = idem::decide(rec.as_ref(), &key, &fpr, now, &cfg).py_in(py, I)?;
-        let mut v = serde_json::to_value(&d).unwrap_or(Value::Null);
+        let mut v = to_value(&d);
         v["http"] = http_json(d.http(&cfg));
         if let idem::RecordDecision::Execute(c) = &d {
-            v["record"] = serde_json::to_value(c.to_record(&key, &fpr)).unwrap_or(Value::Null);
+            v["record"] = to_value(&c.to_record(&key, &fpr));
         }
         conv::from_json(py, &v)
     /// Completes a record for the holder of `fence`: `outcome` is
@@ -593,21 +584,18 @@ functions
         let o = o.map_err(|_| err_in(py, I, ErrorCode::InvalidType, "outcome", "must be a dict"))?;
         let response = response_of(py, o.get_item("response")?)?;
         let state = o.get_item("state")?.map(|x| s(&x, "outcome.state")).transpose()?;
-        let category = match o.get_item("category")? {
-            Some(c) if !c.is_none() => Some(s(&c, "outcome.category")?),
-            _ => None,
-        };
+        let category = conv::opt(o.get_item("category")?.as_ref(), |c| s(c, "outcome.category"))?;
         let out = idem::Outcome::read(state.as_deref(), category, response, "outcome").py_in(py, I)?;
         let now = conv::wall_or_clock(wall_now_ms)?;
-        let r = idem::complete(&rec, u(fence, "fence")?, out, now, &cfg).py_in(py, I)?;
-        to_py(py, &r)
+        let r = idem::complete(&rec, conv::to_count(fence, "fence", u64::MAX)?, out, now, &cfg).py_in(py, I)?;
+        conv::from_json(py, &to_value(&r))
     /// Renews the lease of a processing record (a heartbeat).
     renew_lease(record: obj, fence: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let rec = record_of(py, record)?;
         let now = conv::wall_or_clock(wall_now_ms)?;
-        let r = idem::renew_lease(&rec, u(fence, "fence")?, now, &cfg).py_in(py, I)?;
-        to_py(py, &r)
+        let r = idem::renew_lease(&rec, conv::to_count(fence, "fence", u64::MAX)?, now, &cfg).py_in(py, I)?;
+        conv::from_json(py, &to_value(&r))
     /// Unix milliseconds as RFC 3339 UTC (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
     format_rfc3339_ms(unix_ms: count) -> try String = idem::format_rfc3339_ms(unix_ms).py_in(py, I)
     /// RFC 3339 text as Unix milliseconds (rounded down).
@@ -621,17 +609,15 @@ methods RecordConfig
             items.iter().map(|x| conv::to_str(x, "release_categories")).collect::<PyResult<Vec<String>>>()
         })?;
         let d = idem::RecordConfig::default();
-        let lease = conv::opt_secs(lease, "lease")?.map_or(Duration::from_millis(d.lease_ms()), Duration::from_nanos);
-        let retention = conv::opt_secs(retention, "retention")?
-            .map_or(Duration::from_millis(d.retention_ms()), Duration::from_nanos);
+        let time = |o, field, ms| {
+            conv::opt_secs(o, field).map(|ns| ns.map_or(Duration::from_millis(ms), Duration::from_nanos))
+        };
+        let (lease, retention) = (time(lease, "lease", d.lease_ms())?, time(retention, "retention", d.retention_ms())?);
         let mut c = idem::RecordConfig::new(lease, retention).py_in(py, I)?.with_stripe(stripe);
         if let Some(h) = conv::opt_str(failure_handling, "failure_handling")? {
             c = c.with_failure_handling(idem::FailureHandling::parse(&h, "failure_handling").py_in(py, I)?);
         }
-        if let Some(cats) = release_categories {
-            c = c.with_release_categories(cats);
-        }
-        Ok(RecordConfig { c })
+        Ok(RecordConfig { c: release_categories.into_iter().fold(c, |c, cats| c.with_release_categories(cats)) })
     get lease -> f64 = self.c.lease_ms() as f64 / 1e3
     get retention -> f64 = self.c.retention_ms() as f64 / 1e3
 
@@ -642,7 +628,7 @@ methods PyDeadLetter
             target_idempotent: false?) -> try Self =
         let mut b = idem::DeadLetter::builder(s(msg_id, "msg_id")?, to_json(message, Mode::Document)?)
             .reason(s(reason, "reason")?)
-            .attempts(conv::to_u32(attempts, "attempts")?)
+            .attempts(conv::to_count(attempts, "attempts", u32::MAX.into())? as u32)
             .target_idempotent(target_idempotent);
         let (mut class, mut text) =
             (conv::opt_str(error_class, "error_class")?, conv::opt_str(error_message, "error_message")?);
@@ -653,37 +639,26 @@ methods PyDeadLetter
             class = class.or_else(|| Some(class_name(e)));
             text = text.or_else(|| e.str().ok().map(|x| x.to_string()));
         }
-        if let Some(c) = class {
-            b = b.error(c, text.unwrap_or_default());
-        }
-        if let Some(t) = conv::opt_str(first_failure_at, "first_failure_at")? {
-            b = b.first_failure_at(t);
-        }
-        if let Some(t) = conv::opt_str(last_failure_at, "last_failure_at")? {
-            b = b.last_failure_at(t);
-        }
-        if let Some(ms) = conv::opt_count(first_failure_ms, "first_failure_ms", u64::MAX)? {
-            b = b.first_failure_ms(ms);
-        }
-        if let Some(ms) = conv::opt_count(last_failure_ms, "last_failure_ms", u64::MAX)? {
-            b = b.last_failure_ms(ms);
-        }
-        if let Some(t) = conv::opt_str(trace_id, "trace_id")? {
-            b = b.trace_id(t);
-        }
+        // Each optional field is set when given (and not None), read in this order.
+        if let Some(c) = class { b = b.error(c, text.unwrap_or_default()) }
+        if let Some(t) = conv::opt_str(first_failure_at, "first_failure_at")? { b = b.first_failure_at(t) }
+        if let Some(t) = conv::opt_str(last_failure_at, "last_failure_at")? { b = b.last_failure_at(t) }
+        let ms = |o, field| conv::opt_count(o, field, u64::MAX);
+        if let Some(ms) = ms(first_failure_ms, "first_failure_ms")? { b = b.first_failure_ms(ms) }
+        if let Some(ms) = ms(last_failure_ms, "last_failure_ms")? { b = b.last_failure_ms(ms) }
+        if let Some(t) = conv::opt_str(trace_id, "trace_id")? { b = b.trace_id(t) }
         if let Some(t) = conv::opt_str(topic, "topic")? {
+            // Partition and offset are read only beside a topic.
             let p = conv::opt_count(partition, "partition", u64::from(u32::MAX))?.map(|p| p as u32);
-            let o = conv::opt_count(offset, "offset", u64::MAX)?;
-            b = b.source(t, p, o);
+            b = b.source(t, p, conv::opt_count(offset, "offset", u64::MAX)?);
         }
-        Ok(PyDeadLetter::new_letter(b.build().py_in(py, I)?))
+        Ok(PyDeadLetter { l: Mutex::new(b.build().py_in(py, I)?) })
     /// Reads a letter from a dict (validated).
-    static from_dict(d: obj) -> try Self =
-        let v = to_json(d, Mode::Document)?;
-        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_value(&v).py_in(py, I)?))
+    static from_dict(d: json) -> try Self =
+        Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_value(&d).py_in(py, I)?) })
     /// Reads a letter from JSON text (validated).
     static from_json(text: istr) -> try Self =
-        Ok(PyDeadLetter::new_letter(idem::DeadLetter::from_json(&text).py_in(py, I)?))
+        Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_json(&text).py_in(py, I)?) })
     to_dict() -> try Obj<'py> = conv::from_json(py, &self.with(py, |l| l.to_value()))
     to_json() -> String = self.with(py, |l| l.to_json())
     /// Marks the letter for replay (its target must be idempotent).
@@ -698,8 +673,32 @@ methods PyDeadLetter
 
 module failure
 
+/// The outcome of classifying one failure.
+class Verdict_ = Verdict {
+    /// The category code (`"connection_lost"`, …).
+    category: &'static str
+    /// `"always"`, `"if_idempotent"` or `"never"`.
+    retry: &'static str
+    /// Repeating the request is safe (method or declaration).
+    safe: bool
+    /// The rule allows a retry given `safe`, and the server did not decline.
+    retryable: bool
+    /// The server declined a retry.
+    server_declined: bool
+    /// The server's delay in seconds, if any.
+    server_delay: Option<f64>
+    /// The header it came from.
+    server_delay_source: Option<&'static str>
+    /// The HTTP status seen, if any.
+    status: Option<u16>
+    /// The classified names, turned into Python strings only when asked for.
+    priv names: Vec<Name>
+}
+    repr "Verdict(category={category:?}, retry={retry:?}, safe={safe}, retryable={retryable}, "
+    repr "server_delay={server_delay:?})"
+
 /// The keyword fields of a failure ([`Fields`]).
-group Fields {
+group Fields of failure {
     status, grpc_code, error_names, method, idempotent, idempotency_key_sent, headers, elapsed, wall_now_ms, message,
     retryable, should_retry
 }
@@ -707,23 +706,17 @@ group Fields {
 functions
     /// Classifies an exception or a failure.
     classify(failure: obj?, *, policy: obj?, fields: ..Fields) -> try Verdict_ =
-        let v = match policy.filter(|p| !p.is_none()) {
-            None => {
-                let c = Classifier::default();
-                let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
-                let v = f.with(|x| c.classify(x));
-                (f, v)
-            }
-            Some(p) => {
-                let p = crate::policy::native_policy(p)?;
-                // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
-                let p = p.get();
-                let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
-                let v = f.with(|x| p.inner.config().classify(x));
-                (f, v)
-            }
+        let Some(p) = conv::opt(policy, crate::policy::native_policy)? else {
+            let c = Classifier::default();
+            let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
+            let v = f.with(|x| c.classify(x));
+            return Ok(verdict(f, &v));
         };
-        Ok(verdict(v.0, &v.1))
+        // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
+        let p = p.get();
+        let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
+        let v = f.with(|x| p.inner.config().classify(x));
+        Ok(verdict(f, &v))
     /// Returns the flattened cause chain of names of an exception (what classification reads).
     error_names(e: obj) -> try Bound<'py, PyList> =
         if !e.is_instance_of::<PyBaseException>() {
@@ -738,15 +731,6 @@ methods Verdict_
     get refused -> bool =
         let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
         retrycore::classify::is_refused(&names)
-    __repr__() -> String =
-        format!(
-            "Verdict(category={:?}, retry={:?}, safe={}, retryable={}, server_delay={:?})",
-            self.category,
-            self.retry,
-            if self.safe { "True" } else { "False" },
-            if self.retryable { "True" } else { "False" },
-            self.server_delay
-        )
 
 module misc
 
@@ -789,8 +773,8 @@ functions
             retry_exhausted: a.retry_exhausted,
         })
     /// An HTTP-date as Unix seconds, or None when it is not one.
-    parse_http_date(value: str, wall_now_ms: obj) -> Option<i64> =
-        retrycore::retry_after::parse_http_date(&value, conv::wall_arg(wall_now_ms, "wall_now_ms")?)
+    parse_http_date(value: str, wall_now_ms: wall) -> Option<i64> =
+        retrycore::retry_after::parse_http_date(&value, wall_now_ms)
     /// Lints a policy, optionally with its service description (a dict).
     lint(policy: =crate::policy::native_policy, service: obj?) -> try Vec<Finding> =
         let service = conv::opt(service, |s| Service::from_json_value(&to_json(s, Mode::Document)?).py(py))?;
