@@ -1067,7 +1067,7 @@ fn status_range(v: &Value, field: &str) -> Result<StatusRange> {
     let bad = |why: String| Error::new(ErrorCode::InvalidValue, field.to_owned(), why);
     match v {
         Value::Number(_) => {
-            let s = doc::uint(v, field, 0, 999)? as u16;
+            let s = status_value(v, field)?;
             Ok(StatusRange { lo: s, hi: s })
         }
         Value::String(s) => {
@@ -1212,7 +1212,24 @@ pub(crate) fn method_value(v: &Value, field: &str) -> Result<String> {
 
 /// Reads a status the way a rule does, as one number 0 to 999.
 pub(crate) fn status_value(v: &Value, field: &str) -> Result<u16> {
-    Ok(doc::uint(v, field, 0, 999)? as u16)
+    Ok(doc::uint(v, field, u64::from(STATUS.0), u64::from(STATUS.1))? as u16)
+}
+
+/// The HTTP statuses a failure may carry and a rule may match: 0 to 999
+/// (three digits; 0 for "no valid response", as go-retryablehttp retries
+/// it). A status a caller gives (`classify(status=…)`, a failure's
+/// `status`) outside it is refused; see [`check_status`].
+pub const STATUS: (u16, u16) = (0, 999);
+
+/// Checks an HTTP status a caller gives as a host number (a JS number, a
+/// Python int as the nearest double): a whole number in [`STATUS`]. Every
+/// host takes a failure's status through this one rule, as a rule's
+/// `status` is read by the document reader.
+///
+/// # Errors
+/// `out_of_range` naming `field`: not a whole number, or outside 0–999.
+pub fn check_status(value: f64, field: &str) -> Result<u16> {
+    crate::limits::count_from_f64(value, u64::from(STATUS.1), field).map(|n| n as u16)
 }
 
 /// Reads a list (or one item) of methods, without repeats.
@@ -1341,6 +1358,19 @@ mod tests {
 
     fn names<'a>(n: &'a [&'a str]) -> Failure<'a> {
         Failure { error_names: n, ..Default::default() }
+    }
+
+    #[test]
+    fn a_given_status_is_a_whole_number_0_to_999_as_a_rule_reads_it() {
+        assert_eq!(check_status(0.0, "status").unwrap(), 0);
+        assert_eq!(check_status(999.0, "status").unwrap(), 999);
+        for bad in [-1.0, 1000.0, 503.5, f64::NAN, f64::INFINITY] {
+            let e = check_status(bad, "status").unwrap_err();
+            assert_eq!((e.code(), e.field()), ("out_of_range", "status"), "{bad}");
+        }
+        // The rule reader's range is the same one.
+        assert!(status_value(&serde_json::json!(999), "s").is_ok());
+        assert_eq!(status_value(&serde_json::json!(1000), "s").unwrap_err().code(), "out_of_range");
     }
 
     #[test]
