@@ -108,8 +108,9 @@ pub fn user_err(py: Python<'_>, e: PyErr, field: &str) -> PyErr {
     if base.is_ok_and(|t| v.is_instance(&t).unwrap_or(false)) {
         return e;
     }
-    let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
-    let ours = err(py, ErrorCode::InvalidType, field, format!("could not be read: it raised {name}"));
+    let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+    let text = v.str().map(|t| t.to_string()).unwrap_or_default();
+    let ours = err(py, ErrorCode::InvalidType, field, retrycore::surface::unreadable(&name, &text));
     ours.set_cause(py, Some(e));
     ours
 }
@@ -204,7 +205,7 @@ fn exact_int<'py>(o: &Obj<'py>) -> PyResult<Obj<'py>> {
     index.bind(py).call1((o,))
 }
 
-fn is_int(o: &Obj) -> bool {
+pub fn is_int(o: &Obj) -> bool {
     o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>()
 }
 
@@ -223,7 +224,7 @@ fn int_value(o: &Obj) -> PyResult<Int> {
 }
 
 /// An `int` as the nearest double (±infinity past the double range).
-fn int_f64(o: &Obj) -> PyResult<f64> {
+pub fn int_f64(o: &Obj) -> PyResult<f64> {
     let i = exact_int(o)?;
     match i.extract::<f64>() {
         Ok(v) => Ok(v),
@@ -396,7 +397,8 @@ pub enum Mode {
     Document,
     /// Keyword arguments: numbers stay numbers (the core's typed reader
     /// takes them as float seconds wherever it reads a duration), an int
-    /// `seed`, a `timedelta`; `None` is refused (leave the key out instead).
+    /// `seed`, a `timedelta`; `None` becomes null, which the core's typed
+    /// readers refuse (leave the key out instead).
     Kwargs,
 }
 
@@ -512,7 +514,7 @@ fn timedelta_us<'py>(o: &Obj<'py>) -> PyResult<Option<Obj<'py>>> {
 /// bool, None) to JSON: depth-limited, every list bounded by
 /// [`limits::MAX_ITEMS`], every dict read as a snapshot of its members.
 pub fn to_json(o: &Obj, mode: Mode) -> PyResult<Value> {
-    to_json_at(o, mode, "", 0)
+    to_json_at(o, mode, "", 0, &mut Vec::new())
 }
 
 /// Converts `base` (a dict, or None) with `overrides` (keyword arguments) laid over it.
@@ -540,7 +542,9 @@ fn join(field: &str, key: &str) -> String {
     }
 }
 
-fn to_json_at(o: &Obj, mode: Mode, field: &str, depth: usize) -> PyResult<Value> {
+/// `ancestors`: the containers being converted around `o` (a value that
+/// contains itself is not JSON: `invalid_type`, docs/idempotency.md).
+fn to_json_at(o: &Obj, mode: Mode, field: &str, depth: usize, ancestors: &mut Vec<usize>) -> PyResult<Value> {
     let py = o.py();
     if o.is_none() {
         return Ok(Value::Null);
@@ -565,6 +569,18 @@ fn to_json_at(o: &Obj, mode: Mode, field: &str, depth: usize) -> PyResult<Value>
     if depth >= MAX_DEPTH {
         return Err(depth_err(py, field, depth));
     }
+    let id = o.as_ptr() as usize;
+    if ancestors.contains(&id) {
+        return Err(err(py, ErrorCode::InvalidType, field, "a cyclic structure is not JSON"));
+    }
+    ancestors.push(id);
+    let r = container_json(o, mode, field, depth, ancestors);
+    ancestors.pop();
+    r
+}
+
+fn container_json(o: &Obj, mode: Mode, field: &str, depth: usize, ancestors: &mut Vec<usize>) -> PyResult<Value> {
+    let py = o.py();
     let ms = match o.downcast::<PyDict>() {
         Ok(d) => Some(members(d, field)?),
         Err(_) if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() => None,
@@ -585,12 +601,11 @@ fn to_json_at(o: &Obj, mode: Mode, field: &str, depth: usize) -> PyResult<Value>
                 }
             };
             let f = join(field, &key);
-            let value = if mode == Mode::Kwargs && v.is_none() {
-                return Err(err(py, ErrorCode::InvalidType, &f, "must not be None (leave it out for the default)"));
-            } else if mode == Mode::Kwargs && key == "seed" && is_int(&v) {
+            // None is JSON null; typed options refuse it in the core's typed reader.
+            let value = if mode == Mode::Kwargs && key == "seed" && is_int(&v) {
                 Value::String(to_count(&v, &f, u64::MAX)?.to_string())
             } else {
-                to_json_at(&v, mode, &f, depth + 1)?
+                to_json_at(&v, mode, &f, depth + 1, ancestors)?
             };
             m.insert(key, value);
         }
@@ -600,7 +615,7 @@ fn to_json_at(o: &Obj, mode: Mode, field: &str, depth: usize) -> PyResult<Value>
         let xs = items(o, field)?;
         let mut out = Vec::with_capacity(xs.len());
         for (i, x) in xs.iter().enumerate() {
-            out.push(to_json_at(x, mode, &format!("{field}[{i}]"), depth + 1)?);
+            out.push(to_json_at(x, mode, &format!("{field}[{i}]"), depth + 1, ancestors)?);
         }
         return Ok(Value::Array(out));
     }
@@ -643,15 +658,17 @@ pub fn from_json<'py>(py: Python<'py>, v: &Value) -> PyResult<Obj<'py>> {
 /// canonical JSON: numbers become doubles (an int a double cannot hold
 /// exactly is `invalid_number`), object keys must be `str`
 /// (`invalid_type`), nesting stops at the core's limit (`too_deep`).
+/// A value that contains itself is `invalid_type` (it has no JSON at all;
+/// docs/idempotency.md, "Which options"), as in JS.
 pub fn to_host_json(o: &Obj) -> PyResult<JsonValue> {
-    host_at(o, 0)
+    host_at(o, 0, &mut Vec::new())
 }
 
 fn ierr(py: Python<'_>, code: ErrorCode, why: impl Into<String>) -> PyErr {
     err_in(py, Family::Idempotency, code, "value", why)
 }
 
-fn host_at(o: &Obj, depth: usize) -> PyResult<JsonValue> {
+fn host_at(o: &Obj, depth: usize, ancestors: &mut Vec<usize>) -> PyResult<JsonValue> {
     let py = o.py();
     if o.is_none() {
         return Ok(JsonValue::Null);
@@ -689,8 +706,20 @@ fn host_at(o: &Obj, depth: usize) -> PyResult<JsonValue> {
             .map_err(|_| ierr(py, ErrorCode::InvalidString, "string with a lone surrogate"));
     }
     if depth >= MAX_DEPTH {
-        return Err(ierr(py, ErrorCode::TooDeep, format!("nesting deeper than {MAX_DEPTH} levels (or a cycle)")));
+        return Err(ierr(py, ErrorCode::TooDeep, format!("nesting deeper than {MAX_DEPTH} levels")));
     }
+    let id = o.as_ptr() as usize;
+    if ancestors.contains(&id) {
+        return Err(ierr(py, ErrorCode::InvalidType, "a cyclic structure is not JSON"));
+    }
+    ancestors.push(id);
+    let r = host_container(o, depth, ancestors);
+    ancestors.pop();
+    r
+}
+
+fn host_container(o: &Obj, depth: usize, ancestors: &mut Vec<usize>) -> PyResult<JsonValue> {
+    let py = o.py();
     if let Ok(d) = o.downcast::<PyDict>() {
         let ms = members(d, "value").map_err(|e| user_err(py, e, "value"))?;
         let mut out = Vec::with_capacity(ms.len());
@@ -708,7 +737,7 @@ fn host_at(o: &Obj, depth: usize) -> PyResult<JsonValue> {
                     ))
                 }
             };
-            out.push((key, host_at(&v, depth + 1)?));
+            out.push((key, host_at(&v, depth + 1, ancestors)?));
         }
         return Ok(JsonValue::Object(out));
     }
@@ -716,7 +745,7 @@ fn host_at(o: &Obj, depth: usize) -> PyResult<JsonValue> {
         let xs = items(o, "value").map_err(|e| as_idempotency(py, e))?;
         let mut out = Vec::with_capacity(xs.len());
         for x in &xs {
-            out.push(host_at(x, depth + 1)?);
+            out.push(host_at(x, depth + 1, ancestors)?);
         }
         return Ok(JsonValue::Array(out));
     }

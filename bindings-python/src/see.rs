@@ -6,8 +6,8 @@
 //! of an `OSError`), a botocore error code, then its class MRO as
 //! `module.qualname`, most specific first (`object` skipped); then its
 //! `__cause__`, else its `__context__` unless suppressed. retrycore's own
-//! `RetryError` and `CircuitOpenError` appear as the markers
-//! `retrycore:retry_exhausted` and `retrycore:breaker_open`. The tables that
+//! `RetryError` (one whose `exhausted` is true) and `CircuitOpenError` appear
+//! as the markers `retrycore:retry_exhausted` and `retrycore:breaker_open`. The tables that
 //! read the names live in the core.
 
 use crate::conv::{errors_module, Obj};
@@ -31,6 +31,9 @@ pub type Name = Arc<str>;
 /// What a class contributes, computed once per class.
 struct TypeInfo {
     names: Vec<Name>,
+    /// Where in `names` a `RetryError` subclass has its marker: an instance
+    /// shows it only when its `exhausted` is true (the core's `Ending` marked it).
+    retry_marker: Option<usize>,
     oserror: bool,
     /// Class-level attributes (properties, methods, descriptors) worth reading.
     class_attrs: u16,
@@ -132,6 +135,7 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
     // Computed without the lock held: reading class attributes runs Python code.
     let k = known(py)?;
     let mut names: Vec<Name> = Vec::new();
+    let mut retry_marker = None;
     let mro = t.getattr(intern!(py, "__mro__"))?;
     let mro = mro.downcast::<PyTuple>()?;
     for cls in mro.iter() {
@@ -139,6 +143,7 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
             continue;
         }
         if cls.is(k.retry_error.bind(py)) {
+            retry_marker = Some(names.len());
             names.push(retrycore::classify::RETRY_EXHAUSTED_NAME.into());
             continue;
         }
@@ -162,7 +167,7 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
             class_attrs |= bit;
         }
     }
-    let info = Arc::new(TypeInfo { names, oserror, class_attrs });
+    let info = Arc::new(TypeInfo { names, retry_marker, oserror, class_attrs });
     let entry = (t.clone().unbind(), info.clone());
     // The types a full cache held, and an entry replaced, are dropped after
     // the lock is released: dropping a type can run Python code.
@@ -346,8 +351,9 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
         seen[n_seen] = id;
         n_seen += 1;
         // A class whose attributes cannot be read contributes no names.
-        let info = type_info(py, &ex.get_type())
-            .unwrap_or_else(|_| Arc::new(TypeInfo { names: Vec::new(), oserror: false, class_attrs: 0 }));
+        let info = type_info(py, &ex.get_type()).unwrap_or_else(|_| {
+            Arc::new(TypeInfo { names: Vec::new(), retry_marker: None, oserror: false, class_attrs: 0 })
+        });
         // The instance's own attributes (an empty dict has none to offer).
         let dict = ex
             .getattr(intern!(py, "__dict__"))
@@ -432,7 +438,12 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
             read_retry_flags(&ex, dict, &info, f);
         }
         let room = MAX_NAMES.saturating_sub(f.names.len());
-        f.names.extend(info.names.iter().take(room).cloned());
+        // A RetryError not marked exhausted is transparent: its cause decides (as in JS).
+        let unmarked = info
+            .retry_marker
+            .filter(|_| !ex.getattr(intern!(py, "exhausted")).and_then(|v| v.is_truthy()).unwrap_or(true));
+        let kept = info.names.iter().enumerate().filter(|(i, _)| Some(*i) != unmarked).map(|(_, n)| n);
+        f.names.extend(kept.take(room).cloned());
         // The cause, else the context unless suppressed.
         let cause = ex.getattr(intern!(py, "__cause__")).ok().filter(|c| !c.is_none());
         cur = match cause {
