@@ -338,7 +338,8 @@ mod tests {
             m(Ending::of_reject(RejectReason::Throttled, 0, None), throttled),
             "gave up before the first attempt: throttled (budget \"b\": throttled)"
         );
-        let open = EndingFacts { breaker: Some("payments"), retry_after: Some(1_500_000_000), ..EndingFacts::default() };
+        let open =
+            EndingFacts { breaker: Some("payments"), retry_after: Some(1_500_000_000), ..EndingFacts::default() };
         assert_eq!(
             m(Ending::of_reject(RejectReason::BreakerOpen, 0, None), open),
             "circuit breaker \"payments\" is open; retry after 1.5s"

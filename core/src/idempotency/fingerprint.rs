@@ -344,7 +344,10 @@ mod tests {
         let http = FingerprintOf::read(Some("POST"), Some("/v1/charges"), None).unwrap();
         assert_eq!(http, FingerprintOf::Http { method: "POST", path: "/v1/charges" });
         let body = json!({"a": 1});
-        assert_eq!(http.fingerprint(&body, None, false).unwrap(), fingerprint_http("POST", "/v1/charges", &body, None).unwrap());
+        assert_eq!(
+            http.fingerprint(&body, None, false).unwrap(),
+            fingerprint_http("POST", "/v1/charges", &body, None).unwrap()
+        );
         let op = FingerprintOf::read(None, None, Some("put")).unwrap();
         assert_eq!(op.fingerprint(&body, None, true).unwrap(), r#"{"body":{"a":1},"operation":"put"}"#);
         let err = |m, p, o| FingerprintOf::read(m, p, o).map(|_| ()).map_err(|e| (e.code(), e.field().to_owned()));
