@@ -93,14 +93,16 @@ fn clip(mut m: String) -> String {
     m
 }
 
-/// Checks an HTTP status: an integer in [0, 999].
+/// Checks an HTTP status: the core's rule (`classify::check_status`, 0–999), as Python's.
 #[inline]
 pub(crate) fn status_of(s: f64) -> Result<u16> {
-    if s.fract() == 0.0 && (0.0..=999.0).contains(&s) {
-        Ok(s as u16)
-    } else {
-        Err(Error::config(ErrorCode::OutOfRange, "status", format!("status: must be an integer in [0, 999], got {s}")))
-    }
+    retrycore::classify::check_status(s, "status").map_err(Error::of_config)
+}
+
+/// The message of a value that threw while the JS layer read it (the core's
+/// `surface::unreadable`, as Python's): its type name and message as JS read them.
+pub fn unreadable(type_name: &str, message: &str) -> String {
+    retrycore::surface::unreadable(type_name, message)
 }
 
 /// A `[name, value]` pair of a flat header list (`chunks_exact(2)` gives only pairs).

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::failure::{status_of, FailureArgs, StrList};
 use crate::host::ms;
-use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS};
+use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS, STATUS};
 use retrycore::policy::PolicyConfig;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -73,11 +73,13 @@ pub fn pack(v: &Verdict) -> u32 {
         | u32::from(v.server_declined) << (B + 4)
 }
 
-/// Whether (status, flags) has a slot in a memo: status 0..=999, flags 0..=7.
+/// Whether (status, flags) has a slot in a memo: a status the core takes
+/// (`classify::STATUS`, 0..=999: 1000 rows), flags 0..=7.
 #[inline(always)]
 fn memo_index(status: f64, flags: f64) -> Option<usize> {
-    if status.fract() == 0.0 && (0.0..=999.0).contains(&status) && flags.fract() == 0.0 && (0.0..=7.0).contains(&flags)
-    {
+    const _: () = assert!(STATUS.0 == 0 && STATUS.1 as usize + 1 == 1000, "the memo tables have 1000 rows");
+    let statuses = f64::from(STATUS.0)..=f64::from(STATUS.1);
+    if status.fract() == 0.0 && statuses.contains(&status) && flags.fract() == 0.0 && (0.0..=7.0).contains(&flags) {
         Some(status as usize * 8 + flags as usize)
     } else {
         None
