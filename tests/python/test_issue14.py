@@ -302,6 +302,11 @@ def test_the_message_of_an_ending_is_the_cores() -> None:
     with pytest.raises(retrycore.CircuitOpenError) as bi:
         retrycore.RetryPolicy(breaker=b).call(fail)
     assert str(bi.value) == 'circuit breaker "payments" is forced_open'
+    # The breaker on its own says the same (JS's CircuitBreaker.execute wrote its own text).
+    with pytest.raises(retrycore.CircuitOpenError) as oi:
+        with b:
+            pass
+    assert str(oi.value) == 'circuit breaker "payments" is forced_open'
 
 
 def test_a_value_that_raises_while_read_is_named_and_quoted() -> None:
