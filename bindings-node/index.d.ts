@@ -570,6 +570,10 @@ export interface HookInfo {
     category: string;
     /** The give-up reason (onGiveUp), or null. */
     reason: string | null;
+    /** The policy's `maxAttempts` (Python's `max_attempts`). */
+    maxAttempts: number;
+    /** The budget that refused (onGiveUp after a budget's refusal), or null (Python's `budget`). */
+    budget: string | null;
     /** What failed: the error or the `Response`. */
     error: unknown;
     /** The idempotency key. */

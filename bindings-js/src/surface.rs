@@ -41,9 +41,9 @@ fn parseHeader(value: str, token: bool) -> try string = idem::parse_header
 fn canonicalize(text: str) -> try string = idem::canonicalize
 /// Writes a number as canonical JSON does (ECMAScript `Number::toString`).
 fn canonicalNumber(x: f64) -> try string = idem::canonical_number
-/// Fingerprints a request: `method` + `path`, or `operation` (`path` absent);
+/// Fingerprints a request: `method` + `path`, or `operation`, as given (the core reads the mix);
 /// the body is JSON text. `canonical` returns the canonical JSON instead of its hash.
-fn fingerprint(methodOrOperation: str, path: str?, body: str, selected: strs?, canonical: bool) -> try string = idem::fingerprint
+fn fingerprint(method: str?, path: str?, operation: str?, body: str, selected: strs?, canonical: bool) -> try string = idem::fingerprint
 /// Decides what an incoming request gets (`record` is the stored record's JSON or null).
 fn decideRecord(record: str?, key: str?, fingerprint: str, nowMs: f64, idem::RecordArgs{leaseMs: f64?, retentionMs: f64?, stripe: bool?, failureHandling: string?, releaseCategories: strs?}) -> try json<RecordDecision> = idem::decide_record
 /// Completes a claimed record with an outcome; returns the record's JSON.
@@ -56,6 +56,9 @@ fn deadLetter(letter: str, ops: strs) -> try string = idem::dead_letter
 fn formatRfc3339(unixMs: f64) -> try string = idem::format_rfc3339
 /// Reads RFC 3339 text as Unix milliseconds (rounded down).
 fn parseRfc3339(text: str) -> try f64 = idem::parse_rfc3339
+
+/// The message of a value that threw while it was read: `could not be read: <type>: <message>` (the core's text).
+fn unreadable(typeName: str, message: str) -> string = failure::unreadable
 
 /// Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/).
 fn classifyStatus(status: f64, flags: f64) -> hot u32 = verdict::classify_status
@@ -82,6 +85,8 @@ class NativeBreaker = Breaker<H>
   get lastRetryAfter -> f64
   /// Returns the state that refused last.
   get lastRefusedState -> static
+  /// Returns the message of the last refusal (the core's `Ending::message`, as Python's).
+  get lastRefusedMessage -> string
   /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
   mut record(permit: f64, outcome: f64, duration: f64, now: f64) -> hot bool
   /// Records a failure described like a classification input; the

@@ -75,18 +75,20 @@ export interface BackendEnding {
   reason?: string;
   marked?: boolean;
   cause?: boolean;
+  /** The error's message (`Ending::message`). */
+  message?: string;
 }
 
 /** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. @internal */
-export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; ending: BackendEnding; state?: string; onGiveUp: boolean };
+export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; maxAttempts: number; ending: BackendEnding; state?: string; onGiveUp: boolean };
 /** A gate as the backend writes it. @internal */
 export type BackendGate = Extract<Gate, { action: 'proceed' }> | BackendReject;
 /** A give-up as the backend writes it: the public one and the ending. @internal */
-export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { ending: BackendEnding; onGiveUp: boolean };
+export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { maxAttempts: number; ending: BackendEnding; onGiveUp: boolean };
 /** A decision as the backend writes it. @internal */
 export type BackendDecision = BackendRetry | BackendGiveUp;
 /** A retry as the backend writes it: the public one and what on_retry carries (`surface::RetryNumbers`). @internal */
-export type BackendRetry = Extract<Decision, { action: 'retry' }> & { onRetry: { attempt: number; retry: number } };
+export type BackendRetry = Extract<Decision, { action: 'retry' }> & { maxAttempts: number; onRetry: { attempt: number; retry: number } };
 
 /** The gate of a rejected step (`start` < 0, `before` 0): the backend answers a rejection there. */
 function rejection(g: BackendGate): BackendReject {
@@ -355,7 +357,18 @@ function reading<T>(field: string, f: () => T): T {
     return f();
   } catch (e) {
     if (isRetrycoreError(e)) throw e;
-    const err = coreError('invalid_type', field, `could not be read: ${messageOf(e)}`);
+    // The text is the core's (`surface::unreadable`: the type's name and the message, cut), as Python's.
+    let type = '';
+    let text = '';
+    try {
+      // At most 1024 code units cross (a bound on the copy; the core cuts to 200 characters).
+      if (e instanceof Error) [type, text] = [String(e.name).slice(0, 1024), String(e.message).slice(0, 1024)];
+      else if (typeof e === 'string') text = e.slice(0, 1024);
+      else type = describe(e);
+    } catch {
+      // An unreadable name or message: what was read is kept.
+    }
+    const err = coreError('invalid_type', field, N.unreadable(type, text));
     Object.defineProperty(err, 'cause', { value: e, writable: true, configurable: true });
     throw err;
   }
@@ -531,11 +544,8 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
     default:
       throw coreError('invalid_type', path, `${describe(value)} is not JSON`);
   }
-  if (value === null) {
-    // Typed options leave a key out for its default; null is not a silent default (as Python refuses None).
-    if (mode === 'options') throw coreError('invalid_type', path, 'must not be null (leave it out for the default)');
-    return null;
-  }
+  // null stays null: the core's typed readers refuse it in options (`invalid_type`), as in Python.
+  if (value === null) return null;
   if (depth >= LIMITS.max_depth) throw coreError('too_deep', path, `nesting deeper than ${LIMITS.max_depth}`);
   if (ancestors.has(value)) throw coreError('invalid_type', path, 'a cyclic structure is not JSON');
   ancestors.add(value);
@@ -1287,7 +1297,7 @@ export class CircuitBreaker {
     const permit = this.#n.tryAcquire(start);
     if (this.#hook !== null) this.#fire();
     if (permit < 0) {
-      throw new CircuitOpenError(`the circuit breaker is ${this.#n.lastRefusedState}`, this.#n.lastRetryAfter, this.#n.lastRefusedState);
+      throw new CircuitOpenError(this.#n.lastRefusedMessage, this.#n.lastRetryAfter, this.#n.lastRefusedState);
     }
     let result: T;
     try {
@@ -1779,6 +1789,10 @@ export interface HookInfo {
   category: string;
   /** The give-up reason (onGiveUp), or null. */
   reason: string | null;
+  /** The policy's `maxAttempts` (Python's `max_attempts`). */
+  maxAttempts: number;
+  /** The budget that refused (onGiveUp after a budget's refusal), or null (Python's `budget`). */
+  budget: string | null;
   /** What failed: the error or the `Response`. */
   error: unknown;
   /** The idempotency key. */
@@ -2286,7 +2300,7 @@ export class RetryPolicy {
         if (delay < 0) {
           const d = giveUpOf(decided);
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
-          this.#giveUp(d.onGiveUp, d.attempts, d.reason, d.category, failure, ctx.key);
+          this.#giveUp(d.onGiveUp, d.attempts, d.reason, d.category, failure, ctx.key, d.maxAttempts, d.budget ?? null);
           const kind = d.ending.kind;
           if (kind === 'propagate' || kind === 'cancelled') {
             // A response nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
@@ -2297,7 +2311,7 @@ export class RetryPolicy {
         }
         const d = retryOf(decided);
         if (this.onRetry !== null) {
-          callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
+          callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, maxAttempts: d.maxAttempts, budget: null, error: failure, key: ctx.key });
         }
         if (delay > 0) {
           try {
@@ -2318,7 +2332,7 @@ export class RetryPolicy {
         if (attemptNo === 0) {
           const g = rejection(n.gate(id));
           const st = n.status(id);
-          this.#giveUp(g.onGiveUp, g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key);
+          this.#giveUp(g.onGiveUp, g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key, g.maxAttempts, g.budget ?? null);
           if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;
           throw endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
         }
@@ -2332,9 +2346,9 @@ export class RetryPolicy {
   }
 
   /** Fires on_give_up (after the step's transitions) when the core says it fires (`surface::fires_on_give_up`). */
-  #giveUp(fires: boolean, attempts: number, reason: string, category: string, error: unknown, key: string): void {
+  #giveUp(fires: boolean, attempts: number, reason: string, category: string, error: unknown, key: string, maxAttempts: number, budget: string | null): void {
     if (this.onGiveUp !== null && fires) {
-      callHook(this.onGiveUp, this, { attempt: attempts, retry: null, delay: null, category, reason, error, key });
+      callHook(this.onGiveUp, this, { attempt: attempts, retry: null, delay: null, category, reason, maxAttempts, budget, error, key });
     }
   }
 
@@ -2355,19 +2369,21 @@ function endingError(e: BackendEnding, step: { retryAfter?: number | null; state
   // A `raise` ending, which carries the reason.
   const reason = e.reason as string;
   const hasCause = e.cause === true;
+  // The text is the core's (`Ending::message`), the same as Python's.
+  const message = e.message as string;
   switch (e.class) {
     case 'circuit_open':
-      return new CircuitOpenError('the circuit breaker refused the call', step.retryAfter ?? Infinity, step.state ?? 'open');
+      return new CircuitOpenError(message, step.retryAfter ?? Infinity, step.state ?? 'open');
     case 'budget_exhausted':
       return new BudgetExhaustedError(
-        attempts === 0 ? `the retry budget ${step.budget ?? ''} refused the call`.replace('  ', ' ') : `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason} (${category})`,
+        message,
         step.budget ?? null,
         reason,
         step.retryAfter ?? null,
         { code: e.code, attempts, category, key, cause: hasCause ? cause : undefined },
       );
     default:
-      return new RetryError(attempts === 0 ? `gave up before the first attempt: ${reason}` : `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason} (${category})`, {
+      return new RetryError(message, {
         reason,
         attempts,
         category,
@@ -2497,11 +2513,9 @@ function fingerprintWith(bodyText: string, options: FingerprintOptions, canonica
   if (o.selected !== undefined) {
     selected = items(o.selected, 'selected', 'JSON pointers').map((p, i) => str(p, `selected[${i}]`));
   }
-  if (o.operation !== undefined) {
-    if (o.method !== undefined || o.path !== undefined) throw coreError('invalid_value', 'operation', 'give operation, or method and path, not both');
-    return N.fingerprint(str(o.operation, 'operation'), undefined, bodyText, selected, canonical);
-  }
-  return N.fingerprint(str(o.method, 'method'), str(o.path, 'path'), bodyText, selected, canonical);
+  // Which options go together is the core's rule (`FingerprintOf::read`), as in Python.
+  const given = (k: 'method' | 'path' | 'operation') => (o[k] === undefined ? undefined : str(o[k], k));
+  return N.fingerprint(given('method'), given('path'), given('operation'), bodyText, selected, canonical);
 }
 
 /**

@@ -38,10 +38,10 @@ export interface BackendSurface {
   /** Writes a number as canonical JSON does (ECMAScript `Number::toString`). */
   canonicalNumber(x: number): string;
   /**
-   * Fingerprints a request: `method` + `path`, or `operation` (`path` absent);
+   * Fingerprints a request: `method` + `path`, or `operation`, as given (the core reads the mix);
    * the body is JSON text. `canonical` returns the canonical JSON instead of its hash.
    */
-  fingerprint(methodOrOperation: string, path: string | undefined, body: string, selected: string[] | undefined, canonical: boolean): string;
+  fingerprint(method: string | undefined, path: string | undefined, operation: string | undefined, body: string, selected: string[] | undefined, canonical: boolean): string;
   /** Decides what an incoming request gets (`record` is the stored record's JSON or null). */
   decideRecord(record: string | undefined, key: string | undefined, fingerprint: string, nowMs: number, leaseMs?: number, retentionMs?: number, stripe?: boolean, failureHandling?: string, releaseCategories?: string[]): RecordDecision;
   /** Completes a claimed record with an outcome; returns the record's JSON. */
@@ -54,6 +54,8 @@ export interface BackendSurface {
   formatRfc3339(unixMs: number): string;
   /** Reads RFC 3339 text as Unix milliseconds (rounded down). */
   parseRfc3339(text: string): number;
+  /** The message of a value that threw while it was read: `could not be read: <type>: <message>` (the core's text). */
+  unreadable(typeName: string, message: string): string;
   /** Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/). */
   classifyStatus(status: number, flags: number): number;
   /** Classifies a failure with the built-in tables. */
@@ -84,6 +86,8 @@ export interface BackendBreaker {
   readonly lastRetryAfter: number;
   /** Returns the state that refused last. */
   readonly lastRefusedState: string;
+  /** Returns the message of the last refusal (the core's `Ending::message`, as Python's). */
+  readonly lastRefusedMessage: string;
   /** Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition. */
   record(permit: number, outcome: number, duration: number, now: number): boolean;
   /**

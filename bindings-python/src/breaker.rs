@@ -165,14 +165,24 @@ impl Breaker {
         let ra = wait_secs(retry_after);
         let make = || -> PyResult<PyErr> {
             // A refused call of the breaker's own: the first attempt refused.
-            let Ending::Raise { class, code, reason, .. } = Ending::of_reject(RejectReason::BreakerOpen, 0, None)
-            else {
+            let ending = Ending::of_reject(RejectReason::BreakerOpen, 0, None);
+            let Ending::Raise { class, code, reason, marked, .. } = ending else {
                 return Err(PyException::new_err("breaker_open"));
             };
             let (state, name) = (state.code(), self.config.name.as_deref());
+            let facts = retrycore::surface::EndingFacts {
+                breaker: name,
+                state: Some(state),
+                retry_after: (retry_after != u64::MAX).then_some(retry_after),
+                ..Default::default()
+            };
+            let message = ending.message(&facts).unwrap_or_default();
             let none = None::<&str>;
             let args = (class.code(), code, reason, 0, none, none, none, ra, none, none, state, name);
-            let exc = conv::errors_module(py)?.getattr("_ending")?.call1(args)?;
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("message", message)?;
+            kw.set_item("marked", marked)?;
+            let exc = conv::errors_module(py)?.getattr("_ending")?.call(args, Some(&kw))?;
             Ok(PyErr::from_value(exc))
         };
         make().unwrap_or_else(|e| e)

@@ -363,27 +363,44 @@ impl Runner {
             let ev = RetryEvent { category, reason: Some(reason), budget, ..self.event(py, s, end.attempts, exc) };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
         }
-        let Ending::Raise { class, code, reason, has_cause, .. } = ending else { return Ok(None) };
+        let Ending::Raise { class, code, reason, marked, has_cause } = ending else { return Ok(None) };
         let (state, name) = match (class, &self.policy.get().breaker) {
             (Raise::CircuitOpen, Some(b)) => {
                 (Some(crate::locks::with(py, &b.get().shared, |b| b.state().code())), b.get().config.name.clone())
             }
             _ => (None, None),
         };
-        let e = conv::errors_module(py)?.getattr("_ending")?.call1((
-            class.code(),
-            code,
-            reason,
-            end.attempts,
-            end.category,
-            end.budget,
-            end.budget_reason,
-            end.retry_after,
-            if has_cause { last } else { None },
-            s.key_str(py),
+        // The text is the core's, the same in JS (`Ending::message`).
+        let facts = retrycore::surface::EndingFacts {
+            attempts: end.attempts,
+            category: end.category,
+            budget: end.budget.as_deref(),
+            budget_reason: end.budget_reason,
+            breaker: name.as_deref(),
             state,
-            name,
-        ))?;
+            retry_after: end.retry_after.map(|s| (s * 1e9).round() as u64),
+        };
+        let message = ending.message(&facts).unwrap_or_default();
+        let kw = pyo3::types::PyDict::new(py);
+        kw.set_item("message", message)?;
+        kw.set_item("marked", marked)?;
+        let e = conv::errors_module(py)?.getattr("_ending")?.call(
+            (
+                class.code(),
+                code,
+                reason,
+                end.attempts,
+                end.category,
+                end.budget,
+                end.budget_reason,
+                end.retry_after,
+                if has_cause { last } else { None },
+                s.key_str(py),
+                state,
+                name,
+            ),
+            Some(&kw),
+        )?;
         Ok(Some(PyErr::from_value(e)))
     }
 

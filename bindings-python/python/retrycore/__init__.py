@@ -363,16 +363,14 @@ class RetryPolicy:
     def __init__(self, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> None:
         # Only exact types are looked at here (no caller code runs); the native module
         # converts everything else, bounded, and refuses what is not a document.
-        for k in ("breaker", "budget", "budgets"):
-            if k in kwargs and kwargs[k] is None:  # as the native module refuses every other None
-                raise ConfigTypeError("must not be None (leave it out for the default)", "invalid_type", k)
-        if "budget" in kwargs and "budgets" not in kwargs:
+        # A None stays in the document: the core's typed reader refuses it (invalid_type).
+        if kwargs.get("budget") is not None and "budgets" not in kwargs:
             # Both (or an alias of budget with budgets): the core's reader refuses the pair.
             kwargs["budgets"] = [kwargs.pop("budget")]
-        breaker = kwargs.pop("breaker", None)
+        breaker: Any = kwargs.pop("breaker") if kwargs.get("breaker") is not None else None
         if breaker is not None and type(breaker) is dict:
             kwargs["breaker"], breaker = breaker, None
-        budgets = kwargs.pop("budgets", None)
+        budgets: Any = kwargs.pop("budgets") if kwargs.get("budgets") is not None else None
         if type(budgets) in (list, tuple) and all(type(b) is dict for b in budgets):
             kwargs["budgets"], budgets = budgets, None
         elif budgets is not None:

@@ -48,7 +48,9 @@ class RetryError(RetrycoreError):
     ``retry_after_too_long``, ``throttled``); ``attempts`` the calls made;
     ``__cause__`` the last exception, or ``response`` the last non-ok response
     when the function returned one (``status_code`` not 2xx). Classified again by an outer layer, it
-    is ``retry_exhausted``: never retried twice.
+    is ``retry_exhausted`` when ``exhausted`` is true (every give-up retrycore raises:
+    the core's ``Ending`` marks it), so it is never retried twice; one made with
+    ``exhausted=False`` is transparent and its cause decides, as in JS.
     """
 
     reason: str
@@ -57,6 +59,7 @@ class RetryError(RetrycoreError):
     key: Optional[str]
     retry_after: Optional[float]
     response: Optional[object]
+    exhausted: bool
 
     def __init__(
         self,
@@ -67,6 +70,7 @@ class RetryError(RetrycoreError):
         category: Optional[str] = None,
         key: Optional[str] = None,
         retry_after: Optional[float] = None,
+        exhausted: bool = True,
     ) -> None:
         super().__init__(message, "retry_exhausted", "")
         self.reason = reason
@@ -75,6 +79,7 @@ class RetryError(RetrycoreError):
         self.key = key
         self.retry_after = retry_after
         self.response = None
+        self.exhausted = exhausted
 
 
 class BudgetExhaustedError(RetryError):
@@ -190,29 +195,17 @@ def _ending(
     key: Optional[str],
     state: Optional[str],
     breaker: Optional[str],
+    *,
+    message: str,
+    marked: bool,
 ) -> RetrycoreError:
     """Builds the error the core's ``surface::Ending`` names: ``kind`` is its class
-    (``retry_error``, ``budget_exhausted``, ``circuit_open``), ``code`` and ``reason``
-    are the core's (called by the native module)."""
+    (``retry_error``, ``budget_exhausted``, ``circuit_open``); ``code``, ``reason``,
+    ``message`` (``Ending::message``, the same text in JS) and ``marked`` are the
+    core's (called by the native module)."""
     if kind == "circuit_open":
-        wait = "" if retry_after is None else f"; retry after {retry_after:.3f}s"
-        name = f" {breaker!r}" if breaker else ""
-        return CircuitOpenError(f"circuit breaker{name} is {state or 'open'}{wait}", retry_after=retry_after, state=state, breaker=breaker)
-    if attempts == 0:
-        message = f"{reason.replace('_', ' ')} before the first attempt"
-    else:
-        message = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}: {reason}"
-    if budget is not None:
-        message += f" (budget {budget!r}: {budget_reason or reason})"
-    if isinstance(cause, BaseException):
-        try:
-            text = str(cause)
-        except Exception:  # a __str__ that raises must not replace the RetryError
-            text = "<unprintable>"
-        message += f"; last error: {type(cause).__name__}: {text}"
-    elif cause is not None:
-        message += f"; last response: status {getattr(cause, 'status_code', '?')!r}"
-    fields = dict(reason=reason, attempts=attempts, category=category, key=key, retry_after=retry_after)
+        return CircuitOpenError(message, retry_after=retry_after, state=state, breaker=breaker)
+    fields = dict(reason=reason, attempts=attempts, category=category, key=key, retry_after=retry_after, exhausted=marked)
     exc: RetryError
     if kind == "budget_exhausted":
         exc = BudgetExhaustedError(message, budget=budget, budget_reason=budget_reason or reason, **fields)
