@@ -20,6 +20,7 @@
 // ---------------------------------------------------------------- backend
 
 import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng, BackendSurface } from './surface';
+import * as G from './generated.js';
 
 /** A string list argument: absent as `undefined`. */
 type Strs = string[] | undefined;
@@ -119,27 +120,29 @@ let CORE_CATEGORIES: Category[] = [];
 let SEEN_STATUS: [number, number] = [0, -1];
 /** The outcome names a breaker records (`retrycore::breaker::Counted::ALL`), sent at init. */
 let OUTCOMES: string[] = [];
+/** The names `errorNames` writes for retrycore's own errors, a `DOMException` and a fetch network error (`retrycore::classify`), sent at init. */
+let MARKERS = { retry_exhausted: '', breaker_open: '', dom_exception_prefix: '', fetch_network: '' };
 
 // The kind lists the typings show, as `as const` arrays the unions derive
-// from: the compiler needs them at build time, and tests/js/tables.test.cjs
-// fails when one differs from the core's `host_tables()`.
+// from, generated from the core's `host_tables()` into lib/generated.ts (the
+// compiler needs them at build time; tests/js/tables.test.cjs checks them).
 
 /** Backoff kinds. */
-export const BACKOFF_KINDS = ['constant', 'linear', 'exponential', 'decorrelated'] as const;
+export const BACKOFF_KINDS = G.BACKOFF_KINDS;
 /** Jitter names (a string, or an object's `kind`). */
-export const JITTERS = ['none', 'full', 'equal', 'proportional', 'additive', 'symmetric'] as const;
+export const JITTERS = G.JITTERS;
 /** Circuit breaker kinds. */
-export const BREAKER_KINDS = ['count_based', 'time_based', 'consecutive', 'sampling'] as const;
+export const BREAKER_KINDS = G.BREAKER_KINDS;
 /** Retry budget kinds. */
-export const BUDGET_KINDS = ['token_bucket', 'grpc', 'ratio', 'concurrency', 'finagle', 'adaptive'] as const;
+export const BUDGET_KINDS = G.BUDGET_KINDS;
 /** Failure categories, in the core's table order. */
-export const CATEGORIES = ['connect', 'not_processed', 'overloaded', 'connection_lost', 'timeout', 'server_error', 'resource_exhausted', 'conflict', 'invalid_request', 'auth', 'not_found', 'open_breaker', 'retry_exhausted', 'cancelled', 'programming_error', 'unknown'] as const;
+export const CATEGORIES = G.CATEGORIES;
 /** Why a logical operation gave up. */
-export const GIVE_UP_REASONS = ['cancelled', 'not_retryable', 'server_declined', 'attempts_exhausted', 'breaker_open', 'budget_exhausted', 'retry_after_too_long', 'deadline_exceeded', 'throttled'] as const;
+export const GIVE_UP_REASONS = G.GIVE_UP_REASONS;
 /** Why a call was refused before an attempt. */
-export const REJECT_REASONS = ['breaker_open', 'throttled', 'deadline_exceeded', 'concurrency_limited'] as const;
+export const REJECT_REASONS = G.REJECT_REASONS;
 /** Compatibility profiles (docs/profiles.md). */
-export const PROFILES = ['aws-standard', 'aws-2026', 'grpc', 'polly', 'resilience4j', 'finagle', 'tenacity', 'stamina', 'envoy'] as const;
+export const PROFILES = G.PROFILES;
 
 export type BackoffKind = (typeof BACKOFF_KINDS)[number];
 export type JitterKind = (typeof JITTERS)[number];
@@ -171,6 +174,7 @@ export function setBackend(native: Backend): void {
   OUTCOMES = (t.breaker_outcomes as string[] | undefined) ?? [];
   DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
   SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
+  MARKERS = t.error_markers as typeof MARKERS;
 }
 
 /**
@@ -711,7 +715,7 @@ export function errorNames(err: unknown): string[] {
       break;
     }
   }
-  if (fetchNetwork) out.push('FetchNetworkError');
+  if (fetchNetwork) out.push(MARKERS.fetch_network);
   return out;
 
   function walkOne(e: ErrorFields): void {
@@ -726,11 +730,11 @@ export function errorNames(err: unknown): string[] {
     if (e instanceof RetryError) {
       // Only an exhausted give-up is marked (docs/sessions.md); a RetryError for a
       // failure nothing would retry is transparent: its cause decides.
-      if (e.exhausted) push('retrycore:retry_exhausted');
+      if (e.exhausted) push(MARKERS.retry_exhausted);
     } else if (e instanceof CircuitOpenError) {
-      push('retrycore:breaker_open');
+      push(MARKERS.breaker_open);
     } else if (isDomException(e)) {
-      push(`DOMException:${e.name}`);
+      push(`${MARKERS.dom_exception_prefix}${e.name}`);
     } else if (e instanceof TypeError && (FETCH_MESSAGES.has(e.message) || causeHoldsNetworkCode(e))) {
       fetchNetwork = true;
     } else {

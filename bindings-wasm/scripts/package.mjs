@@ -3,6 +3,7 @@
 //   dist/{web,bundler,node}/   wasm-bindgen's three targets (scripts/build-wasm.sh)
 //   dist/cjs/retrycore.js      lib/retrycore.ts of bindings-node compiled by tsc (CommonJS, + .d.ts)
 //   dist/esm/retrycore.js      the same, as an ES module
+//   dist/{cjs,esm}/generated.js  its lib/generated.ts (the core's kind lists), which it imports
 //
 // and writes: dist/{cjs,esm}/backend.js (lib/backend.mjs after the hot-path
 // wrappers generated from bindings-js/src/surface.rs), the entry
@@ -20,7 +21,7 @@ const dist = path.join(root, 'dist');
 const read = (p) => fs.readFileSync(path.join(root, p), 'utf8');
 const write = (p, text) => fs.writeFileSync(path.join(dist, p), text);
 
-for (const need of ['web/retrycore_wasm.js', 'bundler/retrycore_wasm.js', 'node/retrycore_wasm.js', 'cjs/retrycore.js', 'cjs/retrycore.d.ts', 'esm/retrycore.js']) {
+for (const need of ['web/retrycore_wasm.js', 'bundler/retrycore_wasm.js', 'node/retrycore_wasm.js', 'cjs/retrycore.js', 'cjs/retrycore.d.ts', 'esm/retrycore.js', 'cjs/generated.js', 'esm/generated.js']) {
   if (!fs.existsSync(path.join(dist, need))) throw new Error(`dist/${need} is missing: run \`make -C bindings-wasm build\``);
 }
 
@@ -198,9 +199,11 @@ const pkg = {
     'deno.mjs',
     'workerd.mjs',
     'cjs/retrycore.js',
+    'cjs/generated.js',
     'cjs/backend.js',
     'cjs/package.json',
     'esm/retrycore.js',
+    'esm/generated.js',
     'esm/backend.js',
     'esm/package.json',
     'web/retrycore_wasm.js',
