@@ -777,7 +777,10 @@ mod tests {
             std::fs::write(path, &want).unwrap();
         }
         let have = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(have == want, "{path} drifted from host_tables(): RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface");
+        assert!(
+            have == want,
+            "{path} drifted from host_tables(): RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface"
+        );
     }
 
     #[test]
