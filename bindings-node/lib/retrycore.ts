@@ -513,11 +513,13 @@ function camelPath(field: string): string {
 }
 
 /**
- * Checks that a value is plain JSON (plain objects, arrays, strings, finite
+ * Copies a value that is plain JSON (plain objects, arrays, strings, finite
  * numbers, booleans, null), at most `maxJsonDepth` deep and acyclic, and
- * optionally rewrites camelCase keys to snake_case (typed options).
+ * optionally rewrites camelCase keys to snake_case (typed options). Fields
+ * are dotted paths, or JSON pointers in `pointer` mode (canonical JSON,
+ * fingerprints), where a non-finite number is `invalid_number`.
  */
-function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth: number, ancestors: Set<object>, nonFiniteCode: string): unknown {
+function jsonValue(value: unknown, mode: 'json' | 'options' | 'pointer', path: string, depth: number, ancestors: Set<object>, nonFiniteCode: string): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -540,23 +542,25 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
     if (mode === 'options') throw coreError('invalid_type', path, 'must not be null (leave it out for the default)');
     return null;
   }
-  if (depth >= LIMITS.max_depth) throw coreError('too_deep', path, `nesting deeper than ${LIMITS.max_depth}`);
-  if (ancestors.has(value)) throw coreError('invalid_type', path, 'a cyclic structure is not JSON');
+  const pointer = mode === 'pointer';
+  const here = pointer ? path || '/' : path;
+  if (depth >= LIMITS.max_depth) throw coreError('too_deep', here, `nesting deeper than ${LIMITS.max_depth}`);
+  if (ancestors.has(value)) throw coreError('invalid_type', here, 'a cyclic structure is not JSON');
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
       const len = value.length;
-      checkLength(len, path);
+      checkLength(len, here);
       const out: unknown[] = new Array(len);
       for (let i = 0; i < len; i++) {
-        out[i] = jsonValue(value[i], mode, `${path}[${i}]`, depth + 1, ancestors, nonFiniteCode);
+        out[i] = jsonValue(value[i], mode, pointer ? `${path}/${i}` : `${path}[${i}]`, depth + 1, ancestors, nonFiniteCode);
       }
       return out;
     }
-    if (!isPlainObject(value)) throw coreError('invalid_type', path, `${describe(value)} is not a plain object`);
+    if (!isPlainObject(value)) throw coreError('invalid_type', here, `${describe(value)} is not a plain object`);
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
-    checkLength(keys.length, path);
+    checkLength(keys.length, here);
     for (const k of keys) {
       let key = k;
       if (mode === 'options') {
@@ -565,7 +569,8 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
       }
       const v = (value as Record<string, unknown>)[k];
       if (v === undefined && mode === 'options') continue;
-      out[key] = jsonValue(v, mode, path ? `${path}.${k}` : k, depth + 1, ancestors, nonFiniteCode);
+      const field = pointer ? `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` : path ? `${path}.${k}` : k;
+      out[key] = jsonValue(v, mode, field, depth + 1, ancestors, nonFiniteCode);
     }
     return out;
   } finally {
@@ -573,16 +578,21 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
   }
 }
 
+/** A value checked and copied by `jsonValue`, as JSON text; what the caller's getters throw is `invalid_type`. */
+function jsonOf(value: unknown, mode: 'json' | 'options' | 'pointer', nonFiniteCode: string): string {
+  return JSON.stringify(reading('', () => jsonValue(value, mode, '', 0, new Set(), nonFiniteCode)));
+}
+
 /** Reads a policy document given as JSON text or as an object. */
 function documentText(doc: unknown, what: string): string {
   if (typeof doc === 'string') return wellFormed(doc, '');
   if (doc === null || typeof doc !== 'object') throw coreError('invalid_type', '', `${what} must be JSON text or an object, got ${describe(doc)}`);
-  return JSON.stringify(reading('', () => jsonValue(doc, 'json', '', 0, new Set(), 'out_of_range')));
+  return jsonOf(doc, 'json', 'out_of_range');
 }
 
 /** Converts typed options (camelCase, durations in ms) to the document text the backend reads. */
 function optionsText(o: Record<string, unknown>): string {
-  return JSON.stringify(reading('', () => jsonValue(o, 'options', '', 0, new Set(), 'out_of_range')));
+  return jsonOf(o, 'options', 'out_of_range');
 }
 
 /** Runs a native call whose config errors name document fields, renaming them to JS option names. */
@@ -2445,45 +2455,9 @@ export function _canonicalNumber(x: number): string {
   return N.canonicalNumber(num(x, 'x'));
 }
 
+/** A value as JSON text after `jsonValue`'s checks, fields named by JSON pointers. */
 function jsonText(value: unknown): string {
-  return reading('', () => {
-    checkJson(value, '', 0, new Set());
-    return JSON.stringify(value);
-  });
-}
-
-/** Checks that a value is plain JSON without copying it (see `jsonValue`). */
-function checkJson(value: unknown, path: string, depth: number, ancestors: Set<object>): void {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return;
-    case 'number':
-      if (!Number.isFinite(value)) throw coreError('invalid_number', path, `number ${value} is not finite`);
-      return;
-    case 'object':
-      if (value === null) return;
-      break;
-    case 'bigint':
-      throw coreError('invalid_type', path, 'a BigInt is not JSON');
-    default:
-      throw coreError('invalid_type', path, `${describe(value)} is not JSON`);
-  }
-  if (depth >= LIMITS.max_depth) throw coreError('too_deep', path || '/', `nesting deeper than ${LIMITS.max_depth}`);
-  if (ancestors.has(value)) throw coreError('invalid_type', path || '/', 'a cyclic structure is not JSON');
-  ancestors.add(value);
-  if (Array.isArray(value)) {
-    const len = value.length;
-    checkLength(len, path || '/');
-    for (let i = 0; i < len; i++) checkJson(value[i], `${path}/${i}`, depth + 1, ancestors);
-  } else {
-    if (!isPlainObject(value)) throw coreError('invalid_type', path || '/', `${describe(value)} is not a plain object`);
-    checkLength(Object.keys(value).length, path || '/');
-    for (const k in value) {
-      if (Object.prototype.hasOwnProperty.call(value, k)) checkJson((value as Record<string, unknown>)[k], `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1, ancestors);
-    }
-  }
-  ancestors.delete(value);
+  return jsonOf(value, 'pointer', 'invalid_number');
 }
 
 /** Options of {@link fingerprint}: `method` + `path`, or `operation`; `selected` JSON pointers narrow the body. */
