@@ -22,19 +22,14 @@
 import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng, BackendSurface } from './surface';
 import * as G from './generated.js';
 
-/** A string list argument: absent as `undefined`. */
-type Strs = string[] | undefined;
-type OptNum = number | undefined;
-type OptStr = string | undefined;
-type OptBool = boolean | undefined;
 /**
- * The failure arguments: status, grpc, names, method, idempotent, keySent,
- * headers, elapsed, wallNow, message, retryableThrottling (Smithy's
- * `@retryable` trait: absent, or its `throttling` flag), shouldRetry.
+ * The failure arguments (`FailureArgs` of bindings-js/src/surface.rs; its
+ * calls, which spread them, are generated): status, grpc, names, method,
+ * idempotent, keySent, headers, elapsedMs, wallNowMs, message,
+ * retryableThrottling (Smithy's `@retryable` trait: absent, or its
+ * `throttling` flag), shouldRetry.
  */
-type FailureArgs = [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum, OptNum, OptStr, OptBool, OptBool];
-/** The record settings: leaseMs, retentionMs, stripe, failureHandling, releaseCategories. */
-type RecordArgs = [OptNum, OptNum, OptBool, OptStr, Strs];
+type FailureArgs = G.FailureArgs;
 
 /** What `info()` answers: the core's tables and the packing rules. @internal */
 export interface BackendInfo {
@@ -502,6 +497,44 @@ function optionsObject(v: unknown, what: string): Record<string, unknown> {
   });
 }
 
+/** Reads one option: its value (`undefined` when absent) and its field. */
+type Reader = (v: unknown, field: string) => unknown;
+
+/**
+ * Reads an option bag (see `optionsObject`) whose keys are `spec`'s: another
+ * key is `unknown_key` (naming `owner`), each value goes through its reader
+ * in `spec`'s order.
+ */
+function readOptions<S extends Record<string, Reader>>(v: unknown, what: string, owner: string, spec: S): { [K in keyof S]: ReturnType<S[K]> } {
+  const o = optionsObject(v, what);
+  const keys = Object.keys(spec);
+  checkKeys(o, keys, owner);
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = spec[k](o[k], k);
+  return out as { [K in keyof S]: ReturnType<S[K]> };
+}
+
+/** A list of numbers (`draws`), each checked. */
+function nums(v: unknown, field: string): number[] {
+  return items(v, field, 'numbers').map((d, i) => num(d, `${field}[${i}]`));
+}
+
+/** A list of strings, each checked; `what` names the items in the error. */
+function strs(v: unknown, field: string, what = 'strings'): string[] {
+  return items(v, field, what).map((x, i) => str(x, `${field}[${i}]`));
+}
+
+/** A reader of an optional list (absent: `undefined`; `null` is refused by `items`). */
+const optList =
+  <T>(f: (v: unknown, field: string) => T) =>
+  (v: unknown, field: string): T | undefined =>
+    v === undefined ? undefined : f(v, field);
+
+/** An optional 64-bit integer (`seed`) as decimal text. */
+function optU64(v: unknown, field: string): string | undefined {
+  return v === undefined || v === null ? undefined : u64Text(v, field);
+}
+
 // ---------------------------------------------------------------- JSON values
 
 const camelToSnake = (k: string): string => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
@@ -891,7 +924,7 @@ function failureArgs(x: unknown, opts?: FailureContext, thrown = false, message 
 }
 
 /** Smithy's `@retryable` trait as the backend takes it: absent, or its `throttling` flag. */
-function retryableArg(r: unknown): OptBool {
+function retryableArg(r: unknown): boolean | undefined {
   if (r === undefined || r === null || r === false) return undefined;
   if (r === true) return false;
   if (!isPlainObject(r)) throw coreError('invalid_type', 'retryable', `must be true, false or {throttling}, got ${describe(r)}`);
@@ -906,10 +939,7 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const f = describeWith(x, thrown, message);
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
-  let names: string[] | undefined;
-  if (f.errorNames !== undefined) {
-    names = items(f.errorNames, 'errorNames', 'strings').map((n, i) => str(n, `errorNames[${i}]`));
-  }
+  const names = optList(strs)(f.errorNames, 'errorNames');
   const method = optStr(f.method ?? opts?.method, 'method');
   const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
   const keySent = optBool(f.idempotencyKeySent ?? opts?.idempotencyKeySent, 'idempotencyKeySent');
@@ -926,7 +956,7 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const msg = m !== undefined && m.length > LIMITS.max_message_bytes ? m.slice(0, LIMITS.max_message_bytes) : m;
   const retryable = retryableArg(f.retryable !== undefined ? f.retryable : opts?.retryable);
   const shouldRetry = optBool(f.shouldRetry ?? opts?.shouldRetry, 'shouldRetry');
-  return [status, grpc, names, method, idempotent, keySent, headers, elapsed, wall, msg, retryable, shouldRetry];
+  return { status, grpc, names, method, idempotent, keySent, headers, elapsedMs: elapsed, wallNowMs: wall, message: msg, retryableThrottling: retryable, shouldRetry };
 }
 
 /**
@@ -943,7 +973,7 @@ function thrownArgs(x: unknown, opts?: FailureContext, message = false): Failure
 }
 
 function namesOnlyArgs(x: unknown, opts?: FailureContext): FailureArgs {
-  return [undefined, undefined, errorNames(x), opts?.method, opts?.idempotent, opts?.idempotencyKeySent, undefined, undefined, undefined, undefined, undefined, undefined];
+  return { names: errorNames(x), method: opts?.method, idempotent: opts?.idempotent, keySent: opts?.idempotencyKeySent };
 }
 
 /** The environment's way to report an error nobody awaits: `process.emitWarning` (Node), else `reportError` (browsers, workers). */
@@ -1053,7 +1083,7 @@ function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: u
   if (opts !== undefined) checkKeys(opts as Record<string, unknown>, CONTEXT_KEYS, 'classify');
   const a = failureArgs(typeof x === 'number' ? { status: x } : x, opts, false, message);
   // classify takes no elapsed.
-  return Object.freeze(target.classify(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8], a[9], a[10], a[11]));
+  return Object.freeze(G.classify(target, a));
 }
 
 /**
@@ -1273,7 +1303,7 @@ export class CircuitBreaker {
     } else {
       const a = failureArgs(outcome, undefined, false, this.#needsMessage);
       const before = this.#n.totals().transitions;
-      this.#n.recordFailure(num(permit, 'permit'), num(durationMs, 'durationMs'), t, a[0], a[1], a[2], a[6], a[9], a[10], a[11]);
+      G.breakerRecordFailure(this.#n, num(permit, 'permit'), num(durationMs, 'durationMs'), t, a);
       r = this.#n.totals().transitions !== before;
     }
     if (this.#hook !== null) this.#fire();
@@ -1293,9 +1323,7 @@ export class CircuitBreaker {
    */
   async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', 'must be a function');
-    const o = optionsObject(options, 'execute');
-    checkKeys(o, ['signal'], 'CircuitBreaker.execute');
-    const signal = signalOption(o.signal);
+    const { signal } = readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption });
     if (signal?.aborted) throw abortReason(signal);
     const start = performance.now();
     const permit = this.#n.tryAcquire(start);
@@ -1330,8 +1358,7 @@ export class CircuitBreaker {
   #recordThrown(permit: number, duration: number, end: number, err: unknown): boolean {
     for (const a of [() => thrownArgs(err, undefined, this.#needsMessage), () => namesOnlyArgs(err)]) {
       try {
-        const x = a();
-        this.#n.recordFailure(permit, duration, end, x[0], x[1], x[2], x[6], x[9], x[10], x[11]);
+        G.breakerRecordFailure(this.#n, permit, duration, end, a());
         return true;
       } catch {
         // Try the next reading.
@@ -1489,9 +1516,8 @@ export interface BreakerOptions {
 // ---------------------------------------------------------------- budgets
 
 function budgetFlags(options: unknown): { refused: boolean; holdsSlot: boolean } {
-  const o = optionsObject(options, 'budget');
-  checkKeys(o, ['refused', 'holdsSlot'], 'a budget check');
-  return { refused: optBool(o.refused, 'refused') === true, holdsSlot: optBool(o.holdsSlot, 'holdsSlot') === true };
+  const o = readOptions(options, 'budget', 'a budget check', { refused: optBool, holdsSlot: optBool });
+  return { refused: o.refused === true, holdsSlot: o.holdsSlot === true };
 }
 
 function categoryId(c: unknown): number {
@@ -1593,16 +1619,8 @@ export class Budget {
     now?: number,
     facts?: { counts?: boolean; reachedBackend?: boolean; declinedPushback?: boolean; refused?: boolean },
   ): void {
-    const f = optionsObject(facts, 'recordFailure');
-    checkKeys(f, ['counts', 'reachedBackend', 'declinedPushback', 'refused'], 'Budget.recordFailure');
-    this.#n.onFailure(
-      timeArg(now),
-      categoryId(category),
-      optBool(f.counts, 'counts') ?? true,
-      optBool(f.reachedBackend, 'reachedBackend') ?? true,
-      optBool(f.declinedPushback, 'declinedPushback') === true,
-      optBool(f.refused, 'refused') === true,
-    );
+    const f = readOptions(facts, 'recordFailure', 'Budget.recordFailure', { counts: optBool, reachedBackend: optBool, declinedPushback: optBool, refused: optBool });
+    this.#n.onFailure(timeArg(now), categoryId(category), f.counts ?? true, f.reachedBackend ?? true, f.declinedPushback === true, f.refused === true);
   }
 
   /** Records a successful attempt (`cost`: what the retry that led to it took). */
@@ -1674,7 +1692,7 @@ export interface SessionOptions {
   method?: string;
 }
 
-const SESSION_KEYS = ['key', 'seed', 'draws', 'idempotent', 'idempotencyKeySent', 'method'] as const;
+const SESSION_OPTIONS = { key: optStr, seed: optU64, draws: optList(nums), idempotent: optBool, idempotencyKeySent: optBool, method: optStr };
 
 const sessionRegistry: FinalizationRegistry<{ n: BackendPolicy; id: number }> | null =
   typeof FinalizationRegistry === 'function'
@@ -1748,7 +1766,7 @@ export class Session {
   onFailure(failure: unknown, now?: number): Decision {
     const t = timeArg(now);
     const a = failureArgs(failure, undefined, false, this.#policy._needsMessage);
-    this.#n.fail(this.#id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+    G.policyFail(this.#n, this.#id, t, a);
     const d = this.#n.decision(this.#id);
     this.#policy._afterStep(this.#n, this.#id);
     this.#settle(d.action === 'give_up');
@@ -1853,7 +1871,8 @@ export interface AttemptContext {
   signal: AbortSignal | undefined;
 }
 
-const EXECUTE_KEYS = ['signal', 'idempotent', 'idempotencyKeySent', 'method', 'key'] as const;
+const EXECUTE_OPTIONS = { signal: signalOption, idempotent: optBool, idempotencyKeySent: optBool, method: optStr, key: optStr };
+const NO_EXECUTE_OPTIONS: { [K in keyof typeof EXECUTE_OPTIONS]?: undefined } = {};
 const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
 
 class Context implements AttemptContext {
@@ -2105,7 +2124,7 @@ export class RetryPolicy {
 
   /** The delays (ms) of retries 1..draws.length with the given draws (each in [0, 1]). */
   replayDelays(draws: number[]): number[] {
-    return this.#n.replayDelays(items(draws, 'draws', 'numbers').map((d, i) => num(d, `draws[${i}]`)));
+    return this.#n.replayDelays(nums(draws, 'draws'));
   }
 
   /** Classifies a failure with this policy's rules (see {@link classify}). */
@@ -2151,21 +2170,8 @@ export class RetryPolicy {
 
   /** Starts one logical operation driven by hand. */
   session(options: SessionOptions = {}): Session {
-    const o = optionsObject(options, 'session');
-    checkKeys(o, SESSION_KEYS, 'a session');
-    let draws: number[] | undefined;
-    if (o.draws !== undefined) {
-      draws = items(o.draws, 'draws', 'numbers').map((d, i) => num(d, `draws[${i}]`));
-    }
-    const id = this.#n.begin(
-      optStr(o.key, 'key'),
-      o.seed === undefined || o.seed === null ? undefined : u64Text(o.seed, 'seed'),
-      optBool(o.idempotent, 'idempotent'),
-      optBool(o.idempotencyKeySent, 'idempotencyKeySent'),
-      optStr(o.method, 'method'),
-      draws,
-    );
-    return new Session(this, this.#n, id);
+    const o = readOptions(options, 'session', 'a session', SESSION_OPTIONS);
+    return new Session(this, this.#n, this.#n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
   }
 
   /** @internal Whether the policy's rules match messages (an error's message is sent only then). */
@@ -2195,21 +2201,8 @@ export class RetryPolicy {
   async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
-    let signal: AbortSignal | undefined;
-    let key: string | undefined;
-    let idempotent: boolean | undefined;
-    let keySent: boolean | undefined;
-    let method: string | undefined;
-    if (options !== undefined) {
-      const o = optionsObject(options, 'execute');
-      checkKeys(o, EXECUTE_KEYS, 'execute');
-      signal = signalOption(o.signal);
-      key = optStr(o.key, 'key');
-      idempotent = optBool(o.idempotent, 'idempotent');
-      keySent = optBool(o.idempotencyKeySent, 'idempotencyKeySent');
-      method = optStr(o.method, 'method');
-      if (signal?.aborted) throw abortReason(signal);
-    }
+    const { signal, key, idempotent, idempotencyKeySent: keySent, method } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
+    if (signal?.aborted) throw abortReason(signal);
     // An injected clock and sleep (tests, the execute vectors); -1: the backend reads performance.now().
     const clock = this._clock;
     const now = clock === null ? () => -1 : clock.now;
@@ -2287,12 +2280,10 @@ export class RetryPolicy {
         let delay: number;
         const t = now();
         try {
-          const a = thrownArgs(failure, ctxOpts, this.#needsMessage);
-          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+          delay = G.policyFail(n, id, t, thrownArgs(failure, ctxOpts, this.#needsMessage));
         } catch {
           // What was thrown could not be read as a failure: its names decide.
-          const a = namesOnlyArgs(failure, ctxOpts);
-          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+          delay = G.policyFail(n, id, t, namesOnlyArgs(failure, ctxOpts));
         }
         if (hooked) this._afterStep(n, id);
         const decided = n.decision(id);
@@ -2518,15 +2509,11 @@ export interface RecordConfig {
   releaseCategories?: string[];
 }
 
-function recordConfigArgs(c: RecordConfig | undefined): RecordArgs {
-  const o = optionsObject(c, 'record config');
-  checkKeys(o, ['leaseMs', 'retentionMs', 'stripe', 'failureHandling', 'releaseCategories'], 'a record config');
-  let cats: string[] | undefined;
-  if (o.releaseCategories !== undefined) {
-    cats = items(o.releaseCategories, 'releaseCategories', 'category names').map((x, i) => str(x, `releaseCategories[${i}]`));
-  }
-  return [optNum(o.leaseMs, 'leaseMs'), optNum(o.retentionMs, 'retentionMs'), optBool(o.stripe, 'stripe'), optStr(o.failureHandling, 'failureHandling'), cats];
+function recordConfigArgs(c: RecordConfig | undefined): G.RecordArgs {
+  return readOptions(c, 'record config', 'a record config', RECORD_OPTIONS);
 }
+
+const RECORD_OPTIONS = { leaseMs: optNum, retentionMs: optNum, stripe: optBool, failureHandling: optStr, releaseCategories: optList((v, f) => strs(v, f, 'category names')) };
 
 /** An idempotency record: a document with snake_case keys, the same in every runtime. */
 export type IdempotencyRecord = Record<string, unknown>;
@@ -2548,7 +2535,7 @@ export interface RecordDecision {
  */
 export function decideRecord(record: IdempotencyRecord | null, key: string | null, fingerprintHex: string, nowMs?: number, config?: RecordConfig): RecordDecision {
   const r = record === null || record === undefined ? undefined : documentText(record, 'record');
-  return N.decideRecord(r, key === null || key === undefined ? undefined : str(key, 'key'), str(fingerprintHex, 'fingerprint'), wallArg(nowMs, 'nowMs'), ...recordConfigArgs(config));
+  return G.decideRecord(N, r, key === null || key === undefined ? undefined : str(key, 'key'), str(fingerprintHex, 'fingerprint'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config));
 }
 
 /** How a request ended, to store in its record. */
@@ -2562,12 +2549,12 @@ export interface RecordOutcome {
 
 /** Completes a claimed record (holding `fence`) with an outcome; returns the record to store. */
 export function completeRecord(record: IdempotencyRecord, fence: number, outcome: RecordOutcome, nowMs?: number, config?: RecordConfig): IdempotencyRecord {
-  return JSON.parse(N.completeRecord(documentText(record, 'record'), num(fence, 'fence'), documentText(outcome, 'outcome'), wallArg(nowMs, 'nowMs'), ...recordConfigArgs(config)));
+  return JSON.parse(G.completeRecord(N, documentText(record, 'record'), num(fence, 'fence'), documentText(outcome, 'outcome'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config)));
 }
 
 /** Renews the holder's lease; returns the record to store. */
 export function renewLease(record: IdempotencyRecord, fence: number, nowMs?: number, config?: RecordConfig): IdempotencyRecord {
-  return JSON.parse(N.renewLease(documentText(record, 'record'), num(fence, 'fence'), wallArg(nowMs, 'nowMs'), ...recordConfigArgs(config)));
+  return JSON.parse(G.renewLease(N, documentText(record, 'record'), num(fence, 'fence'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config)));
 }
 
 /** Writes Unix epoch milliseconds as RFC 3339 (`YYYY-MM-DDTHH:MM:SS.mmmZ`). */
