@@ -1259,6 +1259,12 @@ export class CircuitBreaker {
     if (h !== null) for (const t of this.#n.takeTransitions()) callHook(h, undefined, t);
   }
 
+  /** Fires the transitions a call caused, then answers what it returned. */
+  #fired<T>(r: T): T {
+    if (this.#hook !== null) this.#fire();
+    return r;
+  }
+
   /** The state: `closed`, `open`, `half_open`, `disabled`, `forced_open` or `metrics_only`. */
   get state(): string {
     return this.#n.state;
@@ -1379,16 +1385,12 @@ export class CircuitBreaker {
 
   /** Moves to `state` by hand (resilience4j's `transitionTo…State`). */
   transitionTo(state: string, now?: number): Transition {
-    const t = this.#n.transitionTo(str(state, 'state'), timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return t;
+    return this.#fired(this.#n.transitionTo(str(state, 'state'), timeArg(now)));
   }
 
   /** Returns to closed with an empty window. */
   reset(now?: number): Transition | null {
-    const t = this.#n.reset(timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return t;
+    return this.#fired(this.#n.reset(timeArg(now)));
   }
 
   /** Captures the state for storage or sharing (remaining durations, wall clock `wallNowMs`). */
@@ -1421,23 +1423,17 @@ export class CircuitBreaker {
    * state's metrics and cannot be voided. Returns true on a transition.
    */
   recordWithoutPermit(outcome: Outcome, durationMs = 0, now?: number): boolean {
-    const r = this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return r;
+    return this.#fired(this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now)));
   }
 
   /** Opens for `durationMs` by hand (resilience4j's `transitionToOpenStateFor`; not a re-open for a growing wait). */
   transitionToOpenFor(durationMs: number, now?: number): Transition {
-    const t = this.#n.transitionToOpenFor(num(durationMs, 'durationMs'), timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return t;
+    return this.#fired(this.#n.transitionToOpenFor(num(durationMs, 'durationMs'), timeArg(now)));
   }
 
   /** Opens until `until`, in ms on the clock `now` uses (resilience4j's `transitionToOpenStateUntil`). */
   transitionToOpenUntil(until: number, now?: number): Transition {
-    const t = this.#n.transitionToOpenUntil(num(until, 'until'), timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return t;
+    return this.#fired(this.#n.transitionToOpenUntil(num(until, 'until'), timeArg(now)));
   }
 
   /** What a break-duration generator sees now (Polly's `BreakDurationGeneratorArguments`). */
@@ -1741,9 +1737,11 @@ export class Session {
    * Gives the slot of a finished session back to the policy at once (its
    * permit and budget slots went back when it finished), keeping what
    * `key` and `status()` answer: the policy's session slab shrinks as
-   * sessions finish, not when the garbage collector runs.
+   * sessions finish, not when the garbage collector runs. First fires the
+   * transitions the step caused.
    */
   #settle(done: boolean): void {
+    this.#policy._afterStep(this.#n, this.#id);
     if (!done || this.#final !== null) return;
     const status = this.#n.status(this.#id);
     if (!status.done) return;
@@ -1754,10 +1752,8 @@ export class Session {
 
   /** Gates the next attempt (the first included): takes a breaker permit, consults the throttle. */
   beforeAttempt(now?: number): Gate {
-    const t = timeArg(now);
-    this.#n.before(this.#id, t);
+    this.#n.before(this.#id, timeArg(now));
     const g = this.#n.gate(this.#id);
-    this.#policy._afterStep(this.#n, this.#id);
     this.#settle(g.action === 'reject');
     return g;
   }
@@ -1768,7 +1764,6 @@ export class Session {
     const a = failureArgs(failure, undefined, false, this.#policy._needsMessage);
     G.policyFail(this.#n, this.#id, t, a);
     const d = this.#n.decision(this.#id);
-    this.#policy._afterStep(this.#n, this.#id);
     this.#settle(d.action === 'give_up');
     return d;
   }
@@ -1776,14 +1771,12 @@ export class Session {
   /** Records a successful attempt and finishes the session. */
   onSuccess(now?: number, elapsed?: number): void {
     this.#n.succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
-    this.#policy._afterStep(this.#n, this.#id);
     this.#settle(true);
   }
 
   /** Ends the session as cancelled (releases its permit and slots). */
   cancel(now?: number): void {
     this.#n.cancel(this.#id, timeArg(now));
-    this.#policy._afterStep(this.#n, this.#id);
     this.#settle(true);
   }
 
