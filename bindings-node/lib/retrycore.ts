@@ -40,6 +40,7 @@ export interface BackendInfo {
     network_code_pattern: string;
     category_bits: number;
     categories: Array<{ code: string }>;
+    error_markers: { retry_exhausted: string; breaker_open: string; dom_exception_prefix: string; fetch_network: string };
     [key: string]: unknown;
   };
   retryRules: Verdict['retry'][];
@@ -116,7 +117,7 @@ let SEEN_STATUS: [number, number] = [0, -1];
 /** The outcome names a breaker records (`retrycore::breaker::Counted::ALL`), sent at init. */
 let OUTCOMES: string[] = [];
 /** The names `errorNames` writes for retrycore's own errors, a `DOMException` and a fetch network error (`retrycore::classify`), sent at init. */
-let MARKERS = { retry_exhausted: '', breaker_open: '', dom_exception_prefix: '', fetch_network: '' };
+let MARKERS: BackendInfo['tables']['error_markers'] = { retry_exhausted: '', breaker_open: '', dom_exception_prefix: '', fetch_network: '' };
 
 // The kind lists the typings show, as `as const` arrays the unions derive
 // from, generated from the core's `host_tables()` into lib/generated.ts (the
@@ -169,7 +170,7 @@ export function setBackend(native: Backend): void {
   OUTCOMES = (t.breaker_outcomes as string[] | undefined) ?? [];
   DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
   SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
-  MARKERS = t.error_markers as typeof MARKERS;
+  MARKERS = t.error_markers;
 }
 
 /**
