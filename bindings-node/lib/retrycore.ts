@@ -501,6 +501,15 @@ function optionsObject(v: unknown, what: string): Record<string, unknown> {
 /** Reads one option: its value (`undefined` when absent) and its field. */
 type Reader = (v: unknown, field: string) => unknown;
 
+/** The option specs of a public options type: a reader for each of its keys, and nothing else. */
+type Spec<T> = Record<keyof T, Reader>;
+
+/** A key list the compiler holds to `T`'s keys: each of them, and only them. */
+const keysOf =
+  <T>() =>
+  <const K extends readonly (keyof T)[]>(keys: K & ([keyof T] extends [K[number]] ? unknown : never)): K =>
+    keys;
+
 /**
  * Reads an option bag (see `optionsObject`) whose keys are `spec`'s: another
  * key is `unknown_key` (naming `owner`), each value goes through its reader
@@ -684,7 +693,7 @@ export interface RetryableTrait {
 /** Headers as a host holds them. */
 export type HeadersLike = Array<[string, string]> | { forEach(cb: (value: string, name: string) => void): void } | Record<string, string | string[] | number | undefined>;
 
-const FAILURE_KEYS = ['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs', 'message', 'retryable', 'shouldRetry'] as const;
+const FAILURE_KEYS = keysOf<Failure>()(['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs', 'message', 'retryable', 'shouldRetry']);
 
 /** A value `fn` returned that is awaited (a promise, or any thenable). */
 function isThenable<T>(r: T | PromiseLike<T>): r is PromiseLike<T> {
@@ -1074,7 +1083,7 @@ function statusFlags(opts: FailureContext | undefined): number {
   return (opts.idempotent === true ? 1 : opts.idempotent === false ? 2 : 0) | (opts.idempotencyKeySent === true ? 4 : 0);
 }
 
-const CONTEXT_KEYS = ['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs', 'retryable', 'shouldRetry'];
+const CONTEXT_KEYS = keysOf<FailureContext>()(['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs', 'retryable', 'shouldRetry']);
 
 function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options: FailureContext | undefined, message: boolean): Verdict {
   const opts = options === undefined || options === null ? undefined : (optionsObject(options, 'classify') as FailureContext);
@@ -1689,7 +1698,7 @@ export interface SessionOptions {
   method?: string;
 }
 
-const SESSION_OPTIONS = { key: optStr, seed: optU64, draws: optList(nums), idempotent: optBool, idempotencyKeySent: optBool, method: optStr };
+const SESSION_OPTIONS = { key: optStr, seed: optU64, draws: optList(nums), idempotent: optBool, idempotencyKeySent: optBool, method: optStr } satisfies Spec<SessionOptions>;
 
 const sessionRegistry: FinalizationRegistry<{ n: BackendPolicy; id: number }> | null =
   typeof FinalizationRegistry === 'function'
@@ -1865,7 +1874,7 @@ export interface AttemptContext {
   signal: AbortSignal | undefined;
 }
 
-const EXECUTE_OPTIONS = { signal: signalOption, idempotent: optBool, idempotencyKeySent: optBool, method: optStr, key: optStr };
+const EXECUTE_OPTIONS = { signal: signalOption, idempotent: optBool, idempotencyKeySent: optBool, method: optStr, key: optStr } satisfies Spec<ExecuteOptions>;
 const NO_EXECUTE_OPTIONS: { [K in keyof typeof EXECUTE_OPTIONS]?: undefined } = {};
 const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
 
@@ -2507,7 +2516,7 @@ function recordConfigArgs(c: RecordConfig | undefined): G.RecordArgs {
   return readOptions(c, 'record config', 'a record config', RECORD_OPTIONS);
 }
 
-const RECORD_OPTIONS = { leaseMs: optNum, retentionMs: optNum, stripe: optBool, failureHandling: optStr, releaseCategories: optList((v, f) => strs(v, f, 'category names')) };
+const RECORD_OPTIONS = { leaseMs: optNum, retentionMs: optNum, stripe: optBool, failureHandling: optStr, releaseCategories: optList((v, f) => strs(v, f, 'category names')) } satisfies Spec<RecordConfig>;
 
 /** An idempotency record: a document with snake_case keys, the same in every runtime. */
 export type IdempotencyRecord = Record<string, unknown>;
