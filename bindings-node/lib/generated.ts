@@ -2,7 +2,7 @@
 // bindings-js/src/surface.rs; do not edit (RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface rewrites it).
 
 import type { BackendBreaker, BackendPolicy, BackendSurface } from './surface';
-import type { RecordDecision, Verdict } from './retrycore';
+import type { RecordDecision, Verdict } from './api';
 
 /** The fields of a `RecordArgs` group, as the calls below take it. */
 export interface RecordArgs {

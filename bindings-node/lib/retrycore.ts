@@ -1,25 +1,39 @@
-/**
- * retrycore for JavaScript: one retry-policy engine shared by every runtime.
- *
- * This file is the public JS surface of both the Node package (`retrycore`,
- * napi-rs) and the wasm package (`retrycore-wasm`): it only translates —
- * camelCase options to the policy document, milliseconds to the core's
- * nanoseconds (done natively, round half to even), JS errors and `Response`s
- * to the failure descriptions the core classifies — and owns what must be
- * asynchronous: sleeping with timers, `AbortSignal`, hooks. Every decision
- * is the Rust core's, reached through a low-level backend set once with
- * `setBackend` by the package's entry point.
- *
- * Units: durations and times are numbers of milliseconds, like `setTimeout`;
- * `now` is monotonic (`performance.now()` when omitted); wall-clock times
- * are Unix epoch milliseconds (`Date.now()` when omitted).
- *
- * @packageDocumentation
- */
+// The implementation of the public JS API declared in lib/api.d.ts (the
+// shipped index.d.ts of both packages; lib/conforms.ts holds this file to it).
+// It translates and owns what must be asynchronous; every decision is the
+// Rust core's, reached through the backend set once by `setBackend`.
 
 // ---------------------------------------------------------------- backend
 
 import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng, BackendSurface } from './surface';
+import type {
+  Category,
+  Profile,
+  Failure,
+  HeadersLike,
+  Verdict,
+  FailureContext,
+  ServerAdvice,
+  Finding,
+  Transition,
+  BreakerMetrics,
+  BreakArguments,
+  BreakerOptions,
+  Refusal,
+  BudgetOptions,
+  Gate,
+  Decision,
+  SessionOptions,
+  HookInfo,
+  PolicyOptions,
+  ExecuteOptions,
+  AttemptContext,
+  FingerprintOptions,
+  RecordConfig,
+  IdempotencyRecord,
+  RecordDecision,
+  RecordOutcome,
+} from './api';
 import * as G from './generated.js';
 
 /**
@@ -123,31 +137,14 @@ let MARKERS: BackendInfo['tables']['error_markers'] = { retry_exhausted: '', bre
 // from, generated from the core's `host_tables()` into lib/generated.ts (the
 // compiler needs them at build time; tests/js/tables.test.cjs checks them).
 
-/** Backoff kinds. */
 export const BACKOFF_KINDS = G.BACKOFF_KINDS;
-/** Jitter names (a string, or an object's `kind`). */
 export const JITTERS = G.JITTERS;
-/** Circuit breaker kinds. */
 export const BREAKER_KINDS = G.BREAKER_KINDS;
-/** Retry budget kinds. */
 export const BUDGET_KINDS = G.BUDGET_KINDS;
-/** Failure categories, in the core's table order. */
 export const CATEGORIES = G.CATEGORIES;
-/** Why a logical operation gave up. */
 export const GIVE_UP_REASONS = G.GIVE_UP_REASONS;
-/** Why a call was refused before an attempt. */
 export const REJECT_REASONS = G.REJECT_REASONS;
-/** Compatibility profiles (docs/profiles.md). */
 export const PROFILES = G.PROFILES;
-
-export type BackoffKind = (typeof BACKOFF_KINDS)[number];
-export type JitterKind = (typeof JITTERS)[number];
-export type BreakerKind = (typeof BREAKER_KINDS)[number];
-export type BudgetKind = (typeof BUDGET_KINDS)[number];
-export type Category = (typeof CATEGORIES)[number];
-export type GiveUpReason = (typeof GIVE_UP_REASONS)[number];
-export type RejectReason = (typeof REJECT_REASONS)[number];
-export type Profile = (typeof PROFILES)[number];
 
 /**
  * Installs the low-level backend (the napi addon, or the wasm module). Called
@@ -173,19 +170,11 @@ export function setBackend(native: Backend): void {
   MARKERS = t.error_markers;
 }
 
-/**
- * The core's tables (`retrycore::tables::host_tables()`: kinds, categories,
- * codes, their families and classes, limits, defaults) as JSON, plus
- * `js_classes` (each core error class → `type` | `range` | `idempotency` |
- * `state`, the JS class it becomes) and `js_error_classes` (code → that JS
- * class, the same wherever the code is raised), for drift tests and tooling.
- */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- public since 0.1: JSON of the core's tables, read by key
 export function hostTables(): Record<string, any> {
   return JSON.parse(JSON.stringify(INFO.tables));
 }
 
-/** The version of the native core. */
 export function coreVersion(): string {
   return INFO.version;
 }
@@ -194,11 +183,8 @@ export function coreVersion(): string {
 
 const kBrand = Symbol.for('retrycore.error');
 
-/** The base class of retrycore's own errors; `code` is the core's stable code. */
 export class RetrycoreError extends Error {
-  /** The core's stable snake_case code (`invalid_state`, …). */
   code: string;
-  /** The field or argument concerned (`backoff.initial`, `key`, …), or `""`. */
   field: string;
   constructor(message: string, code: string, field = '', options?: { cause?: unknown }) {
     super(message, options);
@@ -209,19 +195,12 @@ export class RetrycoreError extends Error {
 Object.defineProperty(RetrycoreError.prototype, 'name', { value: 'RetrycoreError', writable: true, configurable: true });
 Object.defineProperty(RetrycoreError.prototype, kBrand, { value: true });
 
-/** Why a logical operation gave up; thrown by `execute`. Its `code` is `retry_exhausted`. */
 export class RetryError extends RetrycoreError {
-  /** The give-up reason: `attempts_exhausted`, `not_retryable`, `deadline_exceeded`, … */
   reason: string;
-  /** Attempts made. */
   attempts: number;
-  /** The last failure's category; null when the first attempt was refused (docs/sessions.md, "What the caller observes"). */
   category: string | null;
-  /** True when outer layers must not retry it again (docs/sessions.md, "What the caller observes"). */
   exhausted: boolean;
-  /** The budget that refused, for `budget_exhausted` / `throttled`. */
   budget: string | null;
-  /** The idempotency key the attempts carried. */
   key: string;
   constructor(
     message: string,
@@ -239,11 +218,8 @@ export class RetryError extends RetrycoreError {
 }
 Object.defineProperty(RetryError.prototype, 'name', { value: 'RetryError', writable: true, configurable: true });
 
-/** A circuit breaker refused the call. Its `code` is `breaker_open`. */
 export class CircuitOpenError extends RetrycoreError {
-  /** Milliseconds until the breaker may admit a call (`Infinity`: not by waiting). */
   retryAfter: number;
-  /** The state that refused (`open`, `half_open`, `forced_open`). */
   state: string;
   constructor(message: string, retryAfter: number, state: string) {
     super(message, 'breaker_open');
@@ -253,13 +229,7 @@ export class CircuitOpenError extends RetrycoreError {
 }
 Object.defineProperty(CircuitOpenError.prototype, 'name', { value: 'CircuitOpenError', writable: true, configurable: true });
 
-/**
- * A retry budget refused: a first attempt (code `throttled` or
- * `concurrency_limited`) or a retry (code `budget_exhausted`). It is a
- * `RetryError` (`.reason`, `.attempts`, `.cause`).
- */
 export class BudgetExhaustedError extends RetryError {
-  /** Milliseconds until the call could be admitted, if known. */
   retryAfter: number | null;
   constructor(
     message: string,
@@ -275,11 +245,9 @@ export class BudgetExhaustedError extends RetryError {
 }
 Object.defineProperty(BudgetExhaustedError.prototype, 'name', { value: 'BudgetExhaustedError', writable: true, configurable: true });
 
-/** An idempotency key, header, record or dead letter was refused (`invalid_key`, `stale_fence`, …). */
 export class IdempotencyError extends RetrycoreError {}
 Object.defineProperty(IdempotencyError.prototype, 'name', { value: 'IdempotencyError', writable: true, configurable: true });
 
-/** Returns true for every error retrycore throws (its `TypeError`s and `RangeError`s included). */
 export function isRetrycoreError(e: unknown): boolean {
   try {
     return e != null && typeof e === 'object' && (e as { [kBrand]?: unknown })[kBrand] === true;
@@ -657,42 +625,6 @@ function withCamelFields<T>(f: () => T): T {
 
 // ---------------------------------------------------------------- seeing a JS error (docs/classification-rules.md)
 
-/** What retrycore reads of a failed attempt; every field is optional. */
-export interface Failure {
-  /** The HTTP status. */
-  status?: number;
-  /** The gRPC status code (number or name). */
-  grpcCode?: number | string;
-  /** The flattened cause chain, outermost error first (see `errorNames`). */
-  errorNames?: string[];
-  /** The HTTP method. */
-  method?: string;
-  /** The caller declares the request idempotent. */
-  idempotent?: boolean;
-  /** The caller sent an idempotency key the server deduplicates on. */
-  idempotencyKeySent?: boolean;
-  /** Response headers: `[name, value]` pairs, a `Headers`, or a plain object. */
-  headers?: HeadersLike;
-  /** How long the attempt took (ms). */
-  elapsed?: number;
-  /** Wall-clock Unix epoch ms, to resolve HTTP-dates in `Retry-After` (default `Date.now()`; null: none). */
-  wallNowMs?: number | null;
-  /** The error's message, for `message` rules (sent only when the policy has one). */
-  message?: string;
-  /** Smithy's `@retryable` trait: `true`, or `{ throttling }` for a throttle (AWS SDK v3 errors' `$retryable`). */
-  retryable?: RetryableTrait | boolean;
-  /** The error's own verdict on a retry (Stripe's `should_retry`): `false` declines, `true` vouches. */
-  shouldRetry?: boolean;
-}
-
-/** Smithy's `@retryable` trait on an error; `throttling` marks a throttle. */
-export interface RetryableTrait {
-  throttling?: boolean;
-}
-
-/** Headers as a host holds them. */
-export type HeadersLike = Array<[string, string]> | { forEach(cb: (value: string, name: string) => void): void } | Record<string, string | string[] | number | undefined>;
-
 const FAILURE_KEYS = keysOf<Failure>()(['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs', 'message', 'retryable', 'shouldRetry']);
 
 /** A value `fn` returned that is awaited (a promise, or any thenable). */
@@ -735,17 +667,6 @@ function causeHoldsNetworkCode(e: ErrorFields | null | undefined): boolean {
   return false;
 }
 
-/**
- * Flattens an error's cause chain into the names the core's tables read
- * (docs/classification-rules.md): for each error its `code`, its `name`, its prototype chain's
- * constructor names (most specific first, stopping before `Object`), then
- * the same for its `cause` — bounded and cycle-safe. A `DOMException` named
- * N is `DOMException:N`; a fetch network `TypeError` drops its own names and
- * appends `FetchNetworkError` after the chain; retrycore's exhausted
- * `RetryError` is `retrycore:retry_exhausted` (one that gave up on a failure
- * nothing would retry is transparent: its cause decides) and
- * `CircuitOpenError` `retrycore:breaker_open`.
- */
 export function errorNames(err: unknown): string[] {
   const out: string[] = [];
   const seen = new Set<unknown>();
@@ -863,12 +784,6 @@ function headerPairs(h: unknown): string[] {
   return out;
 }
 
-/**
- * Describes what was seen of a failure: a thrown error, a `Response`, or a
- * {@link Failure} object; status from a `Response` or `err.status` /
- * `err.statusCode` / `err.response.status`, headers from `Response.headers`
- * / `err.response.headers`, the gRPC code of a grpc-js error.
- */
 export function describeFailure(x: unknown): Failure {
   return describeWith(x, false, true);
 }
@@ -1022,42 +937,6 @@ function callHook<A>(h: (arg: A) => void, self: unknown, arg: A): void {
 
 // ---------------------------------------------------------------- classification
 
-/** The outcome of classifying one failure. */
-export interface Verdict {
-  /** The category (`connect`, `timeout`, `server_error`, …). */
-  readonly category: Category;
-  /** The retry rule: `always`, `if_idempotent` or `never`. */
-  readonly retry: string;
-  /** Repeating the request is safe (method or declaration). */
-  readonly safe: boolean;
-  /** The rule allows a retry given `safe`, and the server did not decline. */
-  readonly retryable: boolean;
-  /** The server declined a retry. */
-  readonly serverDeclined: boolean;
-  /** The server's delay (ms), or null. */
-  readonly serverDelay: number | null;
-  /** What `x-should-retry` / `Stripe-Should-Retry` said, or null. */
-  readonly shouldRetry: boolean | null;
-  /** The chain holds a refused connection (it takes no budget token). */
-  readonly refused: boolean;
-}
-
-/** The caller's declarations for classification. */
-export interface FailureContext {
-  /** The HTTP method. */
-  method?: string;
-  /** The request is idempotent. */
-  idempotent?: boolean;
-  /** An idempotency key was sent to a server that deduplicates on it. */
-  idempotencyKeySent?: boolean;
-  /** Wall-clock ms for HTTP-dates (default `Date.now()`; null: none). */
-  wallNowMs?: number | null;
-  /** Smithy's `@retryable` trait, when the failure does not carry its own. */
-  retryable?: RetryableTrait | boolean;
-  /** The error's own verdict on a retry, when the failure does not carry its own. */
-  shouldRetry?: boolean;
-}
-
 /** Unpacks `bindings-js/src/verdict.rs`'s `pack`, with the core's category width. */
 function unpackVerdict(p: number): Verdict {
   const B = CATEGORY_BITS;
@@ -1096,10 +975,6 @@ function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: u
   return Object.freeze(G.classify(target, a));
 }
 
-/**
- * Classifies a failure with the built-in tables: an HTTP status (the fast
- * path, numbers only), a thrown error, a `Response`, or a {@link Failure}.
- */
 export function classify(failure: number | unknown, options?: FailureContext): Verdict {
   if (typeof failure === 'number' && options === undefined) return unpackVerdict(N.classifyStatus(failure, 0));
   return classifyWith(N, failure, options, false);
@@ -1107,71 +982,36 @@ export function classify(failure: number | unknown, options?: FailureContext): V
 
 // ---------------------------------------------------------------- small functions
 
-/** Parses a duration string (`"250ms"`, `"1.5s"`) to milliseconds. */
 export function parseDuration(text: string): number {
   return N.parseDuration(str(text, 'duration'));
 }
 
-/** Writes milliseconds as the shortest exact duration string (`"250ms"`). */
 export function formatDuration(ms: number): string {
   return N.formatDuration(num(ms, 'duration'));
 }
 
-/** What the server said about retrying. */
-export interface ServerAdvice {
-  /** The server's delay (ms), or null. */
-  delay: number | null;
-  /** Where it came from: `retry-after`, `retry-after-ms` or `grpc-retry-pushback-ms`. */
-  source: string | null;
-  /** A negative or malformed gRPC pushback: don't retry. */
-  declined: boolean;
-  /** `x-should-retry` / `Stripe-Should-Retry`, or null. */
-  shouldRetry: boolean | null;
-  /** `x-retry-exhausted: 1`: an inner layer already retried. */
-  retryExhausted: boolean;
-}
-
-/** Reads `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms` and retry hints from response headers. */
 export function readServerAdvice(headers: HeadersLike, wallNowMs?: number | null): ServerAdvice {
   return N.serverAdvice(headerPairs(headers), wallNowMs === null ? undefined : wallArg(wallNowMs));
 }
 
-/** Parses an HTTP-date (IMF-fixdate, RFC 850, asctime) to Unix seconds, or null. */
 export function parseHttpDate(value: string, wallNowMs?: number): number | null {
   return N.parseHttpDate(str(value, 'value'), wallArg(wallNowMs));
 }
 
-/** One lint finding. */
-export interface Finding {
-  /** A stable code (`no_jitter`, …). */
-  code: string;
-  /** `info`, `warning` or `error`. */
-  severity: string;
-  /** The field concerned, or `""`. */
-  field: string;
-  /** One line of reason. */
-  message: string;
-}
-
-/** Lints a policy (a `RetryPolicy`, a document or its JSON text) against an optional service description. */
 export function lint(policy: RetryPolicy | object | string, service?: object | string): Finding[] {
   const text = isA(policy, RetryPolicy) ? (policy as RetryPolicy).toJSONText() : documentText(policy, 'policy');
   const s = service === undefined ? undefined : documentText(service, 'service');
   return N.lint(text, s);
 }
 
-/** The seeded generator every runtime shares: xoshiro256++ seeded by SplitMix64. */
 export class Rng {
   #g: BackendRng;
-  /** Seeds a generator (a BigInt, a safe integer or a decimal string). */
   constructor(seed: bigint | number | string) {
     this.#g = new N.NativeRng(u64Text(seed, 'seed'));
   }
-  /** Returns the next 64-bit output. */
   nextU64(): bigint {
     return BigInt(this.#g.nextU64());
   }
-  /** Returns the next draw in [0, 1): `(x >> 11) · 2⁻⁵³`. */
   nextFloat(): number {
     return this.#g.nextF64();
   }
@@ -1179,22 +1019,6 @@ export class Rng {
 
 // ---------------------------------------------------------------- circuit breaker
 
-/** A breaker state change. */
-export interface Transition {
-  /** The state before. */
-  from: string;
-  /** The state after. */
-  to: string;
-  /** Why (`failure_rate`, `wait_elapsed`, `manual`, …). */
-  reason: string;
-  /** When (the `now` of the call that caused it, ms). */
-  at: number;
-}
-
-/** How a breaker counts an outcome: `'success'`, `'failure'`, `'ignored'`, or their numbers 0, 1, 2. */
-export type Outcome = 'success' | 'failure' | 'ignored' | 0 | 1 | 2;
-
-/** The numbers of the outcomes, for the hot path. */
 export const Outcome = Object.freeze({ success: 0 as const, failure: 1 as const, ignored: 2 as const });
 
 function outcomeId(o: unknown): number {
@@ -1205,21 +1029,12 @@ function outcomeId(o: unknown): number {
   throw coreError('invalid_value', 'outcome', `must be ${OUTCOMES.join(', ')}, got ${typeof o === 'string' ? JSON.stringify(o) : describe(o)}`);
 }
 
-/**
- * A circuit breaker (resilience4j's model, or `consecutive`): create one per
- * downstream and share it among policies.
- */
 export class CircuitBreaker {
   #n: BackendBreaker;
   #hook: ((t: Transition) => void) | null = null;
   /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
 
-  /**
-   * Creates a breaker from typed options (the document's breaker keys in
-   * camelCase; durations in ms or as strings), e.g.
-   * `{ kind: 'count_based', failureRateThreshold: 50, waitDurationInOpenState: 30_000 }`.
-   */
   constructor(options: BreakerOptions = {}) {
     const native = nativeOf<BackendBreaker>(options);
     if (native !== undefined) {
@@ -1235,7 +1050,6 @@ export class CircuitBreaker {
     if (onStateChange !== undefined) this.onStateChange = onStateChange;
   }
 
-  /** Creates a breaker from a breaker object of a policy document (snake_case, duration strings). */
   static fromJSON(doc: object | string): CircuitBreaker {
     return CircuitBreaker.#wrap(new N.NativeBreaker(documentText(doc, 'breaker'), false));
   }
@@ -1254,7 +1068,6 @@ export class CircuitBreaker {
     return this.#n;
   }
 
-  /** Called with every transition this object's calls cause. */
   get onStateChange(): ((t: Transition) => void) | null {
     return this.#hook;
   }
@@ -1275,43 +1088,29 @@ export class CircuitBreaker {
     return r;
   }
 
-  /** The state: `closed`, `open`, `half_open`, `disabled`, `forced_open` or `metrics_only`. */
   get state(): string {
     return this.#n.state;
   }
 
-  /**
-   * Asks to make one call: a permit (a number ≥ 0) to pass to `record` or
-   * `release`, or -1 when refused (then `retryAfter` says for how long).
-   */
   tryAcquire(now?: number): number {
     const p = this.#n.tryAcquire(timeArg(now));
     if (this.#hook !== null) this.#fire();
     return p;
   }
 
-  /** Returns true when a permit is a half-open trial call. */
   static isTrialPermit(permit: number): boolean {
     return num(permit, 'permit') % 2 === 1;
   }
 
-  /** The state that refused the last refused call. */
   get refusedState(): string {
     return this.#n.lastRefusedState;
   }
 
-  /** Milliseconds until the last refused call could be admitted (`Infinity`: not by waiting). */
   get retryAfter(): number {
     return this.#n.lastRetryAfter;
   }
 
-  /**
-   * Records the outcome of a permitted call: `'success'`, `'failure'`,
-   * `'ignored'` (or `Outcome.*` numbers), or what was thrown (an error, a
-   * `Response`, a {@link Failure}), which the breaker's counting rules judge.
-   * Returns true when it caused a transition.
-   */
-  record(permit: number, outcome: Outcome | unknown, durationMs = 0, now?: number): boolean {
+  record(permit: number, outcome: unknown, durationMs = 0, now?: number): boolean {
     const t = timeArg(now);
     let r: boolean;
     if (typeof outcome === 'number' || typeof outcome === 'string') {
@@ -1326,17 +1125,11 @@ export class CircuitBreaker {
     return r;
   }
 
-  /** Gives a permit back without an outcome (cancellation). */
   release(permit: number, now?: number): void {
     this.#n.release(num(permit, 'permit'), timeArg(now));
     if (this.#hook !== null) this.#fire();
   }
 
-  /**
-   * Runs `fn` guarded by the breaker: rejects with `CircuitOpenError` when
-   * refused, records the outcome (a rejection is judged by the counting rules;
-   * an abort is not recorded) and returns `fn`'s result.
-   */
   async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', 'must be a function');
     const { signal } = readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption });
@@ -1383,101 +1176,57 @@ export class CircuitBreaker {
     return false;
   }
 
-  /** Window totals: `{state, calls, failures, slow, failureRate, slowRate, rejections, transitions}`. */
   metrics(): { state: string; calls: number; failures: number; slow: number; failureRate: number; slowRate: number; rejections: number; transitions: number } {
     return this.#n.totals();
   }
 
-  /** Milliseconds until a call could be admitted (0: now; `Infinity`: not by waiting). */
   remainingOpen(now?: number): number {
     return this.#n.remainingOpen(timeArg(now));
   }
 
-  /** Moves to `state` by hand (resilience4j's `transitionTo…State`). */
   transitionTo(state: string, now?: number): Transition {
     return this.#fired(this.#n.transitionTo(str(state, 'state'), timeArg(now)));
   }
 
-  /** Returns to closed with an empty window. */
   reset(now?: number): Transition | null {
     return this.#fired(this.#n.reset(timeArg(now)));
   }
 
-  /** Captures the state for storage or sharing (remaining durations, wall clock `wallNowMs`). */
   snapshot(now?: number, wallNowMs?: number): object {
     return JSON.parse(this.#n.snapshot(timeArg(now), wallArg(wallNowMs)));
   }
 
-  /** Replaces the state with a snapshot's, less the wall time it spent stored. */
   restore(snapshot: object | string, now?: number, wallNowMs?: number): void {
     this.#n.restore(documentText(snapshot, 'snapshot'), timeArg(now), wallArg(wallNowMs));
   }
 
-  /** The breaker's settings as a breaker object of a policy document. */
   toJSON(): object {
     return JSON.parse(this.#n.configJson());
   }
 
-  /**
-   * The current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
-   * they reset on every transition except into open, which keeps those of
-   * the state it left. A time window drops the seconds that left it by `now`.
-   */
   stateMetrics(now?: number): BreakerMetrics {
     return this.#n.stateMetrics(timeArg(now));
   }
 
-  /**
-   * Records an outcome without a permit (resilience4j's `onError` /
-   * `onSuccess` without `tryAcquirePermission`): it counts in the current
-   * state's metrics and cannot be voided. Returns true on a transition.
-   */
-  recordWithoutPermit(outcome: Outcome, durationMs = 0, now?: number): boolean {
+  recordWithoutPermit(outcome: unknown, durationMs = 0, now?: number): boolean {
     return this.#fired(this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now)));
   }
 
-  /** Opens for `durationMs` by hand (resilience4j's `transitionToOpenStateFor`; not a re-open for a growing wait). */
   transitionToOpenFor(durationMs: number, now?: number): Transition {
     return this.#fired(this.#n.transitionToOpenFor(num(durationMs, 'durationMs'), timeArg(now)));
   }
 
-  /** Opens until `until`, in ms on the clock `now` uses (resilience4j's `transitionToOpenStateUntil`). */
   transitionToOpenUntil(until: number, now?: number): Transition {
     return this.#fired(this.#n.transitionToOpenUntil(num(until, 'until'), timeArg(now)));
   }
 
-  /** What a break-duration generator sees now (Polly's `BreakDurationGeneratorArguments`). */
   breakArguments(now?: number): BreakArguments {
     return this.#n.breakArguments(timeArg(now));
   }
 
-  /** Replaces the current open period's wait with `durationMs`, counted from when it opened (a host-computed break). */
   setBreakDuration(durationMs: number): void {
     this.#n.setBreakDuration(num(durationMs, 'durationMs'));
   }
-}
-
-/** A breaker's metrics in its current state (rates in percent, -1 below the minimum number of calls). */
-export interface BreakerMetrics {
-  failureRate: number;
-  slowCallRate: number;
-  bufferedCalls: number;
-  failedCalls: number;
-  successfulCalls: number;
-  slowCalls: number;
-  slowSuccessfulCalls: number;
-  slowFailedCalls: number;
-  /** Calls refused in this state (`metrics().rejections` is the running total). */
-  notPermittedCalls: number;
-}
-
-/** What a break-duration generator sees (Polly v8's `BreakDurationGeneratorArguments`). */
-export interface BreakArguments {
-  /** The failure ratio in [0, 1]. */
-  failureRate: number;
-  failureCount: number;
-  /** open → half_open transitions since the last close. */
-  halfOpenAttempts: number;
 }
 
 const kNative = Symbol('retrycore.native');
@@ -1494,31 +1243,6 @@ function wrapped<T>(native: unknown): T {
   return { [kNative]: native } as unknown as T;
 }
 
-/** Typed breaker options: the document's breaker keys in camelCase (see docs/policy.md). */
-export interface BreakerOptions {
-  kind?: BreakerKind;
-  name?: string;
-  failureRateThreshold?: number;
-  slowCallRateThreshold?: number;
-  slowCallDurationThreshold?: number | string;
-  minimumNumberOfCalls?: number;
-  slidingWindowSize?: number;
-  waitDurationInOpenState?: number | string;
-  waitMultiplier?: number;
-  maxWaitDurationInOpenState?: number | string;
-  permittedNumberOfCallsInHalfOpenState?: number;
-  maxWaitDurationInHalfOpenState?: number | string;
-  failureThreshold?: number;
-  /** `sampling`: the window the failure rate is measured over. */
-  samplingDuration?: number | string;
-  /** `sampling`: the calls a window needs before it can trip. */
-  minimumThroughput?: number;
-  initialState?: string;
-  count?: object[];
-  onStateChange?: (t: Transition) => void;
-  [key: string]: unknown;
-}
-
 // ---------------------------------------------------------------- budgets
 
 function budgetFlags(options: unknown): { refused: boolean; holdsSlot: boolean } {
@@ -1533,29 +1257,9 @@ function categoryId(c: unknown): number {
   return id;
 }
 
-/** A budget refusal. */
-export interface Refusal {
-  /** The budget's name. */
-  budget: string;
-  /** Why: `insufficient_tokens`, `below_threshold`, `ratio_exceeded`, `too_many_retries_in_flight`, `throttled`. */
-  reason: string;
-}
-
-/** Typed budget options: the document's budget keys in camelCase, e.g. `{ kind: 'token_bucket', capacity: 500 }`. */
-export interface BudgetOptions {
-  kind: BudgetKind;
-  name?: string;
-  [key: string]: unknown;
-}
-
-/**
- * A retry budget (one of `BUDGET_KINDS`): create one per downstream and
- * share it among policies.
- */
 export class Budget {
   #n: BackendBudget;
 
-  /** Creates a budget from typed options (camelCase keys; durations in ms or as strings). */
   constructor(options: BudgetOptions) {
     const native = nativeOf<BackendBudget>(options);
     if (native !== undefined) {
@@ -1567,7 +1271,6 @@ export class Budget {
     this.#n = withCamelFields(() => new N.NativeBudget(text, true));
   }
 
-  /** Creates a budget from a budget object of a policy document. */
   static fromJSON(doc: object | string): Budget {
     return new Budget(wrapped<BudgetOptions>(new N.NativeBudget(documentText(doc, 'budget'), false)));
   }
@@ -1582,44 +1285,36 @@ export class Budget {
     return this.#n;
   }
 
-  /** The budget's name (refusals and metrics carry it). */
   get name(): string {
     return this.#n.name;
   }
 
-  /** The budget's kind. */
   get kind(): string {
     return this.#n.kind;
   }
 
-  /** A logical operation starts (a ratio budget's deposit; a call in flight). */
   start(now?: number): void {
     this.#n.start(timeArg(now));
   }
 
-  /** A logical operation ends (`holdsSlot`: it held a concurrency retry slot). */
   end(holdsSlot = false): void {
     this.#n.end(holdsSlot === true);
   }
 
-  /** Checks a retry after a failure of `category` without changing anything: null, or the refusal. */
   check(category = 'server_error', now?: number, options?: { refused?: boolean; holdsSlot?: boolean }): Refusal | null {
     const o = budgetFlags(options);
     return this.#n.check(timeArg(now), categoryId(category), o.refused, o.holdsSlot);
   }
 
-  /** Takes what a retry costs (after `check` allowed it): `{cost, slot}`. */
   withdraw(category = 'server_error', now?: number, options?: { refused?: boolean; holdsSlot?: boolean }): { cost: number | null; slot: boolean } {
     const o = budgetFlags(options);
     return this.#n.withdraw(timeArg(now), categoryId(category), o.refused, o.holdsSlot);
   }
 
-  /** Checks and withdraws in one step (the hot path): true when the retry may go. */
   tryWithdraw(category: string = 'server_error', now?: number): boolean {
     return this.#n.tryWithdraw(timeArg(now), categoryId(category)) >= 0;
   }
 
-  /** Records a failed attempt. */
   recordFailure(
     category = 'server_error',
     now?: number,
@@ -1629,74 +1324,36 @@ export class Budget {
     this.#n.onFailure(timeArg(now), categoryId(category), f.counts ?? true, f.reachedBackend ?? true, f.declinedPushback === true, f.refused === true);
   }
 
-  /** Records a successful attempt (`cost`: what the retry that led to it took). */
   recordSuccess(now?: number, cost?: number): void {
     this.#n.onSuccess(timeArg(now), cost === undefined || cost === null ? undefined : num(cost, 'cost'));
   }
 
-  /** The adaptive throttle's check before an attempt, with the draw `r` in [0, 1]: null, or the refusal. */
   beforeAttempt(r: number, now?: number): Refusal | null {
     return this.#n.beforeAttempt(timeArg(now), num(r, 'r'));
   }
 
-  /**
-   * Takes `n` tokens from a token bucket if it holds that many, after its
-   * time-based refill (smithy-rs `try_acquire_many`, botocore
-   * `RetryQuota.acquire`): true when taken. Counts no withdrawal or refusal.
-   * Other kinds throw `invalid_state` (field `kind`).
-   */
   acquire(n: number, now?: number): boolean {
     return this.#n.acquire(num(n, 'amount'), timeArg(now));
   }
 
-  /** Returns `n` tokens to a token bucket, up to its capacity (botocore `RetryQuota.release`); other kinds throw `invalid_state`. */
   release(n: number, now?: number): void {
     this.#n.release(num(n, 'amount'), timeArg(now));
   }
 
-  /** The level: `{tokens}` (token bucket, grpc), `{requests, retries}` (ratio), `{calls, retries}` (concurrency), `{requests, accepts}` (adaptive). */
   level(now?: number): Record<string, number> {
     return this.#n.level(timeArg(now));
   }
 
-  /** Refusals and withdrawals so far. */
   stats(): { refusals: number; withdrawals: number } {
     return this.#n.stats();
   }
 
-  /** The budget's settings as a budget object of a policy document. */
   toJSON(): object {
     return JSON.parse(this.#n.configJson());
   }
 }
 
 // ---------------------------------------------------------------- policies and sessions
-
-/** What `beforeAttempt` answers. */
-export type Gate =
-  | { action: 'proceed'; attempt: number; maxAttempts: number; timeout: number | null }
-  | { action: 'reject'; reason: string; retryAfter: number | null; budget: string | null };
-
-/** What `onFailure` answers. */
-export type Decision =
-  | { action: 'retry'; retry: number; attempt: number; delay: number; backoff: number; serverDelay: number | null; capped: boolean; category: string }
-  | { action: 'give_up'; reason: string; category: string; exhausted: boolean; attempts: number; budget: string | null; budgetReason: string | null };
-
-/** Options of a session. */
-export interface SessionOptions {
-  /** The idempotency key for every attempt (e.g. from `deriveKey`); default: a minted UUIDv4. */
-  key?: string;
-  /** The session's own random stream (tests). */
-  seed?: bigint | number | string;
-  /** Replays these draws instead of a generator (tests, anchors' vectors). */
-  draws?: number[];
-  /** The caller declares the operation idempotent. */
-  idempotent?: boolean;
-  /** The caller sends the key to a server that deduplicates on it. */
-  idempotencyKeySent?: boolean;
-  /** The HTTP method. */
-  method?: string;
-}
 
 const SESSION_OPTIONS = { key: optStr, seed: optU64, draws: optList(nums), idempotent: optBool, idempotencyKeySent: optBool, method: optStr } satisfies Spec<SessionOptions>;
 
@@ -1711,12 +1368,6 @@ const sessionRegistry: FinalizationRegistry<{ n: BackendPolicy; id: number }> | 
       })
     : null;
 
-/**
- * One logical operation, driven by hand: `beforeAttempt()` before every
- * call, then `onFailure(err)` or `onSuccess()`. It answers with decisions and
- * never sleeps: the caller waits the returned delay. (`execute` does all of
- * this for you.)
- */
 export class Session {
   #n: BackendPolicy;
   #id: number;
@@ -1725,20 +1376,18 @@ export class Session {
   #final: { key: string; status: { attempts: number; done: boolean; reason: string | null; keyMinted: boolean } } | null = null;
 
   /** @internal */
-  constructor(policy: RetryPolicy, native: BackendPolicy, id: number) {
+  constructor(policy?: RetryPolicy, native?: BackendPolicy, id?: number) {
     if (!isA(policy, RetryPolicy) || typeof id !== 'number') throw coreError('invalid_type', 'policy', 'a Session comes from policy.session()');
-    this.#policy = policy;
-    this.#n = native;
+    this.#policy = policy as RetryPolicy;
+    this.#n = native as BackendPolicy;
     this.#id = id;
-    sessionRegistry?.register(this, { n: native, id }, this);
+    sessionRegistry?.register(this, { n: this.#n, id }, this);
   }
 
-  /** The idempotency key every attempt carries. */
   get key(): string {
     return this.#final !== null ? this.#final.key : this.#n.key(this.#id);
   }
 
-  /** Attempts made, whether it is done, the give-up reason, whether the key was minted. */
   status(): { attempts: number; done: boolean; reason: string | null; keyMinted: boolean } {
     return this.#final !== null ? { ...this.#final.status } : this.#n.status(this.#id);
   }
@@ -1760,7 +1409,6 @@ export class Session {
     sessionRegistry?.unregister(this);
   }
 
-  /** Gates the next attempt (the first included): takes a breaker permit, consults the throttle. */
   beforeAttempt(now?: number): Gate {
     this.#n.before(this.#id, timeArg(now));
     const g = this.#n.gate(this.#id);
@@ -1768,7 +1416,6 @@ export class Session {
     return g;
   }
 
-  /** Answers a failed attempt (an error, a `Response`, a {@link Failure} or a bare status): retry after a delay, or give up. */
   onFailure(failure: unknown, now?: number): Decision {
     const t = timeArg(now);
     const a = failureArgs(failure, undefined, false, this.#policy._needsMessage);
@@ -1778,19 +1425,16 @@ export class Session {
     return d;
   }
 
-  /** Records a successful attempt and finishes the session. */
   onSuccess(now?: number, elapsed?: number): void {
     this.#n.succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
     this.#settle(true);
   }
 
-  /** Ends the session as cancelled (releases its permit and slots). */
   cancel(now?: number): void {
     this.#n.cancel(this.#id, timeArg(now));
     this.#settle(true);
   }
 
-  /** Gives back what the session holds without counting anything, and frees it. */
   release(): void {
     if (this.#final === null) {
       this.#n.release(this.#id);
@@ -1800,78 +1444,6 @@ export class Session {
     this.#final = null;
     sessionRegistry?.unregister(this);
   }
-}
-
-/** Information a hook receives. */
-export interface HookInfo {
-  /** The call that failed (onRetry: retry n follows call n) or the calls made (onGiveUp). */
-  attempt: number;
-  /** The retry number (onRetry), or null. */
-  retry: number | null;
-  /** The delay before the coming attempt (ms), or null. */
-  delay: number | null;
-  /** The failure's category. */
-  category: string;
-  /** The give-up reason (onGiveUp), or null. */
-  reason: string | null;
-  /** What failed: the error or the `Response`. */
-  error: unknown;
-  /** The idempotency key. */
-  key: string;
-}
-
-/** Typed policy options: the policy document's keys in camelCase (see docs/js.md), plus hooks and shared objects. */
-export interface PolicyOptions {
-  maxAttempts?: number;
-  deadline?: number | string;
-  attemptTimeout?: number | string;
-  backoff?: BackoffKind;
-  initial?: number | string;
-  maxDelay?: number | string;
-  multiplier?: number;
-  increment?: number | string;
-  minDelay?: number | string;
-  jitter?: JitterKind | number | { kind: JitterKind; factor?: number; amount?: number | string };
-  classification?: { defaults?: boolean; rules?: object[] };
-  idempotent?: boolean;
-  honorRetryAfter?: boolean;
-  maxRetryAfter?: number | string;
-  capRetryAfter?: boolean;
-  seed?: bigint | number | string;
-  name?: string;
-  purpose?: 'default' | 'compensation';
-  profile?: Profile;
-  breaker?: BreakerOptions | CircuitBreaker;
-  budget?: BudgetOptions | Budget;
-  budgets?: Array<BudgetOptions | Budget>;
-  onRetry?: (info: HookInfo) => void;
-  onGiveUp?: (info: HookInfo) => void;
-  onStateChange?: (t: Transition) => void;
-  [key: string]: unknown;
-}
-
-/** Options of `execute`. */
-export interface ExecuteOptions {
-  /** Stops retrying (and the current wait) when aborted; `execute` rejects with its reason. */
-  signal?: AbortSignal;
-  /** The caller declares the operation idempotent. */
-  idempotent?: boolean;
-  /** The caller sends the key to a server that deduplicates on it. */
-  idempotencyKeySent?: boolean;
-  /** The HTTP method of the call. */
-  method?: string;
-  /** The idempotency key for every attempt (default: a minted UUIDv4). */
-  key?: string;
-}
-
-/** What `execute` passes to the function on every attempt. */
-export interface AttemptContext {
-  /** The number of this call (1 = first). */
-  attempt: number;
-  /** The idempotency key every attempt carries. */
-  key: string;
-  /** Aborted when the caller aborts or the attempt's timeout passes. */
-  signal: AbortSignal | undefined;
 }
 
 const EXECUTE_OPTIONS = { signal: signalOption, idempotent: optBool, idempotencyKeySent: optBool, method: optStr, key: optStr } satisfies Spec<ExecuteOptions>;
@@ -1993,29 +1565,15 @@ function attemptSignal(outer: AbortSignal | undefined, timeout: number): { signa
   };
 }
 
-/**
- * A retry policy: settings (the policy document) plus the generator,
- * breaker, budgets and counters its sessions share.
- */
 export class RetryPolicy {
   #n: BackendPolicy;
   #hasTimeouts: boolean;
   /** Whether a rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
-  /** Called before each sleep with the decided delay. */
   onRetry: ((info: HookInfo) => void) | null = null;
-  /** Called when an operation gives up. */
   onGiveUp: ((info: HookInfo) => void) | null = null;
-  /** Called with every transition of the policy's breaker that this policy's calls cause. */
   onStateChange: ((t: Transition) => void) | null = null;
 
-  /**
-   * Creates a policy from typed options: the document's keys in camelCase
-   * (`maxAttempts`, `maxDelay`, …), durations as numbers of milliseconds or
-   * duration strings; unknown keys throw a `TypeError` with code
-   * `unknown_key`. `breaker` and `budget(s)` may be shared `CircuitBreaker`
-   * / `Budget` objects; `onRetry`, `onGiveUp`, `onStateChange` are hooks.
-   */
   constructor(options: PolicyOptions = {}) {
     const native = nativeOf<BackendPolicy>(options);
     if (native !== undefined) {
@@ -2067,35 +1625,22 @@ export class RetryPolicy {
     (this as unknown as Record<string, unknown>)[name] = f;
   }
 
-  /**
-   * Creates a policy from a policy document: JSON text or an object with the
-   * document's snake_case keys and duration strings (`"250ms"`), the same
-   * document every runtime reads.
-   */
   static fromJSON(document: string | object): RetryPolicy {
     return new RetryPolicy(wrapped<PolicyOptions>(N.NativePolicy.fromJson(documentText(document, 'policy'), undefined)));
   }
 
-  /**
-   * Creates a policy with a compatibility profile's defaults
-   * (docs/profiles.md): `RetryPolicy.profile('polly', { maxAttempts: 5 })`.
-   * `overrides` are typed options, as for the constructor.
-   */
   static profile(name: Profile, overrides: PolicyOptions = {}): RetryPolicy {
     return new RetryPolicy({ ...optionsObject(overrides, 'RetryPolicy.profile'), profile: name });
   }
 
-  /** The normalized policy document (every setting spelled out). */
   toJSON(): Record<string, unknown> {
     return JSON.parse(this.#n.toJson());
   }
 
-  /** The normalized policy document as JSON text. */
   toJSONText(): string {
     return this.#n.toJson();
   }
 
-  /** Low / mid / high delays (ms) per retry, and the cumulative worst case. */
   schedule(): {
     rows: Array<{ retry: number; attempt: number; low: number; mid: number; high: number; cumulativeHigh: number }>;
     worstCase: number;
@@ -2105,38 +1650,24 @@ export class RetryPolicy {
     return this.#n.schedule();
   }
 
-  /**
-   * The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1];
-   * `prev` is decorrelated's previous delay. A retry after the first whose
-   * delay depends on a history it is not given is refused rather than
-   * answered with a delay no session would wait: decorrelated without
-   * `prev` is a `TypeError` `missing_field` (field `prev`); the polly
-   * profile's exponential backoff with jitter (DecorrelatedJitterV2, which
-   * depends on every earlier draw) a `RangeError` `invalid_combination`
-   * (field `prev`): use {@link replayDelays}.
-   */
   delay(retry: number, r: number, prev?: number): number {
     return this.#n.delay(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
   }
 
-  /** The delays (ms) of retries 1..count drawn from a generator seeded with `seed`. */
   sampleDelays(seed: bigint | number | string, count: number): number[] {
     // The core's count rule (at most limits::MAX_ITEMS, out_of_range), as in Python.
     return this.#n.sampleDelays(u64Text(seed, 'seed'), num(count, 'count'));
   }
 
-  /** The delays (ms) of retries 1..draws.length with the given draws (each in [0, 1]). */
   replayDelays(draws: number[]): number[] {
     return this.#n.replayDelays(nums(draws, 'draws'));
   }
 
-  /** Classifies a failure with this policy's rules (see {@link classify}). */
   classify(failure: number | unknown, options?: FailureContext): Verdict {
     if (typeof failure === 'number' && options === undefined) return unpackVerdict(this.#n.classifyStatus(failure, 0));
     return classifyWith(this.#n, failure, options, this.#needsMessage);
   }
 
-  /** A policy for tests: at most `attempts` calls, every delay capped at `maxDelay` ms (0: no waiting). Shares breaker and budgets. */
   testing(attempts: number, maxDelay = 0): RetryPolicy {
     const p = new RetryPolicy(wrapped<PolicyOptions>(this.#n.testing(num(attempts, 'attempts'), num(maxDelay, 'maxDelay'))));
     p.onRetry = this.onRetry;
@@ -2145,18 +1676,15 @@ export class RetryPolicy {
     return p;
   }
 
-  /** The counters of all sessions, with the retry_attempts_total family of metric names. */
   counters(): Record<string, unknown> {
     return this.#n.counters();
   }
 
-  /** The breaker this policy's sessions share, or null. */
   get breaker(): CircuitBreaker | null {
     const b = this.#n.breaker();
     return b ? CircuitBreaker._wrap(b) : null;
   }
 
-  /** The budgets this policy's sessions share. */
   get budgets(): Budget[] {
     const out: Budget[] = [];
     for (let i = 0; i < this.#n.budgetCount(); i++) {
@@ -2166,12 +1694,10 @@ export class RetryPolicy {
     return out;
   }
 
-  /** Lints this policy (see {@link lint}). */
   lint(service?: object | string): Finding[] {
     return lint(this, service);
   }
 
-  /** Starts one logical operation driven by hand. */
   session(options: SessionOptions = {}): Session {
     const o = readOptions(options, 'session', 'a session', SESSION_OPTIONS);
     return new Session(this, this.#n, this.#n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
@@ -2188,19 +1714,6 @@ export class RetryPolicy {
     if (h !== null) for (const t of n.transitions(id)) callHook(h, this, t);
   }
 
-  /**
-   * Runs `fn` under the policy: awaits it, and after a failure asks the core
-   * whether and when to retry, sleeps with a timer (none at all when the
-   * delay is 0) and calls again with the same idempotency key. `fn` gets
-   * `{ attempt, key, signal }`; it may throw, or return a fetch `Response`
-   * (a non-ok one is classified by its status and `Retry-After`). Ends as
-   * the core says (docs/sessions.md, "What the caller observes"): a failure
-   * nothing would retry rejects with the error itself (a response is
-   * returned); retrying that stopped rejects with `RetryError` (`.reason`,
-   * `.attempts`, `.cause`) or `BudgetExhaustedError` (a `RetryError`); a
-   * refused first attempt with `CircuitOpenError` / `BudgetExhaustedError`;
-   * an abort with the signal's reason.
-   */
   async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
@@ -2389,32 +1902,26 @@ function endingError(e: BackendEnding, step: { retryAfter?: number | null; state
 
 // ---------------------------------------------------------------- idempotency
 
-/** The longest key by default (255 characters): the core's `max_key_length`, set when the backend loads (the wasm web build: by `init()`). */
 export let DEFAULT_MAX_KEY_LENGTH = 0;
 
-/** Checks a key (1–255 visible ASCII characters by default); throws `IdempotencyError` (`invalid_key`) saying what is wrong. */
 export function validateKey(key: string, maxLength: number = DEFAULT_MAX_KEY_LENGTH): true {
   return N.validateKey(str(key, 'key'), num(maxLength, 'maxLength'));
 }
 
-/** Joins business id, operation and version into a key: `deriveKey('order-1001', 'charge', 'v1')` → `"order-1001:charge:v1"`. */
 export function deriveKey(...parts: string[]): string {
   const list = parts.length === 1 && isArray(parts[0]) ? items(parts[0], 'parts', 'strings') : parts;
   checkLength(list.length, 'parts');
   return N.deriveKey(list.map((p, i) => str(p, `parts[${i}]`)));
 }
 
-/** Scopes a key to a tenant: `len(tenant) ":" tenant ":" key`. */
 export function scopedKey(tenant: string, key: string): string {
   return N.scopedKey(str(tenant, 'tenant'), str(key, 'key'));
 }
 
-/** Keeps a short key, maps a longer one to `"sha256:" + hex` that fits `maxLength` (≥ 39). */
 export function storageKey(key: string, maxLength: number): string {
   return N.storageKey(str(key, 'key'), num(maxLength, 'maxLength'));
 }
 
-/** Mints a UUIDv4 key from the operating system's entropy. */
 export function mintKey(): string {
   return N.mintKey(undefined);
 }
@@ -2424,22 +1931,18 @@ export function _mintKeyFrom(entropyHex: string): string {
   return N.mintKey(str(entropyHex, 'entropyHex'));
 }
 
-/** Writes an `Idempotency-Key` header value (an RFC 8941 sf-string). */
 export function formatIdempotencyHeader(key: string): string {
   return N.formatHeader(str(key, 'key'));
 }
 
-/** Reads an `Idempotency-Key` header value; `{ token: true }` also accepts Stripe's bare token. */
 export function parseIdempotencyHeader(value: string, options: { token?: boolean } = {}): string {
   return N.parseHeader(str(value, 'value'), optionsObject(options, 'parseIdempotencyHeader').token === true);
 }
 
-/** Writes a JSON value (or JSON text) in RFC 8785 canonical form. */
 export function canonicalJSON(value: unknown): string {
   return N.canonicalize(jsonText(value));
 }
 
-/** Canonicalises JSON text (RFC 8785), read by the core's own parser (duplicate keys, lone surrogates and inexact integers are errors). */
 export function canonicalJSONText(text: string): string {
   return N.canonicalize(str(text, 'text'));
 }
@@ -2452,14 +1955,6 @@ export function _canonicalNumber(x: number): string {
 /** A value as JSON text after `jsonValue`'s checks, fields named by JSON pointers. */
 function jsonText(value: unknown): string {
   return jsonOf(value, 'pointer', 'invalid_number');
-}
-
-/** Options of {@link fingerprint}: `method` + `path`, or `operation`; `selected` JSON pointers narrow the body. */
-export interface FingerprintOptions {
-  method?: string;
-  path?: string;
-  operation?: string;
-  selected?: string[];
 }
 
 function fingerprintWith(bodyText: string, options: FingerprintOptions, canonical: boolean): string {
@@ -2476,40 +1971,17 @@ function fingerprintWith(bodyText: string, options: FingerprintOptions, canonica
   return N.fingerprint(str(o.method, 'method'), str(o.path, 'path'), bodyText, selected, canonical);
 }
 
-/**
- * The request fingerprint: the lowercase hex SHA-256 of the RFC 8785
- * canonical JSON of `{method, path, body}` (or `{operation, body}`). The body
- * is plain JSON (objects, arrays, strings, finite numbers, booleans, null);
- * anything else throws (`TypeError` for cycles, BigInt and non-plain values,
- * `RangeError` for non-finite numbers and nesting deeper than 128).
- */
 export function fingerprint(body: unknown, options: FingerprintOptions): string {
   return fingerprintWith(jsonText(body), options, false);
 }
 
-/** The fingerprint of a body given as JSON text (read by the core's own parser). */
 export function fingerprintText(bodyText: string, options: FingerprintOptions): string {
   return fingerprintWith(str(bodyText, 'bodyText'), options, false);
 }
 
-/** The canonical JSON a fingerprint hashes. */
 export function fingerprintCanonical(body: unknown, options: FingerprintOptions & { bodyText?: string }): string {
   const { bodyText, ...rest } = optionsObject(options, 'fingerprint') as FingerprintOptions & { bodyText?: unknown };
   return fingerprintWith(bodyText !== undefined ? str(bodyText, 'bodyText') : jsonText(body), rest, true);
-}
-
-/** Settings of idempotency records. */
-export interface RecordConfig {
-  /** How long a claim holds (ms; default 30 s). */
-  leaseMs?: number;
-  /** How long a completed record is kept (ms; default 24 h). */
-  retentionMs?: number;
-  /** Stripe's conventions (400 `idempotency_error` on mismatch). */
-  stripe?: boolean;
-  /** `by_category` (default), `replay` or `execute`. */
-  failureHandling?: 'by_category' | 'replay' | 'execute';
-  /** Failure categories that release the claim. */
-  releaseCategories?: string[];
 }
 
 function recordConfigArgs(c: RecordConfig | undefined): G.RecordArgs {
@@ -2518,82 +1990,38 @@ function recordConfigArgs(c: RecordConfig | undefined): G.RecordArgs {
 
 const RECORD_OPTIONS = { leaseMs: optNum, retentionMs: optNum, stripe: optBool, failureHandling: optStr, releaseCategories: optList((v, f) => strs(v, f, 'category names')) } satisfies Spec<RecordConfig>;
 
-/** An idempotency record: a document with snake_case keys, the same in every runtime. */
-export type IdempotencyRecord = Record<string, unknown>;
-
-/** What an incoming request gets. */
-export interface RecordDecision {
-  /** `execute`, `mismatch`, `in_progress`, `replay` or `missing_key`. */
-  decision: string;
-  /** The HTTP answer to send instead of running (`{status, errorType, retryAfterS}`), or null. */
-  http: { status: number; errorType: string | null; retryAfterS: number | null } | null;
-  /** For `execute`: the `processing` record to store (compare-and-set on the previous fence). */
-  record?: IdempotencyRecord;
-  [key: string]: unknown;
-}
-
-/**
- * Decides what an incoming request gets, from the stored record (or null),
- * its key (null: a request without a key), its fingerprint and the wall clock.
- */
 export function decideRecord(record: IdempotencyRecord | null, key: string | null, fingerprintHex: string, nowMs?: number, config?: RecordConfig): RecordDecision {
   const r = record === null || record === undefined ? undefined : documentText(record, 'record');
   return G.decideRecord(N, r, key === null || key === undefined ? undefined : str(key, 'key'), str(fingerprintHex, 'fingerprint'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config));
 }
 
-/** How a request ended, to store in its record. */
-export interface RecordOutcome {
-  state: 'succeeded' | 'failed';
-  /** The failure's category (failed). */
-  category?: string;
-  /** The response to replay: `{status, headers: [[name, value]], body}`. */
-  response?: { status?: number; headers?: Array<[string, string]>; body?: unknown } | null;
-}
-
-/** Completes a claimed record (holding `fence`) with an outcome; returns the record to store. */
 export function completeRecord(record: IdempotencyRecord, fence: number, outcome: RecordOutcome, nowMs?: number, config?: RecordConfig): IdempotencyRecord {
   return JSON.parse(G.completeRecord(N, documentText(record, 'record'), num(fence, 'fence'), documentText(outcome, 'outcome'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config)));
 }
 
-/** Renews the holder's lease; returns the record to store. */
 export function renewLease(record: IdempotencyRecord, fence: number, nowMs?: number, config?: RecordConfig): IdempotencyRecord {
   return JSON.parse(G.renewLease(N, documentText(record, 'record'), num(fence, 'fence'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config)));
 }
 
-/** Writes Unix epoch milliseconds as RFC 3339 (`YYYY-MM-DDTHH:MM:SS.mmmZ`). */
 export function formatRfc3339(unixMs: number): string {
   return N.formatRfc3339(num(unixMs, 'unixMs'));
 }
 
-/** Reads RFC 3339 text as Unix epoch milliseconds (rounded down). */
 export function parseRfc3339(text: string): number {
   return N.parseRfc3339(str(text, 'text'));
 }
 
-/**
- * A dead letter (docs/idempotency.md, "Dead letters"): an envelope with `msg_id`, the message,
- * reason, error class and message, attempts, first and last failure time,
- * trace id, source coordinates and `status`. Its JSON has snake_case keys,
- * the same in every runtime.
- */
 export class DeadLetter {
   #doc: Record<string, unknown>;
 
-  private constructor(doc: Record<string, unknown>) {
-    this.#doc = doc;
+  private constructor(doc?: Record<string, unknown>) {
+    this.#doc = doc as Record<string, unknown>;
   }
 
-  /** Reads and validates a letter (JSON text or object). */
   static fromJSON(letter: object | string): DeadLetter {
     return new DeadLetter(JSON.parse(N.deadLetter(documentText(letter, 'letter'), [])));
   }
 
-  /**
-   * Builds a letter from typed fields (camelCase: `msgId`, `message`,
-   * `reason`, `errorClass`, `errorMessage`, `attempts`, `firstFailureAt` and
-   * `lastFailureAt` as Unix ms or RFC 3339 text, `traceId`, `topic`,
-   * `partition`, `offset`, `targetIdempotent`).
-   */
   static create(fields: Record<string, unknown>): DeadLetter {
     const o = optionsObject(fields, 'DeadLetter');
     const doc: Record<string, unknown> = {};
@@ -2619,27 +2047,22 @@ export class DeadLetter {
     return this;
   }
 
-  /** Marks the letter replayable (only if its target is idempotent). */
   markReplayable(): this {
     return this.#apply('mark_replayable');
   }
 
-  /** Marks the letter replayed. */
   markReplayed(): this {
     return this.#apply('mark_replayed');
   }
 
-  /** Discards the letter. */
   discard(): this {
     return this.#apply('discard');
   }
 
-  /** The letter's status: `pending`, `replayed` or `discarded`. */
   get status(): string {
     return this.#doc.status as string;
   }
 
-  /** The letter as a JSON object (snake_case keys). */
   toJSON(): Record<string, unknown> {
     return structuredClone(this.#doc);
   }

@@ -1,0 +1,43 @@
+// Holds the implementation (lib/retrycore.ts) to the public declarations
+// (lib/api.d.ts, shipped as index.d.ts by both packages): tsc fails the build
+// when they disagree. tests/js/conforms.test.cjs proves it does.
+import type * as api from './api';
+import type * as impl from './retrycore';
+import type * as G from './generated';
+
+/** Compiles only when `A` is assignable to `B`. */
+type Is<A extends B, B> = A;
+/** Compiles only when `T` is `never` (the error names what is left). */
+type None<T extends never> = T;
+/** The public names of `A` that `B` lacks (internal ones start with `_`). */
+type Undeclared<A, B> = Exclude<keyof A, keyof B | `_${string}` | 'setBackend' | 'prototype'>;
+
+// Every declared function, constant and class exists with an assignable type
+// (a class: its constructor, statics and instance type).
+export type Values = Is<typeof impl, typeof api>;
+// Every public runtime export is declared.
+export type Exports = None<Undeclared<typeof impl, typeof api>>;
+// The kind lists are the generated ones, exactly.
+export type Kinds = [Is<typeof api.CATEGORIES, typeof G.CATEGORIES>, Is<typeof api.PROFILES, typeof G.PROFILES>, Is<typeof api.BACKOFF_KINDS, typeof G.BACKOFF_KINDS>, Is<typeof api.JITTERS, typeof G.JITTERS>];
+export type Kinds2 = [Is<typeof api.BREAKER_KINDS, typeof G.BREAKER_KINDS>, Is<typeof api.BUDGET_KINDS, typeof G.BUDGET_KINDS>, Is<typeof api.GIVE_UP_REASONS, typeof G.GIVE_UP_REASONS>, Is<typeof api.REJECT_REASONS, typeof G.REJECT_REASONS>];
+
+// Each class's public instance members and statics are declared. (The other
+// direction holds for the functions: each answers exactly its declared type.
+// It cannot hold for a class, whose #private state the declaration hides.)
+type Classes = {
+  RetrycoreError: [impl.RetrycoreError, api.RetrycoreError, typeof impl.RetrycoreError, typeof api.RetrycoreError];
+  RetryError: [impl.RetryError, api.RetryError, typeof impl.RetryError, typeof api.RetryError];
+  CircuitOpenError: [impl.CircuitOpenError, api.CircuitOpenError, typeof impl.CircuitOpenError, typeof api.CircuitOpenError];
+  BudgetExhaustedError: [impl.BudgetExhaustedError, api.BudgetExhaustedError, typeof impl.BudgetExhaustedError, typeof api.BudgetExhaustedError];
+  IdempotencyError: [impl.IdempotencyError, api.IdempotencyError, typeof impl.IdempotencyError, typeof api.IdempotencyError];
+  Rng: [impl.Rng, api.Rng, typeof impl.Rng, typeof api.Rng];
+  CircuitBreaker: [impl.CircuitBreaker, api.CircuitBreaker, typeof impl.CircuitBreaker, typeof api.CircuitBreaker];
+  Budget: [impl.Budget, api.Budget, typeof impl.Budget, typeof api.Budget];
+  Session: [impl.Session, api.Session, typeof impl.Session, typeof api.Session];
+  RetryPolicy: [impl.RetryPolicy, api.RetryPolicy, typeof impl.RetryPolicy, typeof api.RetryPolicy];
+  DeadLetter: [impl.DeadLetter, api.DeadLetter, typeof impl.DeadLetter, typeof api.DeadLetter];
+};
+export type Members = None<{ [C in keyof Classes]: Undeclared<Classes[C][0], Classes[C][1]> | Undeclared<Classes[C][2], Classes[C][3]> }[keyof Classes]>;
+
+type Fns = { [K in keyof typeof api]: (typeof api)[K] extends (...a: never[]) => unknown ? K : never }[keyof typeof api];
+export type Returns = None<{ [K in Fns & keyof typeof impl]: ReturnType<(typeof api)[K]> extends ReturnType<(typeof impl)[K]> ? never : K }[Fns & keyof typeof impl]>;
