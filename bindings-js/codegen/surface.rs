@@ -30,6 +30,14 @@
 //! parameters and builds the struct `Path` of them, the fields after `;`
 //! being `None`.
 //!
+//! A member may be followed by `js publicName(param, …)` (or `js get
+//! publicName`): the public wrapper of `lib/retrycore.ts` that only checks its
+//! arguments and calls the member ([`typescript_wrappers`]). Each backend
+//! parameter is named once, as `public[=backend][:field]` (backend name and
+//! error field default to the public name), in the public order; its check
+//! follows from its kind and name (`now`: a monotonic time; `wallNowMs`,
+//! `nowMs`: a wall-clock time).
+//!
 //! Returns are `f64`, `u32`, `bool`, `string`, `static` (`&'static str`),
 //! `json`, `f64s`, `f64?`, `()`, `Self`, a class name, or `Class?`, followed
 //! by `<T>` to name the TypeScript type (required for `json`); prefixed
@@ -128,6 +136,38 @@ pub struct Method {
     pub ts: Option<String>,
     /// The called function's path in `retrycore_js` (module functions).
     pub path: String,
+    /// The public wrapper generated for it (`js …` line), if any.
+    pub wrapper: Option<Wrapper>,
+}
+
+/// A public wrapper (`js name(params)` / `js get name`) of a declared member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wrapper {
+    /// The public name.
+    pub js: String,
+    /// Whether it is a getter.
+    pub getter: bool,
+    /// Its parameters, in the public order: (public name, backend name, error field).
+    pub params: Vec<(String, String, String)>,
+}
+
+/// Reads a `js …` line's rest (`name(a, b=c:field)` or `get name`).
+fn wrapper(s: &str) -> Result<Wrapper, String> {
+    if let Some(name) = s.strip_prefix("get ") {
+        return Ok(Wrapper { js: name.trim().to_owned(), getter: true, params: Vec::new() });
+    }
+    let (js, rest) = s.split_once('(').ok_or_else(|| format!("js wrapper without parameters: {s}"))?;
+    let rest = rest.strip_suffix(')').ok_or_else(|| format!("unclosed js wrapper: {s}"))?;
+    let params = split_top(rest)
+        .iter()
+        .map(|p| {
+            let (names, field) = p.split_once(':').unwrap_or((p, ""));
+            let (public, backend) = names.split_once('=').unwrap_or((names, names));
+            let field = if field.is_empty() { public } else { field };
+            (public.trim().to_owned(), backend.trim().to_owned(), field.trim().to_owned())
+        })
+        .collect();
+    Ok(Wrapper { js: js.trim().to_owned(), getter: false, params })
 }
 
 /// One declared class.
@@ -253,7 +293,7 @@ fn method(line: &str, doc: Vec<String>, in_class: bool) -> Result<Method, String
     };
     let args = args.iter().map(|a| arg(a)).collect::<Result<_, _>>()?;
     let path = if path.is_empty() { snake(js) } else { path };
-    Ok(Method { doc, member, js: js.to_owned(), args, convention, ret: ret.to_owned(), ts, path })
+    Ok(Method { doc, member, js: js.to_owned(), args, convention, ret: ret.to_owned(), ts, path, wrapper: None })
 }
 
 /// Parses declarations (`DECLARATIONS`, or another text in the same language).
@@ -267,6 +307,16 @@ pub fn parse(text: &str) -> Result<Surface, String> {
         }
         if let Some(d) = line.strip_prefix("///") {
             doc.push(d.to_owned());
+        } else if let Some(w) = line.strip_prefix("js ") {
+            let last = match class.as_mut() {
+                Some(c) => c.members.last_mut(),
+                None => s.functions.last_mut(),
+            };
+            let m = last.ok_or_else(|| format!("`js` before any member: {line}"))?;
+            if m.wrapper.is_some() {
+                return Err(format!("{} has two js wrappers", m.js));
+            }
+            m.wrapper = Some(wrapper(w)?);
         } else if let Some(c) = line.strip_prefix("class ") {
             let (js, inner) = c.split_once(" = ").ok_or_else(|| format!("class without a type: {line}"))?;
             let members = Vec::new();
@@ -630,7 +680,7 @@ fn ts_doc(out: &mut String, indent: &str, doc: &[String], internal: bool) {
 /// functions and the classes' constructors and factories) and one
 /// `Backend<Class>` interface per class. The types a `json<T>` return names
 /// are imported from the public declarations `lib/api.d.ts`, the backend's
-/// own (`Backend…`, `SessionStatus`) from `lib/retrycore.ts`.
+/// own (`Backend…`, `SessionStatus`) from `lib/backend.d.ts`.
 pub fn typescript(declarations: &str) -> Result<String, String> {
     let s = parse(declarations)?;
     let generated: Vec<String> = s.classes.iter().map(|c| backend_name(&c.js)).collect();
@@ -651,7 +701,7 @@ pub fn typescript(declarations: &str) -> Result<String, String> {
     let (internal, public): (Vec<&str>, Vec<&str>) =
         imported.iter().map(String::as_str).partition(|t| t.starts_with("Backend") || *t == "SessionStatus");
     let _ = writeln!(out, "import type {{ {} }} from './api';", public.join(", "));
-    let _ = writeln!(out, "import type {{ {} }} from './retrycore';\n", internal.join(", "));
+    let _ = writeln!(out, "import type {{ {} }} from './backend';\n", internal.join(", "));
     out.push_str("/** The low-level functions and classes both JS bindings export. @internal */\n");
     out.push_str("export interface BackendSurface {\n");
     for f in &s.functions {
@@ -815,6 +865,7 @@ pub fn typescript_groups(declarations: &str) -> Result<String, String> {
         let _ = writeln!(body, "export function {js}({}): {ret} {{", params.join(", "));
         let _ = writeln!(body, "  return n.{}({});\n}}\n", m.js, pass.join(", "));
     }
+    typescript_wrappers(&s, &mut body, &mut imported)?;
     let (surface, rest): (Vec<String>, Vec<String>) =
         imported.into_iter().partition(|t| t.starts_with("Backend") && t != "BackendGate" && t != "BackendDecision");
     let (internal, api): (Vec<String>, Vec<String>) = rest.into_iter().partition(|t| t.starts_with("Backend"));
@@ -824,12 +875,132 @@ pub fn typescript_groups(declarations: &str) -> Result<String, String> {
         let _ = writeln!(out, "import type {{ {} }} from './api';", api.join(", "));
     }
     if !internal.is_empty() {
-        let _ = writeln!(out, "import type {{ {} }} from './retrycore';", internal.join(", "));
+        let _ = writeln!(out, "import type {{ {} }} from './backend';", internal.join(", "));
     }
     out.push('\n');
     out.push_str(body.trim_end());
     out.push('\n');
     Ok(out)
+}
+
+/// The TypeScript types a type names (its capitalised words but the built-in generics).
+fn type_names(t: &str, into: &mut std::collections::BTreeSet<String>) {
+    for word in t.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+        if word.starts_with(|c: char| c.is_ascii_uppercase()) && !["Record", "ReturnType", "Array"].contains(&word) {
+            into.insert(word.to_owned());
+        }
+    }
+}
+
+/// The public wrappers of the `js` lines: module functions calling the
+/// backend, and per class an abstract `<Name>Members` base whose methods and
+/// getters call the object's `_native`, each argument checked by the host's
+/// checker for its kind (`Host`, set by `lib/retrycore.ts`).
+pub fn typescript_wrappers(
+    s: &Surface,
+    body: &mut String,
+    imported: &mut std::collections::BTreeSet<String>,
+) -> Result<(), String> {
+    body.push_str(
+        "\n// The public wrappers that only check their arguments and call the backend\n\
+         // (the `js` lines of bindings-js/src/surface.rs); lib/retrycore.ts exports them.\n\n\
+         /** The argument checks of lib/retrycore.ts and the backend, set by its `setBackend`. */\n\
+         export interface Host {\n  n: BackendSurface;\n  str(v: unknown, field: string): string;\n  \
+         num(v: unknown, field: string): number;\n  nums(v: unknown, field: string): number[];\n  \
+         time(v: unknown): number;\n  wall(v: unknown, field: string): number;\n}\n\n\
+         let H: Host;\n\n/** Sets the checks and the backend the wrappers use. */\n\
+         export function setHost(h: Host): void {\n  H = h;\n}\n",
+    );
+    imported.insert("BackendSurface".to_owned());
+    let classes = s.classes.iter().map(|c| (c.js.as_str(), &c.members));
+    for (class, members) in std::iter::once(("", &s.functions)).chain(classes) {
+        let wrapped: Vec<&Method> = members.iter().filter(|m| m.wrapper.is_some()).collect();
+        if wrapped.is_empty() {
+            continue;
+        }
+        let (indent, recv) = if class.is_empty() { ("", "H.n") } else { ("  ", "this._native") };
+        if !class.is_empty() {
+            let b = backend_name(class);
+            imported.insert(b.clone());
+            let name = class.strip_prefix("Native").unwrap_or(class);
+            let _ = writeln!(body, "\n/** The public members that only check their arguments and call a `{class}`. */");
+            let _ = writeln!(
+                body,
+                "export abstract class {name}Members {{\n  /** @internal */\n  abstract get _native(): {b};"
+            );
+        }
+        for m in wrapped {
+            let w = m.wrapper.as_ref().expect("filtered");
+            let ret = ts_ret(m, class);
+            type_names(&ret, imported);
+            if w.getter {
+                if m.member != Member::Getter {
+                    return Err(format!("js get {}: {} is not a getter", w.js, m.js));
+                }
+                let _ =
+                    writeln!(body, "\n{indent}get {}(): {ret} {{\n{indent}  return {recv}.{};\n{indent}}}", w.js, m.js);
+                continue;
+            }
+            let params: Vec<&Param> = m
+                .args
+                .iter()
+                .map(|a| match a {
+                    Arg::One(p) => Ok(p),
+                    Arg::Group { .. } => Err(format!("js {}: {} takes a group", w.js, m.js)),
+                })
+                .collect::<Result<_, _>>()?;
+            if w.params.len() != params.len() {
+                return Err(format!(
+                    "js {}: names {} of the {} parameters of {}",
+                    w.js,
+                    w.params.len(),
+                    params.len(),
+                    m.js
+                ));
+            }
+            // Each backend parameter in its order, from the public parameter naming it.
+            let mut pass = Vec::new();
+            let mut optional = Vec::new();
+            for p in &params {
+                let (public, _, field) = w
+                    .params
+                    .iter()
+                    .find(|(_, b, _)| *b == p.js)
+                    .ok_or_else(|| format!("js {}: no parameter is {}'s {}", w.js, m.js, p.js))?;
+                let (check, opt) = match (p.kind.as_str(), p.js.as_str(), p.optional) {
+                    ("f64", "now", false) => (format!("H.time({public})"), true),
+                    ("f64", "wallNowMs" | "nowMs", false) => (format!("H.wall({public}, '{field}')"), true),
+                    ("f64", _, true) => {
+                        (format!("{public} === undefined ? undefined : H.num({public}, '{field}')"), true)
+                    }
+                    ("f64", _, false) => (format!("H.num({public}, '{field}')"), false),
+                    ("str", _, false) => (format!("H.str({public}, '{field}')"), false),
+                    ("nums", _, false) => (format!("H.nums({public}, '{field}')"), false),
+                    ("bool", _, false) => (format!("{public} === true"), true),
+                    (k, n, _) => return Err(format!("js {}: no check for {n}: {k}", w.js)),
+                };
+                pass.push(check);
+                optional.push((public.clone(), opt));
+            }
+            let sig: Vec<String> = w
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, (public, _, _))| {
+                    let opt = |name: &String| optional.iter().any(|(p, o)| p == name && *o);
+                    let trailing = w.params[i..].iter().all(|(p, _, _)| opt(p));
+                    format!("{public}{}: unknown", if trailing { "?" } else { "" })
+                })
+                .collect();
+            let export = if class.is_empty() { "export function " } else { "" };
+            let _ = writeln!(body, "\n{indent}{export}{}({}): {ret} {{", w.js, sig.join(", "));
+            let _ = writeln!(body, "{indent}  return {recv}.{}({});\n{indent}}}", m.js, pass.join(", "));
+        }
+        if !class.is_empty() {
+            body.push_str("}\n");
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -864,6 +1035,27 @@ mod tests {
         assert!(parse("class X = Y\n").is_err());
         assert!(parse("fn f() -> ()\nend\n").is_err());
         assert!(parse("fn f(x: text) -> ()\n").is_err());
+    }
+
+    #[test]
+    fn js_wrappers_check_each_parameter_by_kind() {
+        let s = parse("fn f(now: f64, text: str, n: f64?) -> try f64\njs g(t=text:field, n, now)\n").unwrap();
+        let (mut body, mut imported) = (String::new(), std::collections::BTreeSet::new());
+        typescript_wrappers(&s, &mut body, &mut imported).unwrap();
+        assert!(body.contains("export function g(t: unknown, n?: unknown, now?: unknown): number {"), "{body}");
+        assert!(
+            body.contains("return H.n.f(H.time(now), H.str(t, 'field'), n === undefined ? undefined : H.num(n, 'n'));")
+        );
+        // Every backend parameter is named once, and only known kinds are checked.
+        let fails = |text: &str| {
+            let s = parse(text).unwrap();
+            typescript_wrappers(&s, &mut String::new(), &mut std::collections::BTreeSet::new()).is_err()
+        };
+        assert!(fails("fn f(a: str, b: str) -> string\njs g(a)\n"));
+        assert!(fails("fn f(a: str) -> string\njs g(b)\n"));
+        assert!(fails("fn f(a: strs) -> string\njs g(a)\n"));
+        assert!(parse("js g()\n").is_err());
+        assert!(parse("fn f() -> ()\njs g()\njs h()\n").is_err());
     }
 
     /// `bindings-node/lib/surface.d.ts` is the generator's output.

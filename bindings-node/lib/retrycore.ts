@@ -5,7 +5,8 @@
 
 // ---------------------------------------------------------------- backend
 
-import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng, BackendSurface } from './surface';
+import type { Backend, BackendDecision, BackendEnding, BackendGate, BackendGiveUp, BackendInfo, BackendReject, BackendRetry } from './backend';
+import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from './surface';
 import type {
   Category,
   Profile,
@@ -44,60 +45,6 @@ import * as G from './generated.js';
  * `throttling` flag), shouldRetry.
  */
 type FailureArgs = G.FailureArgs;
-
-/** What `info()` answers: the core's tables and the packing rules. @internal */
-export interface BackendInfo {
-  version: string;
-  tables: {
-    limits: Record<string, number>;
-    fetch_failure_messages: string[];
-    network_code_pattern: string;
-    category_bits: number;
-    categories: Array<{ code: string }>;
-    error_markers: { retry_exhausted: string; breaker_open: string; dom_exception_prefix: string; fetch_network: string };
-    [key: string]: unknown;
-  };
-  retryRules: Verdict['retry'][];
-  lintCodes: Array<{ code: string; severity: string; description: string }>;
-  states: string[];
-}
-
-/**
- * The low-level surface this layer drives: the napi addon
- * (`bindings-node/native.d.ts`) or the wasm module adapted by
- * `bindings-wasm/lib/backend.mjs`. Its functions and classes are declared
- * once, in `bindings-js/src/surface.rs`, and typed by the generated
- * `lib/surface.d.ts`; each FFI crate adds the error factory and the clock.
- * @internal
- */
-export interface Backend extends BackendSurface {
-  setErrorFactory(factory: (kind: string, code: string, field: string, message: string) => Error): void;
-  calibrate(performanceNow: number): void;
-}
-
-/** What a session's `status()` answers. @internal */
-export type SessionStatus = { attempts: number; done: boolean; reason: string | null; keyMinted: boolean };
-
-/** How a call ends (`retrycore::surface::Ending`); a `raise` carries the error's fields. @internal */
-export interface BackendEnding {
-  kind: 'return' | 'propagate' | 'cancelled' | 'raise';
-  class?: string;
-  code?: string;
-  reason?: string;
-  marked?: boolean;
-  cause?: boolean;
-}
-
-/** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. @internal */
-export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; ending: BackendEnding; state?: string; onGiveUp: boolean };
-/** A gate as the backend writes it. @internal */
-export type BackendGate = Extract<Gate, { action: 'proceed' }> | BackendReject;
-/** A give-up as the backend writes it: the public one and the ending. @internal */
-export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { ending: BackendEnding; onGiveUp: boolean };
-/** A decision as the backend writes it. @internal */
-export type BackendDecision = BackendRetry | BackendGiveUp;
-/** A retry as the backend writes it: the public one and what on_retry carries (`surface::RetryNumbers`). @internal */
-export type BackendRetry = Extract<Decision, { action: 'retry' }> & { onRetry: { attempt: number; retry: number } };
 
 /** The gate of a rejected step (`start` < 0, `before` 0): the backend answers a rejection there. */
 function rejection(g: BackendGate): BackendReject {
@@ -168,7 +115,10 @@ export function setBackend(native: Backend): void {
   DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
   SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
   MARKERS = t.error_markers;
+  G.setHost({ n: N, str, num, nums, time: timeArg, wall: wallArg });
 }
+
+export { parseDuration, formatDuration, parseHttpDate, scopedKey, storageKey, formatIdempotencyHeader, canonicalJSONText, _canonicalNumber, formatRfc3339, parseRfc3339 } from './generated.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- public since 0.1: JSON of the core's tables, read by key
 export function hostTables(): Record<string, any> {
@@ -982,20 +932,8 @@ export function classify(failure: number | unknown, options?: FailureContext): V
 
 // ---------------------------------------------------------------- small functions
 
-export function parseDuration(text: string): number {
-  return N.parseDuration(str(text, 'duration'));
-}
-
-export function formatDuration(ms: number): string {
-  return N.formatDuration(num(ms, 'duration'));
-}
-
 export function readServerAdvice(headers: HeadersLike, wallNowMs?: number | null): ServerAdvice {
   return N.serverAdvice(headerPairs(headers), wallNowMs === null ? undefined : wallArg(wallNowMs));
-}
-
-export function parseHttpDate(value: string, wallNowMs?: number): number | null {
-  return N.parseHttpDate(str(value, 'value'), wallArg(wallNowMs));
 }
 
 export function lint(policy: RetryPolicy | object | string, service?: object | string): Finding[] {
@@ -1029,13 +967,14 @@ function outcomeId(o: unknown): number {
   throw coreError('invalid_value', 'outcome', `must be ${OUTCOMES.join(', ')}, got ${typeof o === 'string' ? JSON.stringify(o) : describe(o)}`);
 }
 
-export class CircuitBreaker {
+export class CircuitBreaker extends G.BreakerMembers {
   #n: BackendBreaker;
   #hook: ((t: Transition) => void) | null = null;
   /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
 
   constructor(options: BreakerOptions = {}) {
+    super();
     const native = nativeOf<BackendBreaker>(options);
     if (native !== undefined) {
       this.#n = native;
@@ -1088,10 +1027,6 @@ export class CircuitBreaker {
     return r;
   }
 
-  get state(): string {
-    return this.#n.state;
-  }
-
   tryAcquire(now?: number): number {
     const p = this.#n.tryAcquire(timeArg(now));
     if (this.#hook !== null) this.#fire();
@@ -1100,14 +1035,6 @@ export class CircuitBreaker {
 
   static isTrialPermit(permit: number): boolean {
     return num(permit, 'permit') % 2 === 1;
-  }
-
-  get refusedState(): string {
-    return this.#n.lastRefusedState;
-  }
-
-  get retryAfter(): number {
-    return this.#n.lastRetryAfter;
   }
 
   record(permit: number, outcome: unknown, durationMs = 0, now?: number): boolean {
@@ -1176,14 +1103,6 @@ export class CircuitBreaker {
     return false;
   }
 
-  metrics(): { state: string; calls: number; failures: number; slow: number; failureRate: number; slowRate: number; rejections: number; transitions: number } {
-    return this.#n.totals();
-  }
-
-  remainingOpen(now?: number): number {
-    return this.#n.remainingOpen(timeArg(now));
-  }
-
   transitionTo(state: string, now?: number): Transition {
     return this.#fired(this.#n.transitionTo(str(state, 'state'), timeArg(now)));
   }
@@ -1204,10 +1123,6 @@ export class CircuitBreaker {
     return JSON.parse(this.#n.configJson());
   }
 
-  stateMetrics(now?: number): BreakerMetrics {
-    return this.#n.stateMetrics(timeArg(now));
-  }
-
   recordWithoutPermit(outcome: unknown, durationMs = 0, now?: number): boolean {
     return this.#fired(this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now)));
   }
@@ -1220,13 +1135,6 @@ export class CircuitBreaker {
     return this.#fired(this.#n.transitionToOpenUntil(num(until, 'until'), timeArg(now)));
   }
 
-  breakArguments(now?: number): BreakArguments {
-    return this.#n.breakArguments(timeArg(now));
-  }
-
-  setBreakDuration(durationMs: number): void {
-    this.#n.setBreakDuration(num(durationMs, 'durationMs'));
-  }
 }
 
 const kNative = Symbol('retrycore.native');
@@ -1257,10 +1165,11 @@ function categoryId(c: unknown): number {
   return id;
 }
 
-export class Budget {
+export class Budget extends G.BudgetMembers {
   #n: BackendBudget;
 
   constructor(options: BudgetOptions) {
+    super();
     const native = nativeOf<BackendBudget>(options);
     if (native !== undefined) {
       this.#n = native;
@@ -1283,22 +1192,6 @@ export class Budget {
   /** @internal */
   get _native(): BackendBudget {
     return this.#n;
-  }
-
-  get name(): string {
-    return this.#n.name;
-  }
-
-  get kind(): string {
-    return this.#n.kind;
-  }
-
-  start(now?: number): void {
-    this.#n.start(timeArg(now));
-  }
-
-  end(holdsSlot = false): void {
-    this.#n.end(holdsSlot === true);
   }
 
   check(category = 'server_error', now?: number, options?: { refused?: boolean; holdsSlot?: boolean }): Refusal | null {
@@ -1326,26 +1219,6 @@ export class Budget {
 
   recordSuccess(now?: number, cost?: number): void {
     this.#n.onSuccess(timeArg(now), cost === undefined || cost === null ? undefined : num(cost, 'cost'));
-  }
-
-  beforeAttempt(r: number, now?: number): Refusal | null {
-    return this.#n.beforeAttempt(timeArg(now), num(r, 'r'));
-  }
-
-  acquire(n: number, now?: number): boolean {
-    return this.#n.acquire(num(n, 'amount'), timeArg(now));
-  }
-
-  release(n: number, now?: number): void {
-    this.#n.release(num(n, 'amount'), timeArg(now));
-  }
-
-  level(now?: number): Record<string, number> {
-    return this.#n.level(timeArg(now));
-  }
-
-  stats(): { refusals: number; withdrawals: number } {
-    return this.#n.stats();
   }
 
   toJSON(): object {
@@ -1565,7 +1438,7 @@ function attemptSignal(outer: AbortSignal | undefined, timeout: number): { signa
   };
 }
 
-export class RetryPolicy {
+export class RetryPolicy extends G.PolicyMembers {
   #n: BackendPolicy;
   #hasTimeouts: boolean;
   /** Whether a rule matches messages: read once, so that only then does an error's message cross. */
@@ -1575,6 +1448,7 @@ export class RetryPolicy {
   onStateChange: ((t: Transition) => void) | null = null;
 
   constructor(options: PolicyOptions = {}) {
+    super();
     const native = nativeOf<BackendPolicy>(options);
     if (native !== undefined) {
       this.#n = native;
@@ -1637,30 +1511,9 @@ export class RetryPolicy {
     return JSON.parse(this.#n.toJson());
   }
 
-  toJSONText(): string {
-    return this.#n.toJson();
-  }
-
-  schedule(): {
-    rows: Array<{ retry: number; attempt: number; low: number; mid: number; high: number; cumulativeHigh: number }>;
-    worstCase: number;
-    maxAttempts: number;
-    deadline: number | null;
-  } {
-    return this.#n.schedule();
-  }
-
-  delay(retry: number, r: number, prev?: number): number {
-    return this.#n.delay(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
-  }
-
   sampleDelays(seed: bigint | number | string, count: number): number[] {
     // The core's count rule (at most limits::MAX_ITEMS, out_of_range), as in Python.
     return this.#n.sampleDelays(u64Text(seed, 'seed'), num(count, 'count'));
-  }
-
-  replayDelays(draws: number[]): number[] {
-    return this.#n.replayDelays(nums(draws, 'draws'));
   }
 
   classify(failure: number | unknown, options?: FailureContext): Verdict {
@@ -1674,10 +1527,6 @@ export class RetryPolicy {
     p.onGiveUp = this.onGiveUp;
     p.onStateChange = this.onStateChange;
     return p;
-  }
-
-  counters(): Record<string, unknown> {
-    return this.#n.counters();
   }
 
   get breaker(): CircuitBreaker | null {
@@ -1701,6 +1550,11 @@ export class RetryPolicy {
   session(options: SessionOptions = {}): Session {
     const o = readOptions(options, 'session', 'a session', SESSION_OPTIONS);
     return new Session(this, this.#n, this.#n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
+  }
+
+  /** @internal */
+  get _native(): BackendPolicy {
+    return this.#n;
   }
 
   /** @internal Whether the policy's rules match messages (an error's message is sent only then). */
@@ -1914,14 +1768,6 @@ export function deriveKey(...parts: string[]): string {
   return N.deriveKey(list.map((p, i) => str(p, `parts[${i}]`)));
 }
 
-export function scopedKey(tenant: string, key: string): string {
-  return N.scopedKey(str(tenant, 'tenant'), str(key, 'key'));
-}
-
-export function storageKey(key: string, maxLength: number): string {
-  return N.storageKey(str(key, 'key'), num(maxLength, 'maxLength'));
-}
-
 export function mintKey(): string {
   return N.mintKey(undefined);
 }
@@ -1929,10 +1775,6 @@ export function mintKey(): string {
 /** @internal Mints a key from 32 hex digits of entropy (vectors). */
 export function _mintKeyFrom(entropyHex: string): string {
   return N.mintKey(str(entropyHex, 'entropyHex'));
-}
-
-export function formatIdempotencyHeader(key: string): string {
-  return N.formatHeader(str(key, 'key'));
 }
 
 export function parseIdempotencyHeader(value: string, options: { token?: boolean } = {}): string {
@@ -1943,15 +1785,7 @@ export function canonicalJSON(value: unknown): string {
   return N.canonicalize(jsonText(value));
 }
 
-export function canonicalJSONText(text: string): string {
-  return N.canonicalize(str(text, 'text'));
-}
-
 /** @internal Writes a number as canonical JSON does. */
-export function _canonicalNumber(x: number): string {
-  return N.canonicalNumber(num(x, 'x'));
-}
-
 /** A value as JSON text after `jsonValue`'s checks, fields named by JSON pointers. */
 function jsonText(value: unknown): string {
   return jsonOf(value, 'pointer', 'invalid_number');
@@ -2003,14 +1837,6 @@ export function renewLease(record: IdempotencyRecord, fence: number, nowMs?: num
   return JSON.parse(G.renewLease(N, documentText(record, 'record'), num(fence, 'fence'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config)));
 }
 
-export function formatRfc3339(unixMs: number): string {
-  return N.formatRfc3339(num(unixMs, 'unixMs'));
-}
-
-export function parseRfc3339(text: string): number {
-  return N.parseRfc3339(str(text, 'text'));
-}
-
 export class DeadLetter {
   #doc: Record<string, unknown>;
 
@@ -2027,7 +1853,7 @@ export class DeadLetter {
     const doc: Record<string, unknown> = {};
     for (const k of Object.keys(o)) {
       let v = o[k];
-      if ((k === 'firstFailureAt' || k === 'lastFailureAt') && typeof v === 'number') v = formatRfc3339(v);
+      if ((k === 'firstFailureAt' || k === 'lastFailureAt') && typeof v === 'number') v = G.formatRfc3339(v);
       if (k === 'error' && isA(v, Error)) {
         const e = v as Error;
         reading('error', () => {

@@ -62,7 +62,7 @@ test('a declared parameter type the implementation does not accept fails', { ski
 test('an undeclared public export or member fails', { skip: !tsc }, () => {
   const r = compile((d) => {
     fs.appendFileSync(path.join(d, 'lib', 'retrycore.ts'), '\nexport function undeclaredHelper(): void {}\n');
-    replace(d, 'retrycore.ts', '  toJSONText(): string {', '  undeclaredMember(): void {}\n  toJSONText(): string {');
+    replace(d, 'retrycore.ts', '  toJSON(): Record<string, unknown> {', '  undeclaredMember(): void {}\n  toJSON(): Record<string, unknown> {');
   });
   assert.notEqual(r.status, 0);
   assert.match(r.out, /"undeclaredHelper"/);
@@ -70,7 +70,13 @@ test('an undeclared public export or member fails', { skip: !tsc }, () => {
 });
 
 test('an implementation answering more than its declared type fails', { skip: !tsc }, () => {
-  const r = compile((d) => replace(d, 'retrycore.ts', 'export function formatRfc3339(unixMs: number): string {', 'export function formatRfc3339(unixMs: number): string | number {'));
+  const r = compile((d) => replace(d, 'retrycore.ts', 'export function mintKey(): string {', 'export function mintKey(): string | number {'));
+  assert.notEqual(r.status, 0);
+  assert.match(r.out, /conforms\.ts.*TS2344/);
+});
+
+test('a generated wrapper is held to the declarations too', { skip: !tsc }, () => {
+  const r = compile((d) => replace(d, 'generated.ts', '  level(now?: unknown): Record<string, number> {', '  level(now?: unknown): Record<string, string> {'));
   assert.notEqual(r.status, 0);
   assert.match(r.out, /conforms\.ts.*TS2344/);
 });
