@@ -36,7 +36,10 @@
 //! parameter is named once, as `public[=backend][:field]` (backend name and
 //! error field default to the public name), in the public order; its check
 //! follows from its kind and name (`now`: a monotonic time; `wallNowMs`,
-//! `nowMs`: a wall-clock time).
+//! `nowMs`: a wall-clock time). After the parameters, `parsed` answers the
+//! returned JSON text parsed, and `fired` passes what the call returns
+//! through the object's `_fired` (which fires its hooks). A member may have
+//! several wrappers.
 //!
 //! Returns are `f64`, `u32`, `bool`, `string`, `static` (`&'static str`),
 //! `json`, `f64s`, `f64?`, `()`, `Self`, a class name, or `Class?`, followed
@@ -136,8 +139,8 @@ pub struct Method {
     pub ts: Option<String>,
     /// The called function's path in `retrycore_js` (module functions).
     pub path: String,
-    /// The public wrapper generated for it (`js …` line), if any.
-    pub wrapper: Option<Wrapper>,
+    /// The public wrappers generated for it (`js …` lines).
+    pub wrappers: Vec<Wrapper>,
 }
 
 /// A public wrapper (`js name(params)` / `js get name`) of a declared member.
@@ -149,15 +152,29 @@ pub struct Wrapper {
     pub getter: bool,
     /// Its parameters, in the public order: (public name, backend name, error field).
     pub params: Vec<(String, String, String)>,
+    /// `parsed`: it answers the JSON text the member returns, parsed.
+    pub parsed: bool,
+    /// `fired`: it hands what the member returns to the object's `_fired` (hooks).
+    pub fired: bool,
 }
 
-/// Reads a `js …` line's rest (`name(a, b=c:field)` or `get name`).
+/// Reads a `js …` line's rest (`name(a, b=c:field) [parsed] [fired]` or `get name`).
 fn wrapper(s: &str) -> Result<Wrapper, String> {
     if let Some(name) = s.strip_prefix("get ") {
-        return Ok(Wrapper { js: name.trim().to_owned(), getter: true, params: Vec::new() });
+        return Ok(Wrapper {
+            js: name.trim().to_owned(),
+            getter: true,
+            params: Vec::new(),
+            parsed: false,
+            fired: false,
+        });
     }
     let (js, rest) = s.split_once('(').ok_or_else(|| format!("js wrapper without parameters: {s}"))?;
-    let rest = rest.strip_suffix(')').ok_or_else(|| format!("unclosed js wrapper: {s}"))?;
+    let (rest, flags) = rest.rsplit_once(')').ok_or_else(|| format!("unclosed js wrapper: {s}"))?;
+    let flags: Vec<&str> = flags.split_whitespace().collect();
+    if let Some(f) = flags.iter().find(|f| !["parsed", "fired"].contains(f)) {
+        return Err(format!("unknown js wrapper flag {f}: {s}"));
+    }
     let params = split_top(rest)
         .iter()
         .map(|p| {
@@ -167,7 +184,13 @@ fn wrapper(s: &str) -> Result<Wrapper, String> {
             (public.trim().to_owned(), backend.trim().to_owned(), field.trim().to_owned())
         })
         .collect();
-    Ok(Wrapper { js: js.trim().to_owned(), getter: false, params })
+    Ok(Wrapper {
+        js: js.trim().to_owned(),
+        getter: false,
+        params,
+        parsed: flags.contains(&"parsed"),
+        fired: flags.contains(&"fired"),
+    })
 }
 
 /// One declared class.
@@ -293,7 +316,7 @@ fn method(line: &str, doc: Vec<String>, in_class: bool) -> Result<Method, String
     };
     let args = args.iter().map(|a| arg(a)).collect::<Result<_, _>>()?;
     let path = if path.is_empty() { snake(js) } else { path };
-    Ok(Method { doc, member, js: js.to_owned(), args, convention, ret: ret.to_owned(), ts, path, wrapper: None })
+    Ok(Method { doc, member, js: js.to_owned(), args, convention, ret: ret.to_owned(), ts, path, wrappers: Vec::new() })
 }
 
 /// Parses declarations (`DECLARATIONS`, or another text in the same language).
@@ -313,10 +336,7 @@ pub fn parse(text: &str) -> Result<Surface, String> {
                 None => s.functions.last_mut(),
             };
             let m = last.ok_or_else(|| format!("`js` before any member: {line}"))?;
-            if m.wrapper.is_some() {
-                return Err(format!("{} has two js wrappers", m.js));
-            }
-            m.wrapper = Some(wrapper(w)?);
+            m.wrappers.push(wrapper(w)?);
         } else if let Some(c) = line.strip_prefix("class ") {
             let (js, inner) = c.split_once(" = ").ok_or_else(|| format!("class without a type: {line}"))?;
             let members = Vec::new();
@@ -914,7 +934,8 @@ pub fn typescript_wrappers(
     imported.insert("BackendSurface".to_owned());
     let classes = s.classes.iter().map(|c| (c.js.as_str(), &c.members));
     for (class, members) in std::iter::once(("", &s.functions)).chain(classes) {
-        let wrapped: Vec<&Method> = members.iter().filter(|m| m.wrapper.is_some()).collect();
+        let wrapped: Vec<(&Method, &Wrapper)> =
+            members.iter().flat_map(|m| m.wrappers.iter().map(move |w| (m, w))).collect();
         if wrapped.is_empty() {
             continue;
         }
@@ -928,10 +949,14 @@ pub fn typescript_wrappers(
                 body,
                 "export abstract class {name}Members {{\n  /** @internal */\n  abstract get _native(): {b};"
             );
+            if wrapped.iter().any(|(_, w)| w.fired) {
+                body.push_str("  /** @internal Fires the hooks of what a call caused, then answers what it returned. */\n  abstract _fired<T>(r: T): T;\n");
+            }
+        } else if wrapped.iter().any(|(_, w)| w.fired) {
+            return Err("a module function cannot be `fired`".to_owned());
         }
-        for m in wrapped {
-            let w = m.wrapper.as_ref().expect("filtered");
-            let ret = ts_ret(m, class);
+        for (m, w) in wrapped {
+            let ret = if w.parsed { "Record<string, unknown>".to_owned() } else { ts_ret(m, class) };
             type_names(&ret, imported);
             if w.getter {
                 if m.member != Member::Getter {
@@ -993,8 +1018,15 @@ pub fn typescript_wrappers(
                 })
                 .collect();
             let export = if class.is_empty() { "export function " } else { "" };
+            let mut call = format!("{recv}.{}({})", m.js, pass.join(", "));
+            if w.parsed {
+                call = format!("JSON.parse({call})");
+            }
+            if w.fired {
+                call = format!("this._fired({call})");
+            }
             let _ = writeln!(body, "\n{indent}{export}{}({}): {ret} {{", w.js, sig.join(", "));
-            let _ = writeln!(body, "{indent}  return {recv}.{}({});\n{indent}}}", m.js, pass.join(", "));
+            let _ = writeln!(body, "{indent}  return {call};\n{indent}}}");
         }
         if !class.is_empty() {
             body.push_str("}\n");
@@ -1055,7 +1087,15 @@ mod tests {
         assert!(fails("fn f(a: str) -> string\njs g(b)\n"));
         assert!(fails("fn f(a: strs) -> string\njs g(a)\n"));
         assert!(parse("js g()\n").is_err());
-        assert!(parse("fn f() -> ()\njs g()\njs h()\n").is_err());
+        assert!(parse("fn f() -> ()\njs g() loud\n").is_err());
+        assert!(fails("fn f() -> ()\njs g() fired\n"));
+        let s = parse("class NativeX = X<H>\n  ref f() -> string\n  js g() parsed\n  js h() fired\nend\n").unwrap();
+        let mut body = String::new();
+        typescript_wrappers(&s, &mut body, &mut std::collections::BTreeSet::new()).unwrap();
+        assert!(body.contains("  g(): Record<string, unknown> {\n    return JSON.parse(this._native.f());"), "{body}");
+        assert!(
+            body.contains("abstract _fired<T>(r: T): T;") && body.contains("return this._fired(this._native.f());")
+        );
     }
 
     /// `bindings-node/lib/surface.d.ts` is the generator's output.

@@ -90,6 +90,7 @@ class NativeBreaker = Breaker<H>
   new(text: str, msNumbers: bool) -> try Self
   /// Asks to make one call: a permit (>= 0) or -1 when refused (see `lastRetryAfter`).
   mut tryAcquire(now: f64) -> hot f64
+  js tryAcquire(now) fired
   /// Returns the wait (ms) the last refusal named (`Infinity`: not by waiting).
   get lastRetryAfter -> f64
   js get retryAfter
@@ -114,14 +115,18 @@ class NativeBreaker = Breaker<H>
   js remainingOpen(now)
   /// Moves to `state` by hand.
   mut transitionTo(state: str, now: f64) -> try json<Transition>
+  js transitionTo(state, now) fired
   /// Returns to closed with an empty window.
   mut reset(now: f64) -> try json<Transition | null>
+  js reset(now) fired
   /// Captures the state as snapshot JSON text.
   ref snapshot(now: f64, wallNowMs: f64) -> try string
+  js snapshot(now, wallNowMs) parsed
   /// Replaces the state with a snapshot's (the breaker stays shared).
   mut restore(snapshot: str, now: f64, wallNowMs: f64) -> try ()
   /// Writes the breaker's settings as a breaker object.
   ref configJson() -> string
+  js toJSON() parsed
   /// Returns true when a counting rule matches messages (only then is an error's message sent).
   ref needsMessage() -> bool
   /// Turns collecting transitions for `takeTransitions` on or off.
@@ -135,8 +140,10 @@ class NativeBreaker = Breaker<H>
   mut recordWithoutPermit(outcome: f64, duration: f64, now: f64) -> try bool
   /// Opens for `duration` ms by hand.
   mut transitionToOpenFor(duration: f64, now: f64) -> try json<Transition>
+  js transitionToOpenFor(durationMs=duration, now) fired
   /// Opens until `until` (ms on the clock `now` uses).
   mut transitionToOpenUntil(until: f64, now: f64) -> try json<Transition>
+  js transitionToOpenUntil(until, now) fired
   /// Returns what a break-duration generator sees now.
   ref breakArguments(now: f64) -> try json<BreakArguments>
   js breakArguments(now)
@@ -157,6 +164,7 @@ class NativeBudget = Budget<H>
   js get kind
   /// Writes the settings as a budget object.
   ref configJson() -> string
+  js toJSON() parsed
   /// A logical operation starts (deposit, call in flight).
   ref start(now: f64) -> hot ()
   js start(now)
@@ -199,6 +207,7 @@ class NativePolicy = Policy<H>
   /// Writes the normalized policy document.
   ref toJson() -> string
   js toJSONText()
+  js toJSON() parsed
   /// Returns the schedule: rows of low / mid / high delays (ms) per retry.
   ref schedule() -> json<ReturnType<RetryPolicy['schedule']>>
   js schedule()

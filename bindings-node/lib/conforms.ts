@@ -24,20 +24,10 @@ export type Kinds2 = [Is<typeof api.BREAKER_KINDS, typeof G.BREAKER_KINDS>, Is<t
 // Each class's public instance members and statics are declared. (The other
 // direction holds for the functions: each answers exactly its declared type.
 // It cannot hold for a class, whose #private state the declaration hides.)
-type Classes = {
-  RetrycoreError: [impl.RetrycoreError, api.RetrycoreError, typeof impl.RetrycoreError, typeof api.RetrycoreError];
-  RetryError: [impl.RetryError, api.RetryError, typeof impl.RetryError, typeof api.RetryError];
-  CircuitOpenError: [impl.CircuitOpenError, api.CircuitOpenError, typeof impl.CircuitOpenError, typeof api.CircuitOpenError];
-  BudgetExhaustedError: [impl.BudgetExhaustedError, api.BudgetExhaustedError, typeof impl.BudgetExhaustedError, typeof api.BudgetExhaustedError];
-  IdempotencyError: [impl.IdempotencyError, api.IdempotencyError, typeof impl.IdempotencyError, typeof api.IdempotencyError];
-  Rng: [impl.Rng, api.Rng, typeof impl.Rng, typeof api.Rng];
-  CircuitBreaker: [impl.CircuitBreaker, api.CircuitBreaker, typeof impl.CircuitBreaker, typeof api.CircuitBreaker];
-  Budget: [impl.Budget, api.Budget, typeof impl.Budget, typeof api.Budget];
-  Session: [impl.Session, api.Session, typeof impl.Session, typeof api.Session];
-  RetryPolicy: [impl.RetryPolicy, api.RetryPolicy, typeof impl.RetryPolicy, typeof api.RetryPolicy];
-  DeadLetter: [impl.DeadLetter, api.DeadLetter, typeof impl.DeadLetter, typeof api.DeadLetter];
-};
-export type Members = None<{ [C in keyof Classes]: Undeclared<Classes[C][0], Classes[C][1]> | Undeclared<Classes[C][2], Classes[C][3]> }[keyof Classes]>;
+type Classes = 'RetrycoreError' | 'RetryError' | 'CircuitOpenError' | 'BudgetExhaustedError' | 'IdempotencyError' | 'Rng' | 'CircuitBreaker' | 'Budget' | 'Session' | 'RetryPolicy' | 'DeadLetter';
+export type Members = None<{ [C in Classes]: Undeclared<(typeof impl)[C]['prototype'], (typeof api)[C]['prototype']> | Undeclared<(typeof impl)[C], (typeof api)[C]> }[Classes]>;
+// Every declared class is in that list.
+export type AllClasses = None<Exclude<{ [K in keyof typeof api]: (typeof api)[K] extends { prototype: infer P } ? (unknown extends P ? never : K) : never }[keyof typeof api], Classes>>;
 
 type Fns = { [K in keyof typeof api]: (typeof api)[K] extends (...a: never[]) => unknown ? K : never }[keyof typeof api];
 export type Returns = None<{ [K in Fns & keyof typeof impl]: ReturnType<(typeof api)[K]> extends ReturnType<(typeof impl)[K]> ? never : K }[Fns & keyof typeof impl]>;

@@ -2,7 +2,7 @@
 // bindings-js/src/surface.rs; do not edit (RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface rewrites it).
 
 import type { BackendBreaker, BackendBudget, BackendPolicy, BackendSurface } from './surface';
-import type { BreakArguments, BreakerMetrics, CircuitBreaker, RecordDecision, Refusal, RetryPolicy, Verdict } from './api';
+import type { BreakArguments, BreakerMetrics, CircuitBreaker, RecordDecision, Refusal, RetryPolicy, Transition, Verdict } from './api';
 
 /** The fields of a `RecordArgs` group, as the calls below take it. */
 export interface RecordArgs {
@@ -129,6 +129,12 @@ export function parseRfc3339(text: unknown): number {
 export abstract class BreakerMembers {
   /** @internal */
   abstract get _native(): BackendBreaker;
+  /** @internal Fires the hooks of what a call caused, then answers what it returned. */
+  abstract _fired<T>(r: T): T;
+
+  tryAcquire(now?: unknown): number {
+    return this._fired(this._native.tryAcquire(H.time(now)));
+  }
 
   get retryAfter(): number {
     return this._native.lastRetryAfter;
@@ -150,8 +156,32 @@ export abstract class BreakerMembers {
     return this._native.remainingOpen(H.time(now));
   }
 
+  transitionTo(state: unknown, now?: unknown): Transition {
+    return this._fired(this._native.transitionTo(H.str(state, 'state'), H.time(now)));
+  }
+
+  reset(now?: unknown): Transition | null {
+    return this._fired(this._native.reset(H.time(now)));
+  }
+
+  snapshot(now?: unknown, wallNowMs?: unknown): Record<string, unknown> {
+    return JSON.parse(this._native.snapshot(H.time(now), H.wall(wallNowMs, 'wallNowMs')));
+  }
+
+  toJSON(): Record<string, unknown> {
+    return JSON.parse(this._native.configJson());
+  }
+
   stateMetrics(now?: unknown): BreakerMetrics {
     return this._native.stateMetrics(H.time(now));
+  }
+
+  transitionToOpenFor(durationMs: unknown, now?: unknown): Transition {
+    return this._fired(this._native.transitionToOpenFor(H.num(durationMs, 'durationMs'), H.time(now)));
+  }
+
+  transitionToOpenUntil(until: unknown, now?: unknown): Transition {
+    return this._fired(this._native.transitionToOpenUntil(H.num(until, 'until'), H.time(now)));
   }
 
   breakArguments(now?: unknown): BreakArguments {
@@ -174,6 +204,10 @@ export abstract class BudgetMembers {
 
   get kind(): string {
     return this._native.kind;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return JSON.parse(this._native.configJson());
   }
 
   start(now?: unknown): void {
@@ -212,6 +246,10 @@ export abstract class PolicyMembers {
 
   toJSONText(): string {
     return this._native.toJson();
+  }
+
+  toJSON(): Record<string, unknown> {
+    return JSON.parse(this._native.toJson());
   }
 
   schedule(): ReturnType<RetryPolicy['schedule']> {

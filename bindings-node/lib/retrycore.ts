@@ -5,7 +5,7 @@
 
 // ---------------------------------------------------------------- backend
 
-import type { Backend, BackendDecision, BackendEnding, BackendGate, BackendGiveUp, BackendInfo, BackendReject, BackendRetry } from './backend';
+import type { Backend, BackendEnding, BackendGiveUp, BackendInfo, BackendReject, BackendRetry } from './backend';
 import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from './surface';
 import type {
   Category,
@@ -37,28 +37,8 @@ import type {
 } from './api';
 import * as G from './generated.js';
 
-/**
- * The failure arguments (`FailureArgs` of bindings-js/src/surface.rs; its
- * calls, which spread them, are generated): status, grpc, names, method,
- * idempotent, keySent, headers, elapsedMs, wallNowMs, message,
- * retryableThrottling (Smithy's `@retryable` trait: absent, or its
- * `throttling` flag), shouldRetry.
- */
+/** The failure arguments of bindings-js/src/surface.rs, which its generated calls spread. */
 type FailureArgs = G.FailureArgs;
-
-/** The gate of a rejected step (`start` < 0, `before` 0): the backend answers a rejection there. */
-function rejection(g: BackendGate): BackendReject {
-  return g as BackendReject;
-}
-
-/** The decision of a failed step: a give-up when `fail` answered < 0, else a retry. */
-function giveUpOf(d: BackendDecision): BackendGiveUp {
-  return d as BackendGiveUp;
-}
-
-function retryOf(d: BackendDecision): BackendRetry {
-  return d as BackendRetry;
-}
 
 let N: Backend = null as unknown as Backend;
 let INFO: BackendInfo = null as unknown as BackendInfo;
@@ -80,24 +60,10 @@ let OUTCOMES: string[] = [];
 /** The names `errorNames` writes for retrycore's own errors, a `DOMException` and a fetch network error (`retrycore::classify`), sent at init. */
 let MARKERS: BackendInfo['tables']['error_markers'] = { retry_exhausted: '', breaker_open: '', dom_exception_prefix: '', fetch_network: '' };
 
-// The kind lists the typings show, as `as const` arrays the unions derive
-// from, generated from the core's `host_tables()` into lib/generated.ts (the
-// compiler needs them at build time; tests/js/tables.test.cjs checks them).
+// The kind lists, generated from the core's `host_tables()`.
+export { BACKOFF_KINDS, JITTERS, BREAKER_KINDS, BUDGET_KINDS, CATEGORIES, GIVE_UP_REASONS, REJECT_REASONS, PROFILES } from './generated.js';
 
-export const BACKOFF_KINDS = G.BACKOFF_KINDS;
-export const JITTERS = G.JITTERS;
-export const BREAKER_KINDS = G.BREAKER_KINDS;
-export const BUDGET_KINDS = G.BUDGET_KINDS;
-export const CATEGORIES = G.CATEGORIES;
-export const GIVE_UP_REASONS = G.GIVE_UP_REASONS;
-export const REJECT_REASONS = G.REJECT_REASONS;
-export const PROFILES = G.PROFILES;
-
-/**
- * Installs the low-level backend (the napi addon, or the wasm module). Called
- * once by the package's entry point; not for applications.
- * @internal
- */
+/** Installs the backend (the napi addon, or the wasm module): called once by the package's entry point. */
 export function setBackend(native: Backend): void {
   N = native;
   N.setErrorFactory(makeError);
@@ -1021,16 +987,10 @@ export class CircuitBreaker extends G.BreakerMembers {
     if (h !== null) for (const t of this.#n.takeTransitions()) callHook(h, undefined, t);
   }
 
-  /** Fires the transitions a call caused, then answers what it returned. */
-  #fired<T>(r: T): T {
+  /** @internal Fires the transitions a call caused, then answers what it returned. */
+  _fired<T>(r: T): T {
     if (this.#hook !== null) this.#fire();
     return r;
-  }
-
-  tryAcquire(now?: number): number {
-    const p = this.#n.tryAcquire(timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return p;
   }
 
   static isTrialPermit(permit: number): boolean {
@@ -1103,36 +1063,12 @@ export class CircuitBreaker extends G.BreakerMembers {
     return false;
   }
 
-  transitionTo(state: string, now?: number): Transition {
-    return this.#fired(this.#n.transitionTo(str(state, 'state'), timeArg(now)));
-  }
-
-  reset(now?: number): Transition | null {
-    return this.#fired(this.#n.reset(timeArg(now)));
-  }
-
-  snapshot(now?: number, wallNowMs?: number): object {
-    return JSON.parse(this.#n.snapshot(timeArg(now), wallArg(wallNowMs)));
-  }
-
   restore(snapshot: object | string, now?: number, wallNowMs?: number): void {
     this.#n.restore(documentText(snapshot, 'snapshot'), timeArg(now), wallArg(wallNowMs));
   }
 
-  toJSON(): object {
-    return JSON.parse(this.#n.configJson());
-  }
-
   recordWithoutPermit(outcome: unknown, durationMs = 0, now?: number): boolean {
-    return this.#fired(this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now)));
-  }
-
-  transitionToOpenFor(durationMs: number, now?: number): Transition {
-    return this.#fired(this.#n.transitionToOpenFor(num(durationMs, 'durationMs'), timeArg(now)));
-  }
-
-  transitionToOpenUntil(until: number, now?: number): Transition {
-    return this.#fired(this.#n.transitionToOpenUntil(num(until, 'until'), timeArg(now)));
+    return this._fired(this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now)));
   }
 
 }
@@ -1221,9 +1157,6 @@ export class Budget extends G.BudgetMembers {
     this.#n.onSuccess(timeArg(now), cost === undefined || cost === null ? undefined : num(cost, 'cost'));
   }
 
-  toJSON(): object {
-    return JSON.parse(this.#n.configJson());
-  }
 }
 
 // ---------------------------------------------------------------- policies and sessions
@@ -1507,10 +1440,6 @@ export class RetryPolicy extends G.PolicyMembers {
     return new RetryPolicy({ ...optionsObject(overrides, 'RetryPolicy.profile'), profile: name });
   }
 
-  toJSON(): Record<string, unknown> {
-    return JSON.parse(this.#n.toJson());
-  }
-
   sampleDelays(seed: bigint | number | string, count: number): number[] {
     // The core's count rule (at most limits::MAX_ITEMS, out_of_range), as in Python.
     return this.#n.sampleDelays(u64Text(seed, 'seed'), num(count, 'count'));
@@ -1583,7 +1512,7 @@ export class RetryPolicy extends G.PolicyMembers {
     if (id < 0) {
       id = -id - 1;
       try {
-        const g = rejection(n.gate(id));
+        const g = n.gate(id) as BackendReject;
         if (hooked) this._afterStep(n, id);
         g.state = n.breaker()?.state;
         // No failure was seen, so no category; the key is the session's (docs/sessions.md).
@@ -1659,7 +1588,7 @@ export class RetryPolicy extends G.PolicyMembers {
         const decided = n.decision(id);
         lastCategory = decided.category;
         if (delay < 0) {
-          const d = giveUpOf(decided);
+          const d = decided as BackendGiveUp;
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
           this.#giveUp(d.onGiveUp, d.attempts, d.reason, d.category, failure, ctx.key);
           const kind = d.ending.kind;
@@ -1670,7 +1599,7 @@ export class RetryPolicy extends G.PolicyMembers {
           }
           throw endingError(d.ending, d, failure, d.attempts, d.category, ctx.key);
         }
-        const d = retryOf(decided);
+        const d = decided as BackendRetry;
         if (this.onRetry !== null) {
           callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
         }
@@ -1691,7 +1620,7 @@ export class RetryPolicy extends G.PolicyMembers {
         const attemptNo = n.before(id, now());
         if (hooked) this._afterStep(n, id);
         if (attemptNo === 0) {
-          const g = rejection(n.gate(id));
+          const g = n.gate(id) as BackendReject;
           const st = n.status(id);
           this.#giveUp(g.onGiveUp, g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key);
           if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;

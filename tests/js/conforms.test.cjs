@@ -46,10 +46,10 @@ test('lib/ compiles as it is', { skip: !tsc }, () => {
 });
 
 test('a declared method the implementation lacks fails', { skip: !tsc }, () => {
-  const r = compile((d) => replace(d, 'retrycore.ts', '  transitionToOpenUntil(', '  transitionToOpenUntilRenamed('));
+  const r = compile((d) => replace(d, 'retrycore.ts', '  recordWithoutPermit(', '  recordWithoutPermitRenamed('));
   assert.notEqual(r.status, 0);
   assert.match(r.out, /conforms\.ts.*TS2344/);
-  assert.match(r.out, /transitionToOpenUntilRenamed/);
+  assert.match(r.out, /recordWithoutPermitRenamed/);
 });
 
 test('a declared parameter type the implementation does not accept fails', { skip: !tsc }, () => {
