@@ -33,10 +33,11 @@
 //! A member may be followed by `js publicName(param, …)` (or `js get
 //! publicName`): the public wrapper of `lib/retrycore.ts` that only checks its
 //! arguments and calls the member ([`typescript_wrappers`]). Each backend
-//! parameter is named once, as `public[=backend][:field]` (backend name and
-//! error field default to the public name), in the public order; its check
+//! parameter is named once (an optional one may be left out), as
+//! `public[=backend][:field]` (backend name and error field default to the
+//! public name), in the public order; its check
 //! follows from its kind and name (`now`: a monotonic time; `wallNowMs`,
-//! `nowMs`: a wall-clock time). After the parameters, `parsed` answers the
+//! `nowMs`: a wall-clock time; a `str` `seed`: a 64-bit integer). After the parameters, `parsed` answers the
 //! returned JSON text parsed, and `fired` passes what the call returns
 //! through the object's `_fired` (which fires its hooks). A member may have
 //! several wrappers.
@@ -927,7 +928,7 @@ pub fn typescript_wrappers(
          /** The argument checks of lib/retrycore.ts and the backend, set by its `setBackend`. */\n\
          export interface Host {\n  n: BackendSurface;\n  str(v: unknown, field: string): string;\n  \
          num(v: unknown, field: string): number;\n  nums(v: unknown, field: string): number[];\n  \
-         time(v: unknown): number;\n  wall(v: unknown, field: string): number;\n}\n\n\
+         time(v: unknown): number;\n  wall(v: unknown, field: string): number;\n  u64(v: unknown, field: string): string;\n}\n\n\
          let H: Host;\n\n/** Sets the checks and the backend the wrappers use. */\n\
          export function setHost(h: Host): void {\n  H = h;\n}\n",
     );
@@ -974,7 +975,7 @@ pub fn typescript_wrappers(
                     Arg::Group { .. } => Err(format!("js {}: {} takes a group", w.js, m.js)),
                 })
                 .collect::<Result<_, _>>()?;
-            if w.params.len() != params.len() {
+            if w.params.len() > params.len() {
                 return Err(format!(
                     "js {}: names {} of the {} parameters of {}",
                     w.js,
@@ -987,11 +988,14 @@ pub fn typescript_wrappers(
             let mut pass = Vec::new();
             let mut optional = Vec::new();
             for p in &params {
-                let (public, _, field) = w
-                    .params
-                    .iter()
-                    .find(|(_, b, _)| *b == p.js)
-                    .ok_or_else(|| format!("js {}: no parameter is {}'s {}", w.js, m.js, p.js))?;
+                let Some((public, _, field)) = w.params.iter().find(|(_, b, _)| *b == p.js) else {
+                    // An optional parameter the wrapper does not name is left out.
+                    if !p.optional {
+                        return Err(format!("js {}: no parameter is {}'s {}", w.js, m.js, p.js));
+                    }
+                    pass.push("undefined".to_owned());
+                    continue;
+                };
                 let (check, opt) = match (p.kind.as_str(), p.js.as_str(), p.optional) {
                     ("f64", "now", false) => (format!("H.time({public})"), true),
                     ("f64", "wallNowMs" | "nowMs", false) => (format!("H.wall({public}, '{field}')"), true),
@@ -999,6 +1003,7 @@ pub fn typescript_wrappers(
                         (format!("{public} === undefined ? undefined : H.num({public}, '{field}')"), true)
                     }
                     ("f64", _, false) => (format!("H.num({public}, '{field}')"), false),
+                    ("str", "seed", false) => (format!("H.u64({public}, '{field}')"), false),
                     ("str", _, false) => (format!("H.str({public}, '{field}')"), false),
                     ("nums", _, false) => (format!("H.nums({public}, '{field}')"), false),
                     ("bool", _, false) => (format!("{public} === true"), true),
@@ -1085,6 +1090,7 @@ mod tests {
         };
         assert!(fails("fn f(a: str, b: str) -> string\njs g(a)\n"));
         assert!(fails("fn f(a: str) -> string\njs g(b)\n"));
+        assert!(!fails("fn f(a: str?) -> string\njs g()\n"));
         assert!(fails("fn f(a: strs) -> string\njs g(a)\n"));
         assert!(parse("js g()\n").is_err());
         assert!(parse("fn f() -> ()\njs g() loud\n").is_err());

@@ -40,6 +40,7 @@ fn storageKey(key: str, max: f64) -> try string = idem::storage_key
 js storageKey(key, maxLength=max)
 /// Mints a UUIDv4 key from OS entropy, or from 32 hex digits of entropy (tests).
 fn mintKey(entropyHex: str?) -> try string = idem::mint_key::<H>
+js mintKey()
 /// Writes the `Idempotency-Key` header value (an RFC 8941 sf-string).
 fn formatHeader(key: str) -> try string = idem::format_header
 js formatIdempotencyHeader(key)
@@ -217,6 +218,7 @@ class NativePolicy = Policy<H>
   js delay(retry, r, prev)
   /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
   ref sampleDelays(seed: str, count: f64) -> try f64s
+  js sampleDelays(seed, count)
   /// Replays `draws` (each in [0, 1]) through the backoff: the delays (ms) of retries 1..=draws.len().
   ref replayDelays(draws: nums) -> try f64s
   js replayDelays(draws)

@@ -18,8 +18,8 @@ export type Values = Is<typeof impl, typeof api>;
 // Every public runtime export is declared.
 export type Exports = None<Undeclared<typeof impl, typeof api>>;
 // The kind lists are the generated ones, exactly.
-export type Kinds = [Is<typeof api.CATEGORIES, typeof G.CATEGORIES>, Is<typeof api.PROFILES, typeof G.PROFILES>, Is<typeof api.BACKOFF_KINDS, typeof G.BACKOFF_KINDS>, Is<typeof api.JITTERS, typeof G.JITTERS>];
-export type Kinds2 = [Is<typeof api.BREAKER_KINDS, typeof G.BREAKER_KINDS>, Is<typeof api.BUDGET_KINDS, typeof G.BUDGET_KINDS>, Is<typeof api.GIVE_UP_REASONS, typeof G.GIVE_UP_REASONS>, Is<typeof api.REJECT_REASONS, typeof G.REJECT_REASONS>];
+type Kinds = 'CATEGORIES' | 'PROFILES' | 'BACKOFF_KINDS' | 'JITTERS' | 'BREAKER_KINDS' | 'BUDGET_KINDS' | 'GIVE_UP_REASONS' | 'REJECT_REASONS';
+export type SameKinds = None<{ [K in Kinds]: [(typeof api)[K], (typeof G)[K]] extends [(typeof G)[K], (typeof api)[K]] ? never : K }[Kinds]>;
 
 // Each class's public instance members and statics are declared. (The other
 // direction holds for the functions: each answers exactly its declared type.

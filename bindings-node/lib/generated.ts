@@ -76,6 +76,7 @@ export interface Host {
   nums(v: unknown, field: string): number[];
   time(v: unknown): number;
   wall(v: unknown, field: string): number;
+  u64(v: unknown, field: string): string;
 }
 
 let H: Host;
@@ -103,6 +104,10 @@ export function scopedKey(tenant: unknown, key: unknown): string {
 
 export function storageKey(key: unknown, maxLength: unknown): string {
   return H.n.storageKey(H.str(key, 'key'), H.num(maxLength, 'maxLength'));
+}
+
+export function mintKey(): string {
+  return H.n.mintKey(undefined);
 }
 
 export function formatIdempotencyHeader(key: unknown): string {
@@ -258,6 +263,10 @@ export abstract class PolicyMembers {
 
   delay(retry: unknown, r: unknown, prev?: unknown): number {
     return this._native.delay(H.num(retry, 'retry'), H.num(r, 'r'), prev === undefined ? undefined : H.num(prev, 'prev'));
+  }
+
+  sampleDelays(seed: unknown, count: unknown): number[] {
+    return this._native.sampleDelays(H.u64(seed, 'seed'), H.num(count, 'count'));
   }
 
   replayDelays(draws: unknown): number[] {

@@ -1,63 +1,33 @@
-// The implementation of the public JS API declared in lib/api.d.ts (the
-// shipped index.d.ts of both packages; lib/conforms.ts holds this file to it).
-// It translates and owns what must be asynchronous; every decision is the
-// Rust core's, reached through the backend set once by `setBackend`.
+// The public JS API declared in lib/api.d.ts (both packages' index.d.ts; lib/conforms.ts holds this file to
+// it): it translates and owns what must be asynchronous; every decision is the Rust core's, through `setBackend`.
 
 // ---------------------------------------------------------------- backend
 
 import type { Backend, BackendEnding, BackendGiveUp, BackendInfo, BackendReject, BackendRetry } from './backend';
 import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from './surface';
 import type {
-  Category,
-  Profile,
-  Failure,
-  HeadersLike,
-  Verdict,
-  FailureContext,
-  ServerAdvice,
-  Finding,
-  Transition,
-  BreakerMetrics,
-  BreakArguments,
-  BreakerOptions,
-  Refusal,
-  BudgetOptions,
-  Gate,
-  Decision,
-  SessionOptions,
-  HookInfo,
-  PolicyOptions,
-  ExecuteOptions,
-  AttemptContext,
-  FingerprintOptions,
-  RecordConfig,
-  IdempotencyRecord,
-  RecordDecision,
-  RecordOutcome,
+  Category, Profile, Failure, HeadersLike, Verdict, FailureContext, ServerAdvice, Finding, Transition, BreakerMetrics, BreakArguments, BreakerOptions,
+  Refusal, BudgetOptions, Gate, Decision, SessionOptions, HookInfo, PolicyOptions, ExecuteOptions, AttemptContext, FingerprintOptions, RecordConfig,
+  IdempotencyRecord, RecordDecision, RecordOutcome,
 } from './api';
 import * as G from './generated.js';
 
-/** The failure arguments of bindings-js/src/surface.rs, which its generated calls spread. */
-type FailureArgs = G.FailureArgs;
 
 let N: Backend = null as unknown as Backend;
 let INFO: BackendInfo = null as unknown as BackendInfo;
 let CATEGORY_IDS: Map<string, number> = new Map();
 let VERDICTS: Array<Verdict | undefined> = [];
 
-/** The core's input limits (`retrycore::limits`, snake_case), sent by the backend at init: never a copy here (docs/js.md, "Input limits"). */
+// The core's tables the backend sends at init (`host_tables()`: limits, the fetch failure
+// messages and network-code rule, CATEGORY_BITS, SEEN_STATUS, Counted::ALL, the error
+// markers), never a copy here (docs/js.md, "Input limits").
 let LIMITS: Record<string, number> = {};
-/** The fetch failure messages and the network-code rule (`retrycore::classify`), sent at init. */
 let FETCH_MESSAGES: Set<string> = new Set();
 let NETWORK_CODE = /(?!)/;
-/** The bits of a packed verdict's category (`retrycore::classify::CATEGORY_BITS`), sent at init. */
 let CATEGORY_BITS = 0;
 let CORE_CATEGORIES: Category[] = [];
-/** The status range taken from an error's attributes (`retrycore::classify::SEEN_STATUS`), sent at init. */
 let SEEN_STATUS: [number, number] = [0, -1];
-/** The outcome names a breaker records (`retrycore::breaker::Counted::ALL`), sent at init. */
 let OUTCOMES: string[] = [];
-/** The names `errorNames` writes for retrycore's own errors, a `DOMException` and a fetch network error (`retrycore::classify`), sent at init. */
 let MARKERS: BackendInfo['tables']['error_markers'] = { retry_exhausted: '', breaker_open: '', dom_exception_prefix: '', fetch_network: '' };
 
 // The kind lists, generated from the core's `host_tables()`.
@@ -81,10 +51,12 @@ export function setBackend(native: Backend): void {
   DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
   SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
   MARKERS = t.error_markers;
-  G.setHost({ n: N, str, num, nums, time: timeArg, wall: wallArg });
+  G.setHost({ n: N, str, num, nums, time: timeArg, wall: wallArg, u64: u64Text });
 }
 
-export { parseDuration, formatDuration, parseHttpDate, scopedKey, storageKey, formatIdempotencyHeader, canonicalJSONText, _canonicalNumber, formatRfc3339, parseRfc3339 } from './generated.js';
+// The wrappers generated from the `js` lines of bindings-js/src/surface.rs.
+export { parseDuration, formatDuration, parseHttpDate, scopedKey, storageKey, mintKey, formatIdempotencyHeader, canonicalJSONText, _canonicalNumber } from './generated.js';
+export { formatRfc3339, parseRfc3339 } from './generated.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- public since 0.1: JSON of the core's tables, read by key
 export function hostTables(): Record<string, any> {
@@ -194,11 +166,7 @@ function makeError(kind: string, code: string, field: string, message: string): 
   }
 }
 
-/**
- * An error for a core code in the class the core gives it (`js_error_classes`:
- * `ErrorCode::class` mapped to JS, the same in every domain, so a throw site
- * never picks `TypeError` or `RangeError` itself).
- */
+/** An error for a core code in the JS class the core gives it (`js_error_classes`, the same in every domain). */
 function coreError(code: string, field: string, message: string): Error {
   return makeError((INFO.tables.js_error_classes as Record<string, string>)[code], code, field, field ? `${field}: ${message}` : message);
 }
@@ -228,12 +196,7 @@ function messageOf(e: unknown): string {
   }
 }
 
-/**
- * Reads caller-supplied values with `f`: whatever the engine or the caller's
- * code throws meanwhile (a revoked proxy, a throwing getter, `toString` or
- * `Symbol.toPrimitive`) becomes retrycore's `TypeError` (`invalid_type`)
- * naming `field`, with the original as `cause`. retrycore's own errors pass.
- */
+/** Runs `f` over caller values: what their proxies or getters throw becomes `invalid_type` on `field` (the original as `cause`). */
 function reading<T>(field: string, f: () => T): T {
   try {
     return f();
@@ -268,10 +231,7 @@ function checkLength(len: number, field: string): void {
   if (len > LIMITS.max_items) throw coreError('too_large', field, `at most ${LIMITS.max_items} items, got ${len}`);
 }
 
-/**
- * Copies an array argument densely after checking its length against the
- * core's `maxItems` (holes read as `undefined`); anything else is `invalid_type`.
- */
+/** A dense copy of an array argument (holes: `undefined`), its length checked against the core's `maxItems` first. */
 function items(v: unknown, field: string, what: string): unknown[] {
   if (!isArray(v)) throw coreError('invalid_type', field, `must be an array of ${what}, got ${describe(v)}`);
   return reading(field, () => {
@@ -319,11 +279,7 @@ function optBool(v: unknown, field: string): boolean | undefined {
   return v;
 }
 
-/**
- * A monotonic `now` for the backend: the caller's milliseconds (≥ 0), or -1
- * when omitted, which the backend reads as "now on the clock of
- * `performance.now()`" (cheaper than calling it from JS).
- */
+/** A monotonic `now` (ms ≥ 0), or -1 when omitted: the backend reads `performance.now()`'s clock, cheaper than JS. */
 function timeArg(v: unknown): number {
   if (v === undefined) return -1;
   if (typeof v === 'number' && v >= 0) return v;
@@ -365,11 +321,7 @@ function checkKeys(o: Record<string, unknown>, allowed: readonly string[], what:
   }
 }
 
-/**
- * Reads an option bag (undefined and null: none) into a plain copy: each own
- * key read once, so getters run here (their errors named by `reading`) and
- * never again later.
- */
+/** A plain copy of an option bag (undefined, null: none): each own key read once, so getters run here only. */
 function optionsObject(v: unknown, what: string): Record<string, unknown> {
   if (v === undefined || v === null) return {};
   if (!isPlainObject(v)) throw coreError('invalid_type', '', `${what} options must be a plain object, got ${describe(v)}`);
@@ -394,11 +346,7 @@ const keysOf =
   <const K extends readonly (keyof T)[]>(keys: K & ([keyof T] extends [K[number]] ? unknown : never)): K =>
     keys;
 
-/**
- * Reads an option bag (see `optionsObject`) whose keys are `spec`'s: another
- * key is `unknown_key` (naming `owner`), each value goes through its reader
- * in `spec`'s order.
- */
+/** Reads an option bag with `spec`'s readers in order; another key is `unknown_key` (naming `owner`). */
 function readOptions<S extends Record<string, Reader>>(v: unknown, what: string, owner: string, spec: S): { [K in keyof S]: ReturnType<S[K]> } {
   const o = optionsObject(v, what);
   const keys = Object.keys(spec);
@@ -408,7 +356,6 @@ function readOptions<S extends Record<string, Reader>>(v: unknown, what: string,
   return out as { [K in keyof S]: ReturnType<S[K]> };
 }
 
-/** A list of numbers (`draws`), each checked. */
 function nums(v: unknown, field: string): number[] {
   return items(v, field, 'numbers').map((d, i) => num(d, `${field}[${i}]`));
 }
@@ -510,7 +457,6 @@ function jsonOf(value: unknown, mode: 'json' | 'options' | 'pointer', nonFiniteC
   return JSON.stringify(reading('', () => jsonValue(value, mode, '', 0, new Set(), nonFiniteCode)));
 }
 
-/** Reads a policy document given as JSON text or as an object. */
 function documentText(doc: unknown, what: string): string {
   if (typeof doc === 'string') return wellFormed(doc, '');
   if (doc === null || typeof doc !== 'object') throw coreError('invalid_type', '', `${what} must be JSON text or an object, got ${describe(doc)}`);
@@ -654,11 +600,7 @@ function headerText(v: unknown): string {
   }
 }
 
-/**
- * Flattens headers to `[name, value, …]`: at most the core's `maxHeaders`
- * entries are read, every list's length is checked before it is walked,
- * and a value may be a list of values one level deep (never nested).
- */
+/** Flattens headers to `[name, value, …]`, at most the core's `maxHeaders`; a value may be one flat list of values. */
 function headerPairs(h: unknown): string[] {
   const out: string[] = [];
   if (h == null) return out;
@@ -705,10 +647,8 @@ export function describeFailure(x: unknown): Failure {
 }
 
 /**
- * {@link describeFailure}; for a `thrown` value a plain object whose keys are
- * not all {@link Failure} keys (`{code: 'ECONNRESET'}`) is read like an error.
- * An error's `message` is read only when `message` is true (a policy with a
- * message rule); its `$retryable` (AWS SDK v3, Smithy's `@retryable`) always.
+ * `describeFailure`; a `thrown` plain object with other than `Failure` keys (`{code: 'ECONNRESET'}`) is
+ * read like an error, whose `message` is read only for a policy with a message rule.
  */
 function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
   if (typeof x === 'number') return { status: x };
@@ -760,7 +700,7 @@ function pairsOf(flat: string[]): Array<[string, string]> {
 }
 
 /** Positional arguments for the backend: status, grpc, names, method, idempotent, keySent, headers, elapsed, wallNow. */
-function failureArgs(x: unknown, opts?: FailureContext, thrown = false, message = false): FailureArgs {
+function failureArgs(x: unknown, opts?: FailureContext, thrown = false, message = false): G.FailureArgs {
   return reading('failure', () => failureArgsOf(x, opts, thrown, message));
 }
 
@@ -776,7 +716,7 @@ function retryableArg(r: unknown): boolean | undefined {
   return optBool(o.throttling, 'retryable.throttling') === true;
 }
 
-function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean, message: boolean): FailureArgs {
+function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean, message: boolean): G.FailureArgs {
   const f = describeWith(x, thrown, message);
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
@@ -800,12 +740,8 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   return { status, grpc, names, method, idempotent, keySent, headers, elapsedMs: elapsed, wallNowMs: wall, message: msg, retryableThrottling: retryable, shouldRetry };
 }
 
-/**
- * The backend arguments of a value `fn` threw or rejected with, which is
- * never refused: read as a failure when it can be (a plain object's fields,
- * an error's status and headers), else by its names alone.
- */
-function thrownArgs(x: unknown, opts?: FailureContext, message = false): FailureArgs {
+/** The arguments of what `fn` threw, never refused: read as a failure when it can be, else by its names alone. */
+function thrownArgs(x: unknown, opts?: FailureContext, message = false): G.FailureArgs {
   try {
     return failureArgs(x, opts, true, message);
   } catch {
@@ -813,7 +749,7 @@ function thrownArgs(x: unknown, opts?: FailureContext, message = false): Failure
   }
 }
 
-function namesOnlyArgs(x: unknown, opts?: FailureContext): FailureArgs {
+function namesOnlyArgs(x: unknown, opts?: FailureContext): G.FailureArgs {
   return { names: errorNames(x), method: opts?.method, idempotent: opts?.idempotent, keySent: opts?.idempotencyKeySent };
 }
 
@@ -838,11 +774,7 @@ function reportHookError(e: unknown): void {
   }
 }
 
-/**
- * Calls a hook after the state it reports is already updated: whatever it
- * throws is reported (see `reportHookError`) and never reaches the breaker,
- * the budgets or the caller (docs/js.md, "Hooks").
- */
+/** Calls a hook once its state is updated: what it throws is reported, never met by the caller (docs/js.md, "Hooks"). */
 function callHook<A>(h: (arg: A) => void, self: unknown, arg: A): void {
   try {
     h.call(self, arg);
@@ -895,8 +827,6 @@ export function classify(failure: number | unknown, options?: FailureContext): V
   if (typeof failure === 'number' && options === undefined) return unpackVerdict(N.classifyStatus(failure, 0));
   return classifyWith(N, failure, options, false);
 }
-
-// ---------------------------------------------------------------- small functions
 
 export function readServerAdvice(headers: HeadersLike, wallNowMs?: number | null): ServerAdvice {
   return N.serverAdvice(headerPairs(headers), wallNowMs === null ? undefined : wallArg(wallNowMs));
@@ -956,16 +886,12 @@ export class CircuitBreaker extends G.BreakerMembers {
   }
 
   static fromJSON(doc: object | string): CircuitBreaker {
-    return CircuitBreaker.#wrap(new N.NativeBreaker(documentText(doc, 'breaker'), false));
-  }
-
-  static #wrap(native: BackendBreaker): CircuitBreaker {
-    return new CircuitBreaker(wrapped<BreakerOptions>(native));
+    return CircuitBreaker._wrap(new N.NativeBreaker(documentText(doc, 'breaker'), false));
   }
 
   /** @internal */
   static _wrap(native: BackendBreaker): CircuitBreaker {
-    return CircuitBreaker.#wrap(native);
+    return new CircuitBreaker(wrapped<BreakerOptions>(native));
   }
 
   /** @internal */
@@ -1070,7 +996,6 @@ export class CircuitBreaker extends G.BreakerMembers {
   recordWithoutPermit(outcome: unknown, durationMs = 0, now?: number): boolean {
     return this._fired(this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now)));
   }
-
 }
 
 const kNative = Symbol('retrycore.native');
@@ -1144,11 +1069,7 @@ export class Budget extends G.BudgetMembers {
     return this.#n.tryWithdraw(timeArg(now), categoryId(category)) >= 0;
   }
 
-  recordFailure(
-    category = 'server_error',
-    now?: number,
-    facts?: { counts?: boolean; reachedBackend?: boolean; declinedPushback?: boolean; refused?: boolean },
-  ): void {
+  recordFailure(category = 'server_error', now?: number, facts?: unknown): void {
     const f = readOptions(facts, 'recordFailure', 'Budget.recordFailure', { counts: optBool, reachedBackend: optBool, declinedPushback: optBool, refused: optBool });
     this.#n.onFailure(timeArg(now), categoryId(category), f.counts ?? true, f.reachedBackend ?? true, f.declinedPushback === true, f.refused === true);
   }
@@ -1156,7 +1077,6 @@ export class Budget extends G.BudgetMembers {
   recordSuccess(now?: number, cost?: number): void {
     this.#n.onSuccess(timeArg(now), cost === undefined || cost === null ? undefined : num(cost, 'cost'));
   }
-
 }
 
 // ---------------------------------------------------------------- policies and sessions
@@ -1198,13 +1118,8 @@ export class Session {
     return this.#final !== null ? { ...this.#final.status } : this.#n.status(this.#id);
   }
 
-  /**
-   * Gives the slot of a finished session back to the policy at once (its
-   * permit and budget slots went back when it finished), keeping what
-   * `key` and `status()` answer: the policy's session slab shrinks as
-   * sessions finish, not when the garbage collector runs. First fires the
-   * transitions the step caused.
-   */
+  // Fires the step's transitions; a finished session's slot goes back to the policy at
+  // once (not when collected), keeping what `key` and `status()` answer.
   #settle(done: boolean): void {
     this.#policy._afterStep(this.#n, this.#id);
     if (!done || this.#final !== null) return;
@@ -1257,17 +1172,14 @@ const NO_EXECUTE_OPTIONS: { [K in keyof typeof EXECUTE_OPTIONS]?: undefined } = 
 const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
 
 class Context implements AttemptContext {
-  attempt: number;
-  signal: AbortSignal | undefined;
+  attempt = 1;
   #n: BackendPolicy;
   #id: number;
   #key: string | undefined;
-  constructor(n: BackendPolicy, id: number, key: string | undefined, signal: AbortSignal | undefined) {
-    this.attempt = 1;
+  constructor(n: BackendPolicy, id: number, key: string | undefined, public signal: AbortSignal | undefined) {
     this.#n = n;
     this.#id = id;
     this.#key = key;
-    this.signal = signal;
   }
   get key(): string {
     if (this.#key === undefined) this.#key = this.#n.key(this.#id);
@@ -1285,7 +1197,6 @@ class Context implements AttemptContext {
   }
 }
 
-/** Reads an `AbortSignal` option (undefined and null: none). */
 function signalOption(v: unknown): AbortSignal | undefined {
   if (v === undefined || v === null) return undefined;
   const ok = reading('signal', () => typeof v === 'object' && typeof (v as AbortSignal).aborted === 'boolean' && typeof (v as AbortSignal).addEventListener === 'function');
@@ -1300,11 +1211,7 @@ function abortReason(signal: AbortSignal): unknown {
 /** The longest delay `setTimeout` honours (2^31 − 1 ms); a longer one fires after 1 ms. */
 const MAX_TIMER_MS = 0x7fffffff;
 
-/**
- * Calls `f` after `ms` milliseconds, however long: a wait past what
- * `setTimeout` honours is a chain of timers of at most 2^31 − 1 ms each (a
- * 30-day `Retry-After`, a 700 h backoff or deadline). Returns its canceller.
- */
+/** Calls `f` after `ms`, however long (a chain of timers of at most 2^31 − 1 ms each); returns its canceller. */
 function later(ms: number, f: () => void): () => void {
   let t: ReturnType<typeof setTimeout> | undefined;
   const arm = (left: number): void => {
@@ -1438,11 +1345,6 @@ export class RetryPolicy extends G.PolicyMembers {
 
   static profile(name: Profile, overrides: PolicyOptions = {}): RetryPolicy {
     return new RetryPolicy({ ...optionsObject(overrides, 'RetryPolicy.profile'), profile: name });
-  }
-
-  sampleDelays(seed: bigint | number | string, count: number): number[] {
-    // The core's count rule (at most limits::MAX_ITEMS, out_of_range), as in Python.
-    return this.#n.sampleDelays(u64Text(seed, 'seed'), num(count, 'count'));
   }
 
   classify(failure: number | unknown, options?: FailureContext): Verdict {
@@ -1642,11 +1544,7 @@ export class RetryPolicy extends G.PolicyMembers {
     }
   }
 
-  /**
-   * @internal An injected clock and sleep for `execute` (tests and the
-   * execute vectors): `now()` in monotonic ms, `wallNow()` in Unix ms,
-   * `sleep(ms, signal)`. Null: the host's clock and timers.
-   */
+  /** @internal An injected clock and sleep for `execute` (tests, vectors); null: the host's. */
   _clock: { now: () => number; wallNow: () => number; sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void> } | null = null;
 }
 
@@ -1697,10 +1595,6 @@ export function deriveKey(...parts: string[]): string {
   return N.deriveKey(list.map((p, i) => str(p, `parts[${i}]`)));
 }
 
-export function mintKey(): string {
-  return N.mintKey(undefined);
-}
-
 /** @internal Mints a key from 32 hex digits of entropy (vectors). */
 export function _mintKeyFrom(entropyHex: string): string {
   return N.mintKey(str(entropyHex, 'entropyHex'));
@@ -1714,7 +1608,6 @@ export function canonicalJSON(value: unknown): string {
   return N.canonicalize(jsonText(value));
 }
 
-/** @internal Writes a number as canonical JSON does. */
 /** A value as JSON text after `jsonValue`'s checks, fields named by JSON pointers. */
 function jsonText(value: unknown): string {
   return jsonOf(value, 'pointer', 'invalid_number');
