@@ -45,6 +45,14 @@ pub const fn seen_status(n: i128) -> Option<u16> {
 /// open-breaker rejection.
 pub const BREAKER_OPEN_NAME: &str = "retrycore:breaker_open";
 
+/// The prefix of a browser `DOMException`'s name in a cause chain: a
+/// `DOMException` named `N` is `DOMException:N` (`core/data/names.tsv`).
+pub const DOM_EXCEPTION_PREFIX: &str = "DOMException:";
+
+/// The name a JS binding appends after the cause chain of a fetch network
+/// `TypeError` (see [`FETCH_FAILURE_MESSAGES`]; a row of `core/data/names.tsv`).
+pub const FETCH_NETWORK_NAME: &str = "FetchNetworkError";
+
 /// The response header a service sets when it gave up retrying, so its
 /// callers do not retry again (`x-retry-exhausted: 1`).
 pub const RETRY_EXHAUSTED_HEADER: &str = "x-retry-exhausted";
