@@ -42,7 +42,7 @@ mod _native {
         ServerAdvice,
     };
     #[pymodule_export]
-    use crate::policy::{GiveUp, Policy, Proceed, Reject, Retry, RetryEvent, Runner, ScheduleRow, Session};
+    use crate::policy::{error, GiveUp, Policy, Proceed, Reject, Retry, RetryEvent, Runner, ScheduleRow, Session};
     #[pymodule_export]
     use crate::{noop, noop_obj};
 

@@ -238,22 +238,30 @@ methods Runner
     before(session: =session_of) -> Option<f64> = self.gate(py, session.get())?.map(to_secs)
     /// Answers a failed attempt: the delay in seconds, or raises (`RetryError`, or the error itself).
     failed_attempt(session: =session_of, exc: obj) -> try f64 =
-        let s = session.get();
         if !exc.is_instance_of::<pyo3::exceptions::PyBaseException>() {
             return Err(err(py, ErrorCode::InvalidType, "exc", "must be an exception"));
         }
-        self.or_cancel(py, s, self.failed(py, s, exc)).map(to_secs)
-    /// Records the successful attempt.
-    succeeded_attempt(session: =session_of) -> try () = self.succeeded(py, session.get())
+        Ok(self.step(py, session.get(), exc, true)?.map_or(0.0, to_secs))
     /// Answers a returned value: None to return it (recorded as a success, or
     /// a non-ok response nothing retries), the delay in seconds to retry a
     /// non-ok response, or raises `RetryError`.
-    returned_attempt(session: =session_of, value: obj) -> Option<f64> =
-        let s = session.get();
-        self.or_cancel(py, s, self.returned(py, s, value))?.map(to_secs)
+    returned_attempt(session: =session_of, value: obj) -> try Option<f64> =
+        Ok(self.step(py, session.get(), value, false)?.map(to_secs))
     /// Cancels the session (no-op once done).
     cancel(session: =session_of) -> try () = self.cancelled(py, session.get())
-    get sleep -> Option<Py<PyAny>> = self.sleep.as_ref().map(|s| s.clone_ref(py))
+
+functions
+    /// The exception of the class the core names for `code` raised in `domain`
+    /// (`config`, the default, or `idempotency`; `ErrorCode::class`): the facade's own checks raise it.
+    error(code: str, field: str, why: str, domain: str?) -> try Py<PyAny> =
+        let kind = ErrorCode::ALL.iter().find(|c| c.code() == code);
+        let kind = *kind.ok_or_else(|| err(py, ErrorCode::InvalidValue, "code", format!("is not an error code: {code:?}")))?;
+        let family = match domain.as_deref() {
+            None | Some("config") => Family::Config,
+            Some("idempotency") => Family::Idempotency,
+            Some(d) => return Err(err(py, ErrorCode::InvalidValue, "domain", format!("is not an error domain: {d:?}"))),
+        };
+        Ok(conv::core_err(py, &retrycore::Error::new(kind, field, why), family).into_value(py).into_any())
 
 module breaker
 

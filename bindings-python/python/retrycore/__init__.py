@@ -17,146 +17,41 @@ seconds, like ``time.sleep``.
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 import functools
 import inspect
 import os
 import types as _types
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, TypeVar, Union, cast, overload
+from contextvars import ContextVar
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
 from . import _native
 from ._context import CURRENT as _CURRENT
 from ._errors import (
-    BudgetExhaustedError,
-    CircuitOpenError,
-    ConfigError,
-    ConfigTypeError,
-    DeadLetterError,
-    FenceError,
-    FingerprintError,
-    IdempotencyError,
-    IdempotencyInProgressError,
-    IdempotencyMismatchError,
-    IdempotencyTypeError,
-    InvalidKeyError,
-    RetrycoreError,
-    RetryError,
-    SnapshotError,
-    StateError,
+    BudgetExhaustedError, CircuitOpenError, ConfigError, ConfigTypeError, DeadLetterError, FenceError,
+    FingerprintError, IdempotencyError, IdempotencyInProgressError, IdempotencyMismatchError, IdempotencyTypeError,
+    InvalidKeyError, RetrycoreError, RetryError, SnapshotError, StateError,
 )
 from ._native import (
-    Acquired,
-    DeadLetter,
-    Finding,
-    GiveUp,
-    Permit,
-    Proceed,
-    Random,
-    RecordConfig,
-    Refusal,
-    Reject,
-    Retry,
-    RetryEvent,
-    RetrySession,
-    ScheduleRow,
-    ServerAdvice,
-    Transition,
-    Verdict,
-    canonicalize,
-    canonicalize_json,
-    classify,
-    complete,
-    decide,
-    derive_key,
-    error_names,
-    fingerprint,
-    fingerprint_json,
-    format_duration,
-    format_header,
-    format_number,
-    format_rfc3339_ms,
-    mint_key,
-    parse_duration,
-    parse_header,
-    parse_http_date,
-    parse_rfc3339_ms,
-    renew_lease,
-    scoped_key,
-    server_advice,
-    storage_key,
-    validate_key,
+    Acquired, DeadLetter, Finding, GiveUp, Permit, Proceed, Random, RecordConfig, Refusal, Reject, Retry, RetryEvent,
+    RetrySession, ScheduleRow, ServerAdvice, Transition, Verdict, canonicalize, canonicalize_json, classify, complete,
+    decide, derive_key, error_names, fingerprint, fingerprint_json, format_duration, format_header, format_number,
+    format_rfc3339_ms, mint_key, parse_duration, parse_header, parse_http_date, parse_rfc3339_ms, renew_lease,
+    scoped_key, server_advice, storage_key, validate_key,
 )
 
 __version__: str = _native.__version__
 
 __all__ = [
-    "Acquired",
-    "Budget",
-    "BudgetExhaustedError",
-    "CircuitBreaker",
-    "CircuitOpenError",
-    "ConfigError",
-    "ConfigTypeError",
-    "DeadLetter",
-    "DeadLetterError",
-    "FenceError",
-    "Finding",
-    "FingerprintError",
-    "GiveUp",
-    "IdempotencyError",
-    "IdempotencyInProgressError",
-    "IdempotencyMismatchError",
-    "IdempotencyTypeError",
-    "InvalidKeyError",
-    "Permit",
-    "Proceed",
-    "Random",
-    "RecordConfig",
-    "Refusal",
-    "Reject",
-    "Retry",
-    "RetryError",
-    "RetryEvent",
-    "RetryPolicy",
-    "RetrySession",
-    "RetrycoreError",
-    "ScheduleRow",
-    "ServerAdvice",
-    "SnapshotError",
-    "StateError",
-    "Transition",
-    "Verdict",
-    "canonicalize",
-    "canonicalize_json",
-    "categories",
-    "classify",
-    "complete",
-    "current_attempt",
-    "decide",
-    "derive_key",
-    "error_codes",
-    "error_names",
-    "fingerprint",
-    "fingerprint_json",
-    "format_duration",
-    "format_header",
-    "format_number",
-    "format_rfc3339_ms",
-    "give_up_reasons",
-    "LIMITS",
-    "lint",
-    "mint_key",
-    "parse_duration",
-    "parse_header",
-    "parse_http_date",
-    "parse_rfc3339_ms",
-    "raise_for_decision",
-    "renew_lease",
-    "retry",
-    "scoped_key",
-    "server_advice",
-    "storage_key",
-    "validate_key",
+    "Acquired", "Budget", "BudgetExhaustedError", "CircuitBreaker", "CircuitOpenError", "ConfigError",
+    "ConfigTypeError", "DeadLetter", "DeadLetterError", "FenceError", "Finding", "FingerprintError", "GiveUp",
+    "IdempotencyError", "IdempotencyInProgressError", "IdempotencyMismatchError", "IdempotencyTypeError",
+    "InvalidKeyError", "Permit", "Proceed", "Random", "RecordConfig", "Refusal", "Reject", "Retry", "RetryError",
+    "RetryEvent", "RetryPolicy", "RetrySession", "RetrycoreError", "ScheduleRow", "ServerAdvice", "SnapshotError",
+    "StateError", "Transition", "Verdict", "canonicalize", "canonicalize_json", "categories", "classify", "complete",
+    "current_attempt", "decide", "derive_key", "error_codes", "error_names", "fingerprint", "fingerprint_json",
+    "format_duration", "format_header", "format_number", "format_rfc3339_ms", "give_up_reasons", "LIMITS", "lint",
+    "mint_key", "parse_duration", "parse_header", "parse_http_date", "parse_rfc3339_ms", "raise_for_decision",
+    "renew_lease", "retry", "scoped_key", "server_advice", "storage_key", "validate_key",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -215,7 +110,11 @@ async def _default_async_sleep(delay: float) -> None:
 
 def _callable(fn: Any, field: str) -> None:
     if not callable(fn):
-        raise ConfigTypeError(f"must be callable, got {type(fn).__name__}", "invalid_type", field)
+        raise _native.error("invalid_type", field, f"must be callable, got {type(fn).__name__}")
+
+
+#: The permits of the ``with breaker:`` blocks open in this context, innermost last.
+_BREAKER_PERMITS: "ContextVar[Tuple[Permit, ...]]" = ContextVar("retrycore_breaker_permits", default=())
 
 
 class CircuitBreaker(_native.CircuitBreaker):
@@ -242,42 +141,23 @@ class CircuitBreaker(_native.CircuitBreaker):
         """Guards a function (sync or ``async def``) with the breaker."""
         _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
-            acquire, record = self.acquire, self.record
 
             @functools.wraps(fn)
             async def guarded(*args: Any, **kwargs: Any) -> Any:
-                permit = acquire()
-                try:
-                    result = await fn(*args, **kwargs)
-                except BaseException as e:
-                    record(permit, e)
-                    raise
-                record(permit, "success")
-                return result
+                async with self:
+                    return await fn(*args, **kwargs)
 
             return cast(F, guarded)
         call = self.call
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return call(fn, args, kwargs)
-
-        return cast(F, wrapper)
-
-    def _permits(self) -> "List[Permit]":
-        var = _BREAKER_PERMITS
-        stack = var.get()
-        if stack is None:
-            stack = []
-            var.set(stack)
-        return stack
+        return cast(F, functools.wraps(fn)(lambda *args, **kwargs: call(fn, args, kwargs)))
 
     def __enter__(self) -> "CircuitBreaker":
-        self._permits().append(self.acquire())
+        _BREAKER_PERMITS.set(_BREAKER_PERMITS.get() + (self.acquire(),))
         return self
 
     def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
-        permit = self._permits().pop()
+        *outer, permit = _BREAKER_PERMITS.get()
+        _BREAKER_PERMITS.set(tuple(outer))
         self.record(permit, exc if exc is not None else "success")
 
     async def __aenter__(self) -> "CircuitBreaker":
@@ -285,11 +165,6 @@ class CircuitBreaker(_native.CircuitBreaker):
 
     async def __aexit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
         self.__exit__(exc_type, exc, tb)
-
-
-from contextvars import ContextVar  # noqa: E402
-
-_BREAKER_PERMITS: "ContextVar[Optional[List[Permit]]]" = ContextVar("retrycore_breaker_permits", default=None)
 
 
 class Budget(_native.Budget):
@@ -436,11 +311,11 @@ class RetryPolicy:
         """
         _check_hooks(hooks)
         if not isinstance(path, (str, os.PathLike)):
-            raise ConfigTypeError(f"must be a path, got {type(path).__name__}", "invalid_type", "path")
+            raise _native.error("invalid_type", "path", f"must be a path, got {type(path).__name__}")
         try:
             f = open(path, "rb")
         except UnicodeError as e:  # a name with a lone surrogate has no bytes
-            raise ConfigError(f"has no file-system form: {e}", "invalid_string", "path") from e
+            raise _native.error("invalid_string", "path", f"has no file-system form: {e}") from e
         with f:
             data = f.read(LIMITS["max_document_bytes"] + 1)
         return cls._wrap(_native.Policy.from_json(data), **hooks)
@@ -536,7 +411,7 @@ class RetryPolicy:
 def _check_hooks(hooks: Mapping[str, Any]) -> None:
     for k in hooks:
         if k not in _HOOK_KEYS:
-            raise ConfigTypeError(f"unexpected keyword argument {k!r}", "unknown_key", k)
+            raise _native.error("unknown_key", k, f"unexpected keyword argument {k!r}")
 
 
 @overload
@@ -600,7 +475,7 @@ def retry(
         return retry()(policy)
     pol: RetryPolicy = policy if policy is not None else RetryPolicy()
     if not isinstance(pol, RetryPolicy):
-        raise ConfigTypeError(f"must be a RetryPolicy, got {type(pol).__name__}", "invalid_type", "policy")
+        raise _native.error("invalid_type", "policy", f"must be a RetryPolicy, got {type(pol).__name__}")
 
     def options(sync_sleep: Optional[Callable[[float], Any]]) -> _native.Runner:
         return _native.Runner(
@@ -636,33 +511,29 @@ def retry(
 def _async_wrapper(
     fn: Callable[..., Awaitable[Any]], runner: _native.Runner, sleep: Optional[Callable[[float], Awaitable[Any]]]
 ) -> Callable[..., Awaitable[Any]]:
-    start, before, failed, returned, cancel = (runner.start, runner.before, runner.failed_attempt, runner.returned_attempt, runner.cancel)
+    """The loop of ``Runner.call`` with the callee and the sleep awaited: every step is the runner's."""
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        session = start(args, kwargs)
+        session = runner.start(args, kwargs)
         token = _CURRENT.set(session)
         try:
             while True:
-                timeout = before(session)
+                timeout = runner.before(session)
                 try:
-                    if timeout is None:
-                        result = await fn(*args, **kwargs)
-                    else:
-                        result = await asyncio.wait_for(fn(*args, **kwargs), timeout)
+                    result = await asyncio.wait_for(fn(*args, **kwargs), timeout)
                 except Exception as e:
-                    delay = failed(session, e)
-                    if delay > 0:
-                        await (sleep or _default_async_sleep)(delay)
-                    continue
-                again = returned(session, result)
-                if again is None:
-                    return result
-                if again > 0:
-                    await (sleep or _default_async_sleep)(again)
+                    delay = runner.failed_attempt(session, e)
+                else:
+                    again = runner.returned_attempt(session, result)
+                    if again is None:
+                        return result
+                    delay = again
+                if delay > 0:
+                    await (sleep or _default_async_sleep)(delay)
         except BaseException:
             # CancelledError, KeyboardInterrupt: the session ends as cancelled (no-op once done).
-            cancel(session)
+            runner.cancel(session)
             raise
         finally:
             _CURRENT.reset(token)
@@ -678,20 +549,24 @@ def lint(policy: RetryPolicy, service: Optional[Mapping[str, Any]] = None) -> Li
 def raise_for_decision(decision: Mapping[str, Any]) -> Mapping[str, Any]:
     """Raises for a refused record decision from :func:`decide`, else returns it.
 
-    ``mismatch`` → :class:`IdempotencyMismatchError` (``.status`` 422 or 400);
-    ``in_progress`` → :class:`IdempotencyInProgressError` (``.retry_after``
-    seconds); ``missing_key`` → :class:`InvalidKeyError`.
+    ``mismatch`` → :class:`IdempotencyMismatchError`, ``in_progress`` →
+    :class:`IdempotencyInProgressError` (``.retry_after`` seconds), each with the
+    ``.status`` of the decision's ``http`` answer (422, or 400 Stripe-style; 409);
+    ``missing_key`` → :class:`IdempotencyTypeError` (``missing_field``, ``key``).
     """
     if not isinstance(decision, dict):
-        raise IdempotencyTypeError(f"must be a decision dict, got {type(decision).__name__}", "invalid_type", "decision")
+        raise _native.error("invalid_type", "decision", f"must be a decision dict, got {type(decision).__name__}", "idempotency")
     kind = decision.get("decision")
-    http = decision.get("http") or {}
-    if kind == "mismatch":
-        status = http.get("status", 422) if isinstance(http, dict) else 422
-        raise IdempotencyMismatchError(status=status if type(status) is int else 422)
-    if kind == "in_progress":
-        ms = decision.get("retry_after_ms", 0)
-        raise IdempotencyInProgressError(retry_after=ms / 1000.0 if type(ms) in (int, float) else 0.0)
     if kind == "missing_key":
-        raise InvalidKeyError("the request has no Idempotency-Key", "missing_field", "key")
-    return decision
+        raise _native.error("missing_field", "key", "the request has no Idempotency-Key", "idempotency")
+    if kind not in ("mismatch", "in_progress"):
+        return decision
+    http = decision.get("http")
+    status = http.get("status") if isinstance(http, dict) else None
+    if type(status) is not int:
+        code = "missing_field" if status is None else "invalid_type"
+        raise _native.error(code, "http.status", "a refused decision carries the status of its HTTP answer", "idempotency")
+    if kind == "mismatch":
+        raise IdempotencyMismatchError(status=status)
+    ms = decision.get("retry_after_ms", 0)
+    raise IdempotencyInProgressError(retry_after=ms / 1000.0 if type(ms) in (int, float) else 0.0, status=status)

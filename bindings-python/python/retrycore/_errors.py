@@ -140,20 +140,21 @@ class DeadLetterError(IdempotencyError):
 
 
 class IdempotencyMismatchError(IdempotencyError):
-    """The key was used for a different request (HTTP 422, or 400 Stripe-style)."""
+    """The key was used for a different request; ``status`` is the decision's HTTP status (422, or 400 Stripe-style)."""
 
-    def __init__(self, message: str = "the idempotency key was used for another request", status: int = 422) -> None:
+    def __init__(self, message: str = "the idempotency key was used for another request", status: Optional[int] = None) -> None:
         super().__init__(message, "mismatch", "")
         self.status = status
 
 
 class IdempotencyInProgressError(IdempotencyError):
-    """The first request with this key still runs (HTTP 409); retry after ``retry_after`` seconds."""
+    """The first request with this key still runs; retry after ``retry_after`` seconds.
+    ``status`` is the decision's HTTP status (409)."""
 
-    def __init__(self, message: str = "a request with this key is in progress", retry_after: float = 0.0) -> None:
+    def __init__(self, message: str = "a request with this key is in progress", retry_after: float = 0.0, status: Optional[int] = None) -> None:
         super().__init__(message, "in_progress", "")
         self.retry_after = retry_after
-        self.status = 409
+        self.status = status
 
 
 #: The class of each error class the core names (``retrycore::ErrorClass``; which class a

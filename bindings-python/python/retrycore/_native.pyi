@@ -27,6 +27,8 @@ from typing import (
 
 from typing_extensions import disjoint_base
 
+from ._errors import RetrycoreError
+
 if sys.version_info >= (3, 11):
     from typing import Self
 else:
@@ -81,6 +83,7 @@ __all__ = [
     "Policy",
     "RetrySession",
     "Runner",
+    "error",
     "Proceed",
     "Reject",
     "Retry",
@@ -316,11 +319,10 @@ class Runner:
     def start(self, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]] = None) -> RetrySession: ...
     def before(self, session: RetrySession) -> Optional[float]: ...
     def failed_attempt(self, session: RetrySession, exc: BaseException) -> float: ...
-    def succeeded_attempt(self, session: RetrySession) -> None: ...
     def returned_attempt(self, session: RetrySession, value: object) -> Optional[float]: ...
     def cancel(self, session: RetrySession) -> None: ...
-    @property
-    def sleep(self) -> Optional[Callable[[float], object]]: ...
+
+def error(code: str, field: str, why: str, domain: Optional[Literal["config", "idempotency"]] = None) -> RetrycoreError: ...
 
 # ---------------------------------------------------------------- breakers and budgets
 
