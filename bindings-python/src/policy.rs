@@ -20,8 +20,8 @@ use retrycore::surface::{fires_on_give_up, Ending, Raise, RetryNumbers};
 use retrycore::ErrorCode;
 use std::sync::Mutex;
 
-/// A live retry policy.
-#[pyclass(frozen, name = "Policy", module = "retrycore._native")]
+/// A live retry policy (the facade's `RetryPolicy` subclasses it, adding hooks).
+#[pyclass(frozen, subclass, name = "Policy", module = "retrycore._native")]
 pub struct Policy {
     pub inner: RetryPolicy,
     pub breaker: Option<Py<Breaker>>,
@@ -31,16 +31,7 @@ pub struct Policy {
 }
 
 pub fn native_policy<'py>(o: &Obj<'py>) -> PyResult<Bound<'py, Policy>> {
-    if let Ok(p) = o.downcast::<Policy>() {
-        return Ok(p.clone());
-    }
-    // The facade's RetryPolicy keeps the native object in `_p`.
-    if let Ok(inner) = o.getattr("_p") {
-        if let Ok(p) = inner.downcast_into::<Policy>() {
-            return Ok(p);
-        }
-    }
-    Err(conv::wrong_type(o, "policy", "a RetryPolicy"))
+    o.downcast::<Policy>().cloned().map_err(|_| conv::wrong_type(o, "policy", "a RetryPolicy"))
 }
 
 fn floats(o: &Obj, field: &str) -> PyResult<Vec<f64>> {

@@ -58,6 +58,10 @@ class RetryEvent {
     repr "RetryEvent(attempt={attempt}, retry={retry:?}, category={category:?}, delay={delay:?}, reason={reason:?})"
 
 methods Policy
+    /// A policy that shares `share`'s settings, generator, breaker, budgets and counters.
+    new new(share: =native_policy) -> Self =
+        let p = share.get();
+        Policy { inner: p.inner.clone(), breaker: p.breaker(py), budgets: p.budgets(py), needs_message: p.needs_message }
     /// Parses a policy document (JSON text, as a str or UTF-8 bytes); never reads a file.
     static from_json(text: obj, entropy: obj?) -> try Policy =
         let text = match text.downcast::<PyBytes>() {
@@ -88,13 +92,13 @@ methods Policy
     get breaker -> Option<Py<Breaker>> = self.breaker.as_ref().map(|b| b.clone_ref(py))
     get budgets -> Vec<Py<PyBudget>> = self.budgets.iter().map(|b| b.clone_ref(py)).collect()
     /// A policy with the same settings whose sessions share `breaker`.
-    with_breaker(breaker: nullable) -> try Policy =
+    _with_breaker(breaker: nullable) -> try Policy =
         let breaker =
             conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
         let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
         Ok(Policy::of(py, inner, breaker, self.budgets(py)))
     /// A policy with the same settings whose sessions share `budgets`.
-    with_budgets(budgets: obj) -> try Policy =
+    _with_budgets(budgets: obj) -> try Policy =
         let budgets = conv::list_arg(budgets, "budgets", "a list of Budget objects")?
             .iter()
             .enumerate()
@@ -112,7 +116,7 @@ methods Policy
             .collect::<PyResult<Vec<_>>>()?;
         let inner = self.inner.with_budgets(budgets.iter().map(|b| b.get().shared.clone()).collect());
         Ok(Policy::of(py, inner, self.breaker(py), budgets))
-    /// Low / mid / high delay per retry, in seconds.
+    /// Low / mid / high delay per retry, in seconds, and the cumulative worst case.
     schedule() -> Vec<ScheduleRow> =
         self.inner
             .schedule()
@@ -130,23 +134,26 @@ methods Policy
             .collect()
     /// The cumulative worst-case wait, in seconds.
     worst_case() -> f64 = to_secs(retrycore::duration::from_std(self.inner.schedule().worst_case()))
-    /// The delay before `retry` (≥ 1) for the draw `r` in [0, 1]; `prev`
-    /// is the previous decorrelated delay in seconds. A delay that depends
-    /// on a history it is not given is refused (`Backoff::delay_alone_ns`):
-    /// a decorrelated retry after the first without `prev` is
-    /// `missing_field`, the polly profile's DecorrelatedJitterV2 after the
-    /// first is `invalid_combination` (use `replay_delays`).
+    /// The delay in seconds before retry `retry` (≥ 1) for the draw `r` in [0, 1].
+    ///
+    /// A delay that depends on earlier retries is refused rather than guessed: a
+    /// decorrelated retry after the first needs `prev` (`missing_field`), and the
+    /// `polly` profile's exponential backoff with jitter is refused after the first
+    /// retry (`invalid_combination`): use `replay_delays`.
     delay(retry: u32, r: f64, prev: secs?) -> try f64 =
         self.inner.config().backoff.delay_alone_ns(retry, r, prev).map(to_secs).py(py)
-    /// The delays of retries 1..=count drawn from a generator seeded with `seed`.
+    /// Delays of retries 1..count from a generator seeded with `seed`.
     sample_delays(seed: count, count: obj) -> Vec<f64> =
         let count = conv::to_count(count, "count", retrycore::limits::MAX_ITEMS as u64)? as u32;
         self.inner.config().backoff.sample_sequence_ns(seed, count).into_iter().map(to_secs).collect()
-    /// The delays of retries 1..=len(draws), retry n taking draw n (anchors' vectors).
+    /// Delays of retries 1..len(draws), retry n taking draw n.
     replay_delays(draws: obj) -> try Vec<f64> =
         let draws = floats(draws, "draws")?;
         Ok(self.inner.config().backoff.replay_ns(&draws).py(py)?.into_iter().map(to_secs).collect())
-    /// Starts one logical operation.
+    /// Starts one logical operation that you drive yourself.
+    ///
+    /// `draws` replays these draws instead of the generator, retry n taking draw n;
+    /// they never cycle: a retry past the last one raises `invalid_state` (`draws`).
     session(key: str?, seed: count?, idempotent: bool?, idempotency_key_sent: bool?, method: str?, draws: obj?)
             -> try Session =
         let draws = conv::opt(draws, |d| floats(d, "draws"))?;
@@ -157,7 +164,7 @@ methods Policy
     testing(attempts: u32, max_delay: secs?) -> try Policy =
         let inner = self.inner.testing(attempts, max_delay.unwrap_or(0)).py(py)?;
         Ok(Policy::of(py, inner, self.breaker(py), self.budgets(py)))
-    /// The counters of all sessions (the `retry_attempts_total` family of metric names).
+    /// The counters of every session of this policy (the `retry_attempts_total` family of metric names).
     counters() -> try Obj<'py> = conv::from_json(py, &self.inner.counters().snapshot().to_json_value())
     __repr__() -> String = format!("Policy({})", self.inner.config().to_json())
 

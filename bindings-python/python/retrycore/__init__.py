@@ -22,7 +22,7 @@ import inspect
 import os
 import types as _types
 from contextvars import ContextVar
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
+from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
 from . import _native
 from ._context import CURRENT as _CURRENT
@@ -218,7 +218,7 @@ class Budget(_native.Budget):
 _HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
 
 
-class RetryPolicy:
+class RetryPolicy(_native.Policy):
     """A retry policy: the policy document's settings plus its shared
     generator, breaker, budgets and counters.
 
@@ -231,11 +231,13 @@ class RetryPolicy:
     and :func:`retry`.
     """
 
-    __slots__ = ("_p", "on_retry", "on_give_up", "on_state_change", "_runner")
+    __slots__ = ("on_retry", "on_give_up", "on_state_change", "_runner")
+    on_retry: Hook
+    on_give_up: Hook
+    on_state_change: StateHook
+    _runner: Optional[_native.Runner]
 
-    _p: _native.Policy
-
-    def __init__(self, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> None:
+    def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> "RetryPolicy":
         # Only exact types are looked at here (no caller code runs); the native module
         # converts everything else, bounded, and refuses what is not a document.
         for k in ("breaker", "budget", "budgets"):
@@ -256,28 +258,27 @@ class RetryPolicy:
             kwargs["budgets"] = []
         p = _native.Policy.from_dict(kwargs, kwargs=True)
         if breaker is not None:
-            p = p.with_breaker(breaker)
+            p = p._with_breaker(breaker)
         if budgets is not None:
-            p = p.with_budgets(budgets)
-        self._init(p, on_retry, on_give_up, on_state_change)
-
-    def _init(self, p: _native.Policy, on_retry: Hook, on_give_up: Hook, on_state_change: StateHook) -> None:
-        # Inline breakers and budgets become facade objects (decorators, context managers).
-        b = p.breaker
-        if b is not None and not isinstance(b, CircuitBreaker):
-            p = p.with_breaker(CircuitBreaker._share(b))
-        if any(not isinstance(x, Budget) for x in p.budgets):
-            p = p.with_budgets([x if isinstance(x, Budget) else Budget._share(x) for x in p.budgets])
-        self._p = p
-        self.on_retry = on_retry
-        self.on_give_up = on_give_up
-        self.on_state_change = on_state_change
-        self._runner: Optional[_native.Runner] = None
+            p = p._with_budgets(budgets)
+        return cls._wrap(p, on_retry, on_give_up, on_state_change)
 
     @classmethod
     def _wrap(cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None) -> "RetryPolicy":
-        self = cls.__new__(cls)
-        self._init(p, on_retry, on_give_up, on_state_change)
+        # Inline breakers and budgets become facade objects (decorators, context managers).
+        b = p.breaker
+        if b is not None and not isinstance(b, CircuitBreaker):
+            p = p._with_breaker(CircuitBreaker._share(b))
+        if any(not isinstance(x, Budget) for x in p.budgets):
+            p = p._with_budgets([x if isinstance(x, Budget) else Budget._share(x) for x in p.budgets])
+        self = _native.Policy.__new__(cls, p)
+        self.on_retry, self.on_give_up, self.on_state_change = on_retry, on_give_up, on_state_change
+        self._runner = None
+        return self
+
+    @property
+    def _p(self) -> _native.Policy:
+        """The native policy (itself: kept for the callers that unwrap a facade policy)."""
         return self
 
     @classmethod
@@ -287,13 +288,13 @@ class RetryPolicy:
         return cls(profile=name, **kwargs)
 
     @classmethod
-    def from_dict(cls, document: Mapping[str, Any], **hooks: Any) -> "RetryPolicy":
+    def from_dict(cls, document: Mapping[str, Any], **hooks: Any) -> "RetryPolicy":  # type: ignore[override]
         """Reads a policy document given as a dict (the same JSON as every runtime: durations as strings)."""
         _check_hooks(hooks)
         return cls._wrap(_native.Policy.from_dict(document), **hooks)
 
     @classmethod
-    def from_json(cls, text: Union[str, bytes], **hooks: Any) -> "RetryPolicy":
+    def from_json(cls, text: Union[str, bytes], **hooks: Any) -> "RetryPolicy":  # type: ignore[override]
         """Reads a policy document from JSON text (a ``str``, or UTF-8 ``bytes``).
 
         The text is never taken for a file name, whatever its shape: use
@@ -320,77 +321,17 @@ class RetryPolicy:
             data = f.read(LIMITS["max_document_bytes"] + 1)
         return cls._wrap(_native.Policy.from_json(data), **hooks)
 
-    def to_dict(self) -> Dict[str, Any]:
-        """The normalized document, every setting spelled out."""
-        return self._p.to_dict()
-
-    def to_json(self) -> str:
-        return self._p.to_json()
-
-    @property
-    def max_attempts(self) -> int:
-        return self._p.max_attempts
-
-    @property
-    def name(self) -> Optional[str]:
-        return self._p.name
-
     @property
     def breaker(self) -> Optional[CircuitBreaker]:
-        return cast(Optional[CircuitBreaker], self._p.breaker)
+        return cast(Optional[CircuitBreaker], super().breaker)
 
     @property
-    def budgets(self) -> List[Budget]:
-        return cast(List[Budget], self._p.budgets)
+    def budgets(self) -> List[Budget]:  # type: ignore[override]
+        return cast(List[Budget], super().budgets)
 
-    def schedule(self) -> List[ScheduleRow]:
-        """Low / mid / high delay per retry, in seconds, and the cumulative worst case."""
-        return self._p.schedule()
-
-    def worst_case(self) -> float:
-        return self._p.worst_case()
-
-    def delay(self, retry: int, r: float, prev: Optional[float] = None) -> float:
-        """The delay in seconds before retry ``retry`` (≥ 1) for the draw ``r`` in [0, 1].
-
-        A delay that depends on earlier retries is refused rather than guessed: a
-        decorrelated retry after the first needs ``prev`` (``missing_field``), and the
-        ``polly`` profile's exponential backoff with jitter is refused after the first
-        retry (``invalid_combination``): use :meth:`replay_delays`.
-        """
-        return self._p.delay(retry, r, prev)
-
-    def sample_delays(self, seed: int, count: int) -> List[float]:
-        """Delays of retries 1..count from a generator seeded with ``seed``."""
-        return self._p.sample_delays(seed, count)
-
-    def replay_delays(self, draws: List[float]) -> List[float]:
-        """Delays of retries 1..len(draws), retry n taking draw n."""
-        return self._p.replay_delays(draws)
-
-    def session(
-        self,
-        key: Optional[str] = None,
-        seed: Optional[int] = None,
-        idempotent: Optional[bool] = None,
-        idempotency_key_sent: Optional[bool] = None,
-        method: Optional[str] = None,
-        draws: Optional[List[float]] = None,
-    ) -> RetrySession:
-        """Starts one logical operation that you drive yourself.
-
-        ``draws`` replays these draws instead of the generator, retry n taking draw n;
-        they never cycle: a retry past the last one raises ``invalid_state`` (``draws``).
-        """
-        return self._p.session(key, seed, idempotent, idempotency_key_sent, method, draws)
-
-    def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":
+    def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":  # type: ignore[override]
         """A policy for your test suite: at most ``attempts`` calls, delays capped at ``max_delay`` (0: no sleep)."""
-        return RetryPolicy._wrap(self._p.testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
-
-    def counters(self) -> Dict[str, Any]:
-        """The counters of every session of this policy (the ``retry_attempts_total`` family of metric names)."""
-        return self._p.counters()
+        return RetryPolicy._wrap(super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Calls ``fn(*args, **kwargs)`` with retries; ``async`` functions return an awaitable."""
@@ -400,12 +341,12 @@ class RetryPolicy:
         runner = self._runner
         if runner is None:
             runner = self._runner = _native.Runner(
-                self._p, on_retry=self.on_retry, on_give_up=self.on_give_up, on_state_change=self.on_state_change
+                self, on_retry=self.on_retry, on_give_up=self.on_give_up, on_state_change=self.on_state_change
             )
         return runner.call(fn, args, kwargs)
 
     def __repr__(self) -> str:
-        return f"RetryPolicy.from_json({self._p.to_json()!r})"
+        return f"RetryPolicy.from_json({self.to_json()!r})"
 
 
 def _check_hooks(hooks: Mapping[str, Any]) -> None:
@@ -479,7 +420,7 @@ def retry(
 
     def options(sync_sleep: Optional[Callable[[float], Any]]) -> _native.Runner:
         return _native.Runner(
-            pol._p,
+            pol,
             sleep=sync_sleep,
             clock=clock,
             on_retry=on_retry if on_retry is not None else pol.on_retry,

@@ -50,12 +50,6 @@ class _SupportsItems(Protocol):
 # Headers: a mapping (or anything with `items()`, like `email.message.Message`) or (name, value) pairs.
 _Headers = Union[_SupportsItems, Iterable[Tuple[str, str]]]
 
-class _HasNativePolicy(Protocol):
-    """The facade's `RetryPolicy`, which keeps its native policy in `_p`."""
-
-    @property
-    def _p(self) -> Policy: ...
-
 # The core's lists (`retrycore::tables::host_tables()`); tests/python/test_tables.py fails
 # when one of these unions differs from the core's.
 _Category = Literal[
@@ -74,7 +68,7 @@ _BreakerKind = Literal["count_based", "time_based", "consecutive", "sampling"]
 _BudgetKind = Literal["token_bucket", "grpc", "ratio", "concurrency", "finagle", "adaptive"]
 _Profile = Literal["aws-standard", "aws-2026", "grpc", "polly", "resilience4j", "finagle", "tenacity", "stamina", "envoy"]
 
-_PolicyLike = Union[Policy, _HasNativePolicy]
+_PolicyLike = Policy  # the facade's RetryPolicy is one
 _RetryHook = Callable[[RetryEvent], object]
 _StateHook = Callable[[Transition], object]
 
@@ -135,8 +129,9 @@ __version__: str
 
 # ---------------------------------------------------------------- policies and sessions
 
-@final
+@disjoint_base
 class Policy:
+    def __new__(cls, share: _PolicyLike) -> Self: ...
     @staticmethod
     def from_dict(doc: _Document, kwargs: Optional[bool] = None, entropy: Optional[int] = None) -> Policy: ...
     @staticmethod
@@ -151,8 +146,8 @@ class Policy:
     def breaker(self) -> Optional[CircuitBreaker]: ...
     @property
     def budgets(self) -> List[Budget]: ...
-    def with_breaker(self, breaker: Optional[CircuitBreaker]) -> Policy: ...
-    def with_budgets(self, budgets: Sequence[Union[Budget, _Document]]) -> Policy: ...
+    def _with_breaker(self, breaker: Optional[CircuitBreaker]) -> Policy: ...
+    def _with_budgets(self, budgets: Sequence[Union[Budget, _Document]]) -> Policy: ...
     def schedule(self) -> List[ScheduleRow]: ...
     def worst_case(self) -> float: ...
     def delay(self, retry: int, r: float, prev: Optional[float] = None) -> float: ...
