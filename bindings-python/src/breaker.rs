@@ -152,12 +152,39 @@ impl Breaker {
     }
 
     fn fire(&self, py: Python<'_>, t: Option<Transition>) -> PyResult<Option<Py<PyTransition>>> {
-        match t {
-            None => Ok(None),
-            Some(t) => {
-                fire(py, &[self.on_state_change.as_ref()], &[t])?;
-                Ok(Some(Py::new(py, transition(&t))?))
-            }
+        let Some(t) = t else { return Ok(None) };
+        fire(py, &[self.on_state_change.as_ref()], &[t])?;
+        Ok(Some(Py::new(py, transition(&t))?))
+    }
+
+    /// Runs `f` on the core breaker, then fires the transition it caused.
+    fn step(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut CircuitBreaker) -> Option<Transition> + Send,
+    ) -> PyResult<Option<Py<PyTransition>>> {
+        let t = self.with(py, f);
+        self.fire(py, t)
+    }
+
+    /// A transition by hand: the core's refusal becomes an exception after the lock is released.
+    fn manual(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut CircuitBreaker) -> retrycore::Result<Transition> + Send,
+    ) -> PyResult<Py<PyTransition>> {
+        let t = self.with(py, f).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    }
+
+    /// Takes a permit at `now`, or returns the `CircuitOpenError` to raise.
+    fn permit(&self, py: Python<'_>, now: u64) -> PyResult<Permit> {
+        let (a, t) = self.with(py, |b| b.try_acquire(now));
+        self.fire(py, t)?;
+        match a {
+            Acquire::Permitted(p) => Ok(p),
+            Acquire::Rejected { state, retry_after } => Err(self.open_error(py, state, retry_after)),
         }
     }
 

@@ -60,8 +60,8 @@ class RetryEvent {
 methods Policy
     /// A policy that shares `share`'s settings, generator, breaker, budgets and counters.
     new new(share: =native_policy) -> Self =
-        let p = share.get();
-        Policy { inner: p.inner.clone(), breaker: p.breaker(py), budgets: p.budgets(py), needs_message: p.needs_message }
+        let (p, needs_message) = (share.get(), share.get().needs_message);
+        Policy { inner: p.inner.clone(), breaker: p.breaker(py), budgets: p.budgets(py), needs_message }
     /// Parses a policy document (JSON text, as a str or UTF-8 bytes); never reads a file.
     static from_json(text: obj, entropy: obj?) -> try Policy =
         let text = match text.downcast::<PyBytes>() {
@@ -262,11 +262,11 @@ functions
     /// (`config`, the default, or `idempotency`; `ErrorCode::class`): the facade's own checks raise it.
     error(code: str, field: str, why: str, domain: str?) -> try Py<PyAny> =
         let kind = ErrorCode::ALL.iter().find(|c| c.code() == code);
-        let kind = *kind.ok_or_else(|| err(py, ErrorCode::InvalidValue, "code", format!("is not an error code: {code:?}")))?;
+        let kind = *kind.ok_or_else(|| err(py, ErrorCode::InvalidValue, "code", format!("is unknown: {code:?}")))?;
         let family = match domain.as_deref() {
             None | Some("config") => Family::Config,
             Some("idempotency") => Family::Idempotency,
-            Some(d) => return Err(err(py, ErrorCode::InvalidValue, "domain", format!("is not an error domain: {d:?}"))),
+            Some(d) => return Err(err(py, ErrorCode::InvalidValue, "domain", format!("is unknown: {d:?}"))),
         };
         Ok(conv::core_err(py, &retrycore::Error::new(kind, field, why), family).into_value(py).into_any())
 
@@ -345,13 +345,7 @@ methods Breaker
         let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
         Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
     /// Takes a permit, or raises `CircuitOpenError`.
-    acquire(now: now?) -> try PyPermit =
-        let (a, t) = self.with(py, |b| b.try_acquire(now));
-        self.fire(py, t)?;
-        match a {
-            Acquire::Permitted(p) => Ok(PyPermit { p }),
-            Acquire::Rejected { state, retry_after } => Err(self.open_error(py, state, retry_after)),
-        }
+    acquire(now: now?) -> try PyPermit = Ok(PyPermit { p: self.permit(py, now)? })
     /// Records a permitted call's outcome: `"success"`, `"failure"`,
     /// `"ignored"`, or an exception (classified; cancellations are ignored).
     record(permit: =permit_of, outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
@@ -365,50 +359,30 @@ methods Breaker
         };
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(permit.started()));
-        let t = self.with(py, |b| b.on_result(permit, now, counted, duration));
-        self.fire(py, t)
+        self.step(py, |b| b.on_result(permit, now, counted, duration))
     /// Gives a permit back without an outcome.
-    release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> =
-        let t = self.with(py, |b| b.release(permit, now));
-        self.fire(py, t)
+    release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.release(permit, now))
     /// Calls `fn(*args, **kwargs)` through the breaker.
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
-        let now = conv::mono_ns();
-        let (a, t) = self.with(py, |b| b.try_acquire(now));
-        self.fire(py, t)?;
-        let p = match a {
-            Acquire::Permitted(p) => p,
-            Acquire::Rejected { state, retry_after } => return Err(self.open_error(py, state, retry_after)),
-        };
+        let p = self.permit(py, conv::mono_ns())?;
         let r = func.call(args, kwargs);
         let end = conv::mono_ns();
         let counted = match &r {
-            Ok(_) => Ok(Counted::Success),
-            Err(e) => counted_exc(&self.config, e.value(py).as_any()),
-        };
-        let counted = match counted {
-            Ok(c) => c,
-            Err(e) => {
+            Ok(_) => Counted::Success,
+            Err(e) => counted_exc(&self.config, e.value(py).as_any()).or_else(|e| {
                 // The exception could not be read: give the permit back, then raise.
-                let t = self.with(py, |b| b.release(p, end));
-                self.fire(py, t)?;
-                return Err(e);
-            }
+                self.step(py, |b| b.release(p, end))?;
+                Err(e)
+            })?,
         };
-        let t = self.with(py, |b| b.on_result(p, end, counted, end.saturating_sub(p.started())));
-        self.fire(py, t)?;
+        self.step(py, |b| b.on_result(p, end, counted, end.saturating_sub(p.started())))?;
         r.map(Bound::unbind)
     /// Moves to `state` by hand.
     transition_to(state: =state_of, now: now?) -> try Py<PyTransition> =
-        // The refusal becomes an exception after the lock is released.
-        let t = self.with(py, |b| b.transition_to(state, now)).py(py)?;
-        self.fire(py, Some(t))?;
-        Py::new(py, transition(&t))
+        self.manual(py, |b| b.transition_to(state, now))
     /// Returns to closed with an empty window.
-    reset(now: now?) -> try Option<Py<PyTransition>> =
-        let t = self.with(py, |b| b.reset(now));
-        self.fire(py, t)
+    reset(now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.reset(now))
     /// Seconds until a call could be admitted (0.0 if now; inf when forced open).
     remaining_open(now: now?) -> f64 = wait_secs(self.with(py, |b| b.remaining_open(now))).unwrap_or(f64::INFINITY)
     /// Captures the state as a JSON-ready dict.
@@ -446,19 +420,14 @@ methods Breaker
         let counted = outcome_of(py, &self.config, outcome)?;
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or(0);
-        let t = self.with(py, |b| b.record(now, counted, duration));
-        self.fire(py, t)
+        self.step(py, |b| b.record(now, counted, duration))
     /// Opens for `duration` seconds by hand (resilience4j's `transitionToOpenStateFor`).
     transition_to_open_for(duration: secs, now: now?) -> try Py<PyTransition> =
-        let t = self.with(py, |b| b.transition_to_open_for(duration, now)).py(py)?;
-        self.fire(py, Some(t))?;
-        Py::new(py, transition(&t))
+        self.manual(py, |b| b.transition_to_open_for(duration, now))
     /// Opens until `until`, in seconds on the clock `now` uses
     /// (resilience4j's `transitionToOpenStateUntil`).
     transition_to_open_until(until: instant, now: now?) -> try Py<PyTransition> =
-        let t = self.with(py, |b| b.transition_to_open_until(until, now)).py(py)?;
-        self.fire(py, Some(t))?;
-        Py::new(py, transition(&t))
+        self.manual(py, |b| b.transition_to_open_until(until, now))
     /// What a break-duration generator sees now (Polly's
     /// `BreakDurationGeneratorArguments`): `failure_rate` (0-1),
     /// `failure_count`, `half_open_attempts`.
