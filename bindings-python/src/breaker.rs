@@ -260,8 +260,6 @@ impl PyBudget {
         with(py, &self.shared, f)
     }
 
-    /// `now` given as float seconds, else the monotonic clock — read only
-    /// when the kind's answers depend on time (the core ignores `now` otherwise).
     /// The arguments shared by `check`, `withdraw` and `try_withdraw`.
     fn flags(
         &self,
@@ -276,6 +274,8 @@ impl PyBudget {
         Ok((c, self.now(now)?, refused, holds))
     }
 
+    /// `now` given as float seconds, else the monotonic clock — read only
+    /// when the kind's answers depend on time (the core ignores `now` otherwise).
     fn now(&self, now: Option<&Obj>) -> PyResult<u64> {
         match now {
             Some(x) if !x.is_none() => conv::instant(x, "now"),

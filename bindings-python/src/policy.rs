@@ -68,10 +68,6 @@ fn args_of<'a, 'py>(args: &'a Obj<'py>, kwargs: Option<&'a Obj<'py>>) -> PyResul
 impl Policy {
     fn build(py: Python<'_>, config: PolicyConfig, entropy: Option<u64>) -> PyResult<Policy> {
         let inner = RetryPolicy::new(config, entropy).py(py)?;
-        Policy::around(py, inner)
-    }
-
-    fn around(py: Python<'_>, inner: RetryPolicy) -> PyResult<Policy> {
         let breaker = inner.breaker().map(|b| Py::new(py, Breaker::wrap(py, b.clone()))).transpose()?;
         let budgets =
             inner.budgets().iter().map(|b| Py::new(py, PyBudget::wrap(py, b.clone()))).collect::<PyResult<_>>()?;
