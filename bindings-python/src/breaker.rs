@@ -244,13 +244,9 @@ impl PyBudget {
         PyBudget { shared, config }
     }
 
-    /// A new budget from its configuration document.
-    pub fn from_doc(py: Python<'_>, doc: &serde_json::Value, mode: Mode) -> PyResult<PyBudget> {
-        let cfg = match mode {
-            Mode::Kwargs => BudgetConfig::from_typed_value(doc, conv::UNIT_NS),
-            Mode::Document => BudgetConfig::from_json_value(doc, ""),
-        }
-        .py(py)?;
+    /// A new budget from its configuration in the keyword-argument form.
+    pub fn from_kwargs(py: Python<'_>, doc: &serde_json::Value) -> PyResult<PyBudget> {
+        let cfg = BudgetConfig::from_typed_value(doc, conv::UNIT_NS).py(py)?;
         let b = Budget::new(cfg.clone()).py(py)?;
         Ok(PyBudget { shared: b.shared(), config: cfg })
     }
@@ -285,13 +281,16 @@ impl PyBudget {
     }
 }
 
-/// Reads an outcome without a permit: `"success"` (the default),
+/// Reads an outcome: `"success"` (the default),
 /// `"failure"`, `"ignored"` (read by the core's [`Counted::parse`]), or an
 /// exception the breaker's rules count.
 fn outcome_of(py: Python<'_>, cfg: &BreakerConfig, o: Option<&Bound<'_, PyAny>>) -> PyResult<Counted> {
     match o.filter(|o| !o.is_none()) {
         None => Ok(Counted::Success),
         Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(cfg, o),
+        // The literals a caller writes are interned: most outcomes are found by identity.
+        Some(o) if o.is(intern!(py, "success")) => Ok(Counted::Success),
+        Some(o) if o.is(intern!(py, "failure")) => Ok(Counted::Failure),
         Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py),
     }
 }

@@ -109,7 +109,7 @@ methods Policy
                 if b.is_instance_of::<PyDict>() {
                     // A configuration (keyword-argument form): a budget of its own.
                     let doc = to_json(b, Mode::Kwargs)?;
-                    return Py::new(py, PyBudget::from_doc(py, &doc, Mode::Kwargs)?);
+                    return Py::new(py, PyBudget::from_kwargs(py, &doc)?);
                 }
                 Err(conv::wrong_type(b, &format!("budgets[{i}]"), "a Budget or a dict"))
             })
@@ -349,14 +349,7 @@ methods Breaker
     /// Records a permitted call's outcome: `"success"`, `"failure"`,
     /// `"ignored"`, or an exception (classified; cancellations are ignored).
     record(permit: =permit_of, outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
-        let counted = match outcome.filter(|o| !o.is_none()) {
-            None => Counted::Success,
-            Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(&self.config, o)?,
-            // The literals a caller writes are interned: most outcomes are found by identity.
-            Some(o) if o.is(intern!(py, "success")) => Counted::Success,
-            Some(o) if o.is(intern!(py, "failure")) => Counted::Failure,
-            Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py)?,
-        };
+        let counted = outcome_of(py, &self.config, outcome)?;
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(permit.started()));
         self.step(py, |b| b.on_result(permit, now, counted, duration))
