@@ -216,19 +216,11 @@ methods Session
 methods Runner
     new new(policy: =native_policy, *, sleep: hook?, clock: hook?, on_retry: hook?, on_give_up: hook?,
             on_state_change: hook?, key: hook?, idempotent: obj?, idempotency_key_sent: obj?, method: obj?,
-            wall_clock: any?) -> try Runner =
+            wall_clock: hook?) -> try Runner =
+        let (policy, key_fn, idempotent) = (policy.unbind(), key, opt_bool(idempotent, "idempotent")?);
+        let (key_sent, method) = (opt_bool(idempotency_key_sent, "idempotency_key_sent")?, opt_str(method, "method")?);
         Ok(Runner {
-            policy: policy.unbind(),
-            sleep,
-            clock,
-            on_retry,
-            on_give_up,
-            on_state_change,
-            key_fn: key,
-            wall_clock: hook(py, wall_clock, "wall_clock")?,
-            idempotent: opt_bool(idempotent, "idempotent")?,
-            key_sent: opt_bool(idempotency_key_sent, "idempotency_key_sent")?,
-            method: opt_str(method, "method")?,
+            policy, sleep, clock, on_retry, on_give_up, on_state_change, key_fn, wall_clock, idempotent, key_sent, method,
         })
     /// Calls `func(*args, **kwargs)` with retries (synchronous; sleeps with `sleep`, default `time.sleep`).
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =

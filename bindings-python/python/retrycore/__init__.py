@@ -420,31 +420,18 @@ def retry(
 
     def options(sync_sleep: Optional[Callable[[float], Any]]) -> _native.Runner:
         return _native.Runner(
-            pol,
-            sleep=sync_sleep,
-            clock=clock,
-            on_retry=on_retry if on_retry is not None else pol.on_retry,
+            pol, sleep=sync_sleep, clock=clock, on_retry=on_retry if on_retry is not None else pol.on_retry,
             on_give_up=on_give_up if on_give_up is not None else pol.on_give_up,
-            on_state_change=on_state_change if on_state_change is not None else pol.on_state_change,
-            key=key,
-            idempotent=idempotent,
-            idempotency_key_sent=idempotency_key_sent,
-            method=method,
-            wall_clock=wall_clock,
+            on_state_change=on_state_change if on_state_change is not None else pol.on_state_change, key=key,
+            idempotent=idempotent, idempotency_key_sent=idempotency_key_sent, method=method, wall_clock=wall_clock,
         )
 
     def decorate(fn: F) -> F:
         _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
             return cast(F, _async_wrapper(fn, options(None), sleep))
-        runner = options(sleep)
-        call = runner.call
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return call(fn, args, kwargs)
-
-        return cast(F, wrapper)
+        call = options(sleep).call
+        return cast(F, functools.wraps(fn)(lambda *args, **kwargs: call(fn, args, kwargs)))
 
     return decorate
 
