@@ -6,7 +6,7 @@
 
 use crate::breaker::{fire, hook_done, Breaker, PyBudget, PyTransition};
 use crate::conv::{
-    self, err, now_or_clock, opt_bool, opt_count, opt_str, to_json, to_secs, to_str, CoreResult, Family, Mode, Obj,
+    self, err, now_or_clock, opt_bool, opt_count, opt_str, to_json, to_secs, to_str, CoreResult, Mode, Obj,
 };
 use crate::failure::{Fields, OwnedFailure};
 use pyo3::exceptions::PyException;

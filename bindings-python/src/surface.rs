@@ -255,12 +255,13 @@ functions
     error(code: str, field: str, why: str, domain: str?) -> try Py<PyAny> =
         let kind = ErrorCode::ALL.iter().find(|c| c.code() == code);
         let kind = *kind.ok_or_else(|| err(py, ErrorCode::InvalidValue, "code", format!("is unknown: {code:?}")))?;
-        let family = match domain.as_deref() {
-            None | Some("config") => Family::Config,
-            Some("idempotency") => Family::Idempotency,
+        let e = err(py, kind, &field, why);
+        let e = match domain.as_deref() {
+            None | Some("config") => e,
+            Some("idempotency") => conv::as_idempotency(py, e),
             Some(d) => return Err(err(py, ErrorCode::InvalidValue, "domain", format!("is unknown: {d:?}"))),
         };
-        Ok(conv::core_err(py, &retrycore::Error::new(kind, field, why), family).into_value(py).into_any())
+        Ok(e.into_value(py).into_any())
 
 module breaker
 
