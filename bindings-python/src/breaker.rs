@@ -132,6 +132,9 @@ fn counted_exc(cfg: &BreakerConfig, e: &Obj) -> PyResult<Counted> {
     Ok(f.with(|x| cfg.count(x, &retrycore::classify::classify(x))))
 }
 
+/// The transition a breaker call caused, fired to the hook (None: none).
+type Fired = PyResult<Option<Py<PyTransition>>>;
+
 /// A circuit breaker shared by reference.
 #[pyclass(frozen, subclass, name = "CircuitBreaker", module = "retrycore._native")]
 pub struct Breaker {
@@ -151,18 +154,14 @@ impl Breaker {
         with(py, &self.shared, f)
     }
 
-    fn fire(&self, py: Python<'_>, t: Option<Transition>) -> PyResult<Option<Py<PyTransition>>> {
+    fn fire(&self, py: Python<'_>, t: Option<Transition>) -> Fired {
         let Some(t) = t else { return Ok(None) };
         fire(py, &[self.on_state_change.as_ref()], &[t])?;
         Ok(Some(Py::new(py, transition(&t))?))
     }
 
     /// Runs `f` on the core breaker, then fires the transition it caused.
-    fn step(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut CircuitBreaker) -> Option<Transition> + Send,
-    ) -> PyResult<Option<Py<PyTransition>>> {
+    fn step(&self, py: Python<'_>, f: impl FnOnce(&mut CircuitBreaker) -> Option<Transition> + Send) -> Fired {
         let t = self.with(py, f);
         self.fire(py, t)
     }
