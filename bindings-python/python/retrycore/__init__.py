@@ -348,6 +348,9 @@ class RetryPolicy(_native.Policy):
     def __repr__(self) -> str:
         return f"RetryPolicy.from_json({self.to_json()!r})"
 
+    def __copy__(self) -> "RetryPolicy":
+        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change)
+
 
 def _check_hooks(hooks: Mapping[str, Any]) -> None:
     for k in hooks:
