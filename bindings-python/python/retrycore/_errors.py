@@ -50,11 +50,30 @@ class RetryError(RetrycoreError):
     is ``retry_exhausted``: never retried twice.
     """
 
-    def __init__(self, message: str = "", *, reason: str = "attempts_exhausted", attempts: int = 0, category: Optional[str] = None,
-                 key: Optional[str] = None, retry_after: Optional[float] = None) -> None:
+    reason: str
+    attempts: int
+    category: Optional[str]
+    key: Optional[str]
+    retry_after: Optional[float]
+    response: Optional[object]
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        reason: str = "attempts_exhausted",
+        attempts: int = 0,
+        category: Optional[str] = None,
+        key: Optional[str] = None,
+        retry_after: Optional[float] = None,
+    ) -> None:
         super().__init__(message, "retry_exhausted", "")
-        self.reason, self.attempts, self.category, self.key, self.retry_after = reason, attempts, category, key, retry_after
-        self.response: Optional[object] = None
+        self.reason = reason
+        self.attempts = attempts
+        self.category = category
+        self.key = key
+        self.retry_after = retry_after
+        self.response = None
 
 
 class BudgetExhaustedError(RetryError):
