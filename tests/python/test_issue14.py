@@ -355,3 +355,52 @@ def test_hook_events_carry_max_attempts_and_the_refusing_budget() -> None:
     with pytest.raises(retrycore.BudgetExhaustedError):
         fail()
     assert events == [("retry", 1, 5, None), ("retry", 2, 5, None), ("give_up", 3, 5, "b", "budget_exhausted")]
+
+
+# docs/hosts.md, "Copies to remove", items 2 and 4: the facade picked exception classes
+# and HTTP statuses by hand. Its own checks now raise through the core's class table
+# (`_native.error`, `ErrorCode::class` in the check's domain), and a refused record
+# decision carries the status of the core's HTTP answer.
+def test_raise_for_decision_takes_the_class_and_the_status_from_the_core() -> None:
+    fp = retrycore.fingerprint({"amount": 1}, operation="pay")
+    # missing_field raised by an idempotency function: the core names idempotency_type (it was InvalidKeyError).
+    missing = retrycore.decide(None, None, fp, 1000)
+    assert code_of(lambda: retrycore.raise_for_decision(missing)) == ("IdempotencyTypeError", "missing_field", "key")
+    for stripe, status in ((False, 422), (True, 400)):
+        cfg = retrycore.RecordConfig(stripe=stripe)
+        d = retrycore.decide(None, "k1", fp, 1000, cfg)
+        done = retrycore.complete(d["record"], d["fence"], {"state": "succeeded"}, 2000, cfg)
+        mismatch = retrycore.decide(done, "k1", "0" * 64, 3000, cfg)
+        with pytest.raises(retrycore.IdempotencyMismatchError) as em:
+            retrycore.raise_for_decision(mismatch)
+        assert em.value.status == mismatch["http"]["status"] == status
+    running = retrycore.decide(d["record"], "k1", fp, 1500)
+    with pytest.raises(retrycore.IdempotencyInProgressError) as ei:
+        retrycore.raise_for_decision(running)
+    assert ei.value.status == running["http"]["status"] == 409 and ei.value.retry_after > 0
+    # A refused decision without its HTTP answer is refused, never given a status of the facade's.
+    assert code_of(lambda: retrycore.raise_for_decision({"decision": "mismatch"})) == (
+        "IdempotencyTypeError", "missing_field", "http.status")
+    assert code_of(lambda: retrycore.raise_for_decision([])) == ("IdempotencyTypeError", "invalid_type", "decision")
+    assert retrycore.raise_for_decision(retrycore.decide(None, "k2", fp, 1000))["decision"] == "execute"
+
+
+def test_the_facades_own_checks_raise_the_class_the_core_names() -> None:
+    def nowhere() -> Any:
+        return retrycore.RetryPolicy.from_file("\ud800")
+
+    cases = [
+        (lambda: retrycore.RetryPolicy.from_json("{}", on_retyr=print), "unknown_key", "on_retyr"),
+        (lambda: retrycore.RetryPolicy.from_file(5), "invalid_type", "path"),  # type: ignore[arg-type]
+        (nowhere, "invalid_string", "path"),
+        (lambda: retrycore.retry(5), "invalid_type", "policy"),  # type: ignore[call-overload]
+        (lambda: retrycore.CircuitBreaker()(5), "invalid_type", "fn"),  # type: ignore[type-var]
+    ]
+    classes = {c["code"]: c["classes"]["config"] for c in _native.host_tables()["error_codes"]}
+    for call, code, field in cases:
+        with pytest.raises(retrycore.RetrycoreError) as ei:
+            call()
+        assert (ei.value.code, ei.value.field) == (code, field)
+        assert type(ei.value) is _native.error(code, field, "why").__class__ is PY_CLASS[classes[code]]
+    assert type(_native.error("missing_field", "key", "why", "idempotency")) is retrycore.IdempotencyTypeError
+    assert code_of(lambda: _native.error("nope", "f", "why")) == ("ConfigError", "invalid_value", "code")

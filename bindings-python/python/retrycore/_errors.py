@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Type
 
+from . import _native
+
 
 class RetrycoreError(Exception):
     """Base class of every retrycore exception, with a stable ``code`` and a ``field``."""
-
-    code: str
-    field: str
 
     def __init__(self, message: str = "", code: str = "error", field: str = "") -> None:
         super().__init__(message)
@@ -85,14 +84,9 @@ class RetryError(RetrycoreError):
 class BudgetExhaustedError(RetryError):
     """A retry budget refused the retry (or the adaptive throttle the call)."""
 
-    budget: Optional[str]
-    budget_reason: Optional[str]
-
     def __init__(self, message: str = "", *, budget: Optional[str] = None, budget_reason: Optional[str] = None, **kwargs: object) -> None:
         super().__init__(message, **kwargs)  # type: ignore[arg-type]
-        self.code = "budget_exhausted"
-        self.budget = budget
-        self.budget_reason = budget_reason
+        self.code, self.budget, self.budget_reason = "budget_exhausted", budget, budget_reason
 
 
 class CircuitOpenError(RetrycoreError):
@@ -102,22 +96,10 @@ class CircuitOpenError(RetrycoreError):
     e.g. forced open); ``state`` the state that refused; ``breaker`` its name.
     """
 
-    retry_after: Optional[float]
-    state: Optional[str]
-    breaker: Optional[str]
-
-    def __init__(
-        self,
-        message: str = "circuit breaker is open",
-        *,
-        retry_after: Optional[float] = None,
-        state: Optional[str] = "open",
-        breaker: Optional[str] = None,
-    ) -> None:
+    def __init__(self, message: str = "circuit breaker is open", *, retry_after: Optional[float] = None, state: Optional[str] = "open",
+                 breaker: Optional[str] = None) -> None:
         super().__init__(message, "breaker_open", "")
-        self.retry_after = retry_after
-        self.state = state
-        self.breaker = breaker
+        self.retry_after, self.state, self.breaker = retry_after, state, breaker
 
 
 class IdempotencyError(RetrycoreError, ValueError):
@@ -145,36 +127,29 @@ class DeadLetterError(IdempotencyError):
 
 
 class IdempotencyMismatchError(IdempotencyError):
-    """The key was used for a different request (HTTP 422, or 400 Stripe-style)."""
+    """The key was used for a different request; ``status`` is the decision's HTTP status (422, or 400 Stripe-style)."""
 
-    def __init__(self, message: str = "the idempotency key was used for another request", status: int = 422) -> None:
+    def __init__(self, message: str = "the idempotency key was used for another request", status: Optional[int] = None) -> None:
         super().__init__(message, "mismatch", "")
         self.status = status
 
 
 class IdempotencyInProgressError(IdempotencyError):
-    """The first request with this key still runs (HTTP 409); retry after ``retry_after`` seconds."""
+    """The first request with this key still runs; retry after ``retry_after`` seconds.
+    ``status`` is the decision's HTTP status (409)."""
 
-    def __init__(self, message: str = "a request with this key is in progress", retry_after: float = 0.0) -> None:
+    def __init__(self, message: str = "a request with this key is in progress", retry_after: float = 0.0, status: Optional[int] = None) -> None:
         super().__init__(message, "in_progress", "")
-        self.retry_after = retry_after
-        self.status = 409
+        self.retry_after, self.status = retry_after, status
 
 
-#: The class of each error class the core names (``retrycore::ErrorClass``; which class a
-#: code raised in a domain is, is the core's ``ErrorCode::class``, never a rule here).
-_BY_CLASS: Dict[str, Type[RetrycoreError]] = {
-    "config": ConfigError,
-    "config_type": ConfigTypeError,
-    "idempotency": IdempotencyError,
-    "idempotency_type": IdempotencyTypeError,
-    "state": StateError,
-    "snapshot": SnapshotError,
-    "key": InvalidKeyError,
-    "fingerprint": FingerprintError,
-    "fence": FenceError,
-    "dead_letter": DeadLetterError,
-}
+#: The class of each error class the core names, in the core's order (``host_tables()["error_classes"]``,
+#: ``retrycore::ErrorClass::ALL``; which class a code raised in a domain is, is the core's
+#: ``ErrorCode::class``, never a rule here). tests/python/test_tables.py checks the pairing.
+_BY_CLASS: Dict[str, Type[RetrycoreError]] = dict(zip(_native.host_tables()["error_classes"], (
+    ConfigError, ConfigTypeError, IdempotencyError, IdempotencyTypeError, StateError, SnapshotError, InvalidKeyError,
+    FingerprintError, FenceError, DeadLetterError,
+)))
 
 
 def _from_core(code: str, field: str, message: str, cls: str) -> RetrycoreError:

@@ -27,6 +27,8 @@ from typing import (
 
 from typing_extensions import disjoint_base
 
+from ._errors import RetrycoreError
+
 if sys.version_info >= (3, 11):
     from typing import Self
 else:
@@ -48,12 +50,6 @@ class _SupportsItems(Protocol):
 # Headers: a mapping (or anything with `items()`, like `email.message.Message`) or (name, value) pairs.
 _Headers = Union[_SupportsItems, Iterable[Tuple[str, str]]]
 
-class _HasNativePolicy(Protocol):
-    """The facade's `RetryPolicy`, which keeps its native policy in `_p`."""
-
-    @property
-    def _p(self) -> Policy: ...
-
 # The core's lists (`retrycore::tables::host_tables()`); tests/python/test_tables.py fails
 # when one of these unions differs from the core's.
 _Category = Literal[
@@ -72,7 +68,7 @@ _BreakerKind = Literal["count_based", "time_based", "consecutive", "sampling"]
 _BudgetKind = Literal["token_bucket", "grpc", "ratio", "concurrency", "finagle", "adaptive"]
 _Profile = Literal["aws-standard", "aws-2026", "grpc", "polly", "resilience4j", "finagle", "tenacity", "stamina", "envoy"]
 
-_PolicyLike = Union[Policy, _HasNativePolicy]
+_PolicyLike = Policy  # the facade's RetryPolicy is one
 _RetryHook = Callable[[RetryEvent], object]
 _StateHook = Callable[[Transition], object]
 
@@ -81,6 +77,7 @@ __all__ = [
     "Policy",
     "RetrySession",
     "Runner",
+    "error",
     "Proceed",
     "Reject",
     "Retry",
@@ -132,8 +129,9 @@ __version__: str
 
 # ---------------------------------------------------------------- policies and sessions
 
-@final
+@disjoint_base
 class Policy:
+    def __new__(cls, share: _PolicyLike) -> Self: ...
     @staticmethod
     def from_dict(doc: _Document, kwargs: Optional[bool] = None, entropy: Optional[int] = None) -> Policy: ...
     @staticmethod
@@ -148,8 +146,8 @@ class Policy:
     def breaker(self) -> Optional[CircuitBreaker]: ...
     @property
     def budgets(self) -> List[Budget]: ...
-    def with_breaker(self, breaker: Optional[CircuitBreaker]) -> Policy: ...
-    def with_budgets(self, budgets: Sequence[Union[Budget, _Document]]) -> Policy: ...
+    def _with_breaker(self, breaker: Optional[CircuitBreaker]) -> Policy: ...
+    def _with_budgets(self, budgets: Sequence[Union[Budget, _Document]]) -> Policy: ...
     def schedule(self) -> List[ScheduleRow]: ...
     def worst_case(self) -> float: ...
     def delay(self, retry: int, r: float, prev: Optional[float] = None) -> float: ...
@@ -316,11 +314,10 @@ class Runner:
     def start(self, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]] = None) -> RetrySession: ...
     def before(self, session: RetrySession) -> Optional[float]: ...
     def failed_attempt(self, session: RetrySession, exc: BaseException) -> float: ...
-    def succeeded_attempt(self, session: RetrySession) -> None: ...
     def returned_attempt(self, session: RetrySession, value: object) -> Optional[float]: ...
     def cancel(self, session: RetrySession) -> None: ...
-    @property
-    def sleep(self) -> Optional[Callable[[float], object]]: ...
+
+def error(code: str, field: str, why: str, domain: Optional[Literal["config", "idempotency"]] = None) -> RetrycoreError: ...
 
 # ---------------------------------------------------------------- breakers and budgets
 
