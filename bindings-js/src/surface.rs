@@ -100,9 +100,9 @@ class NativeBreaker = Breaker<H>
   js get retryAfter
   /// Returns the state that refused last.
   get lastRefusedState -> static
+  js get refusedState
   /// Returns the message of the last refusal (the core's `Ending::message`, as Python's).
   get lastRefusedMessage -> string
-  js get refusedState
   /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
   mut record(permit: f64, outcome: f64, duration: f64, now: f64) -> hot bool
   /// Records a failure described like a classification input; the
