@@ -513,16 +513,12 @@ methods PyBudget
 module idem
 
 functions
-    /// Checks a key: 1–`max_len` visible ASCII characters, not starting with `sha256:`.
     validate_key(key: obj, max_len: count?) -> try () =
         let max = max_len.map_or(idem::DEFAULT_MAX_KEY_LEN, |m| usize::try_from(m).unwrap_or(usize::MAX));
         idem::validate_key(&s(key, "key")?, max).py_in(py, I)
-    /// `len(tenant) ":" tenant ":" key`.
     scoped_key(tenant: istr, key: istr) -> try String = idem::scoped_key(&tenant, &key).py_in(py, I)
-    /// The key itself when short enough, else `sha256:` + hex.
     storage_key(key: obj, max_len: count) -> try String =
         idem::storage_key(&s(key, "key")?, usize::try_from(max_len).unwrap_or(usize::MAX)).py_in(py, I)
-    /// A random UUIDv4 key from 16 bytes (default: from the OS).
     mint_key(entropy: obj?) -> try String =
         let bytes = match entropy.filter(|e| !e.is_none()) {
             None => crate::entropy::bytes::<16>()
@@ -533,20 +529,13 @@ functions
             },
         };
         Ok(idem::mint_key(bytes.map_err(|(code, why)| err_in(py, I, code, "entropy", why))?))
-    /// The `Idempotency-Key` header value for a key (an RFC 8941 sf-string).
     format_header(key: istr) -> try String = idem::format_header(&key).py_in(py, I)
-    /// Reads an `Idempotency-Key` header value; `allow_token=True` also takes Stripe's bare token.
     parse_header(value: obj, allow_token: false?) -> try String =
         let form = if allow_token { idem::HeaderForm::SfStringOrToken } else { idem::HeaderForm::SfString };
         idem::parse_header(&s(value, "value")?, form).py_in(py, I)
-    /// The RFC 8785 canonical JSON of a Python value.
     canonicalize(value: obj) -> try String = idem::canonicalize(&to_host_json(value)?).py_in(py, I)
-    /// The RFC 8785 canonical form of JSON text.
     canonicalize_json(text: istr) -> try String = py.allow_threads(|| idem::canonicalize_json(&text)).py_in(py, I)
-    /// A float as RFC 8785 (ECMAScript) writes it.
     format_number(x: obj) -> try String = idem::format_number(conv::to_f64(x, "value")?).py_in(py, I)
-    /// The fingerprint of a request: lowercase hex SHA-256 of the canonical JSON
-    /// of `{"method", "path", "body"}` or `{"operation", "body"}`.
     fingerprint(body: obj?, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
             -> try String =
         let v = match body {
@@ -554,11 +543,8 @@ functions
             None => Value::Null,
         };
         fp(py, Body::Value(v), method, path, operation, selected, canonical)
-    /// `fingerprint` of a body given as JSON text (duplicate keys and inexact numbers are errors).
     fingerprint_json(text: obj, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
             -> try String = fp(py, Body::Text(s(text, "text")?), method, path, operation, selected, canonical)
-    /// Decides what an incoming request gets from its stored record (a dict, or None).
-    /// A `key` of None is a request without the required key (400).
     decide(record: nullable, key: nullable, fingerprint: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let Some(key) = key.filter(|k| !k.is_none()) else {
@@ -575,8 +561,6 @@ functions
             v["record"] = to_value(&c.to_record(&key, &fpr));
         }
         conv::from_json(py, &v)
-    /// Completes a record for the holder of `fence`: `outcome` is
-    /// `{"state": "succeeded" | "failed", "category": ..., "response": ...}`.
     complete(record: obj, fence: obj, outcome: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let rec = record_of(py, record)?;
@@ -589,16 +573,13 @@ functions
         let now = conv::wall_or_clock(wall_now_ms)?;
         let r = idem::complete(&rec, conv::to_count(fence, "fence", u64::MAX)?, out, now, &cfg).py_in(py, I)?;
         conv::from_json(py, &to_value(&r))
-    /// Renews the lease of a processing record (a heartbeat).
     renew_lease(record: obj, fence: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let rec = record_of(py, record)?;
         let now = conv::wall_or_clock(wall_now_ms)?;
         let r = idem::renew_lease(&rec, conv::to_count(fence, "fence", u64::MAX)?, now, &cfg).py_in(py, I)?;
         conv::from_json(py, &to_value(&r))
-    /// Unix milliseconds as RFC 3339 UTC (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
     format_rfc3339_ms(unix_ms: count) -> try String = idem::format_rfc3339_ms(unix_ms).py_in(py, I)
-    /// RFC 3339 text as Unix milliseconds (rounded down).
     parse_rfc3339_ms(text: istr) -> try i64 = idem::parse_rfc3339_ms(&text).py_in(py, I)
 
 methods RecordConfig
@@ -653,15 +634,12 @@ methods PyDeadLetter
             b = b.source(t, p, conv::opt_count(offset, "offset", u64::MAX)?);
         }
         Ok(PyDeadLetter { l: Mutex::new(b.build().py_in(py, I)?) })
-    /// Reads a letter from a dict (validated).
     static from_dict(d: json) -> try Self =
         Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_value(&d).py_in(py, I)?) })
-    /// Reads a letter from JSON text (validated).
     static from_json(text: istr) -> try Self =
         Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_json(&text).py_in(py, I)?) })
     to_dict() -> try Obj<'py> = conv::from_json(py, &self.with(py, |l| l.to_value()))
     to_json() -> String = self.with(py, |l| l.to_json())
-    /// Marks the letter for replay (its target must be idempotent).
     mark_replayable() -> try () = self.with(py, |l| l.mark_replayable()).py_in(py, I)
     mark_replayed() -> try () = self.with(py, |l| l.mark_replayed()).py_in(py, I)
     discard() -> try () = self.with(py, |l| l.discard()).py_in(py, I)
@@ -673,24 +651,9 @@ methods PyDeadLetter
 
 module failure
 
-/// The outcome of classifying one failure.
 class Verdict_ = Verdict {
-    /// The category code (`"connection_lost"`, …).
-    category: &'static str
-    /// `"always"`, `"if_idempotent"` or `"never"`.
-    retry: &'static str
-    /// Repeating the request is safe (method or declaration).
-    safe: bool
-    /// The rule allows a retry given `safe`, and the server did not decline.
-    retryable: bool
-    /// The server declined a retry.
-    server_declined: bool
-    /// The server's delay in seconds, if any.
-    server_delay: Option<f64>
-    /// The header it came from.
-    server_delay_source: Option<&'static str>
-    /// The HTTP status seen, if any.
-    status: Option<u16>
+    category: &'static str, retry: &'static str, safe: bool, retryable: bool, server_declined: bool
+    server_delay: Option<f64>, server_delay_source: Option<&'static str>, status: Option<u16>
     /// The classified names, turned into Python strings only when asked for.
     priv names: Vec<Name>
 }
@@ -704,7 +667,6 @@ group Fields of failure {
 }
 
 functions
-    /// Classifies an exception or a failure.
     classify(failure: obj?, *, policy: obj?, fields: ..Fields) -> try Verdict_ =
         let Some(p) = conv::opt(policy, crate::policy::native_policy)? else {
             let c = Classifier::default();
@@ -717,7 +679,6 @@ functions
         let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
         let v = f.with(|x| p.inner.config().classify(x));
         Ok(verdict(f, &v))
-    /// Returns the flattened cause chain of names of an exception (what classification reads).
     error_names(e: obj) -> try Bound<'py, PyList> =
         if !e.is_instance_of::<PyBaseException>() {
             return Err(err(e.py(), ErrorCode::InvalidType, "exception", "must be an exception"));
@@ -725,40 +686,23 @@ functions
         PyList::new(e.py(), OwnedFailure::from_exception(e, false)?.names.iter().map(|n| &**n))
 
 methods Verdict_
-    /// The error names that were classified (the flattened cause chain).
     get error_names -> Vec<&str> = self.names.iter().map(|n| &**n).collect()
-    /// The chain holds a refused connection.
     get refused -> bool =
         let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
         retrycore::classify::is_refused(&names)
 
 module misc
 
-/// What response headers say about retrying.
 class ServerAdvice {
-    /// The delay the server asked for, in seconds.
-    delay: Option<f64>
-    /// The header it came from.
-    source: Option<&'static str>
-    /// A negative or malformed gRPC pushback: don't retry.
-    declined: bool
-    /// `Stripe-Should-Retry` / `x-should-retry`.
-    should_retry: Option<bool>
-    /// `x-retry-exhausted: 1`.
-    retry_exhausted: bool
+    delay: Option<f64>, source: Option<&'static str>, declined: bool, should_retry: Option<bool>, retry_exhausted: bool
 }
 
-/// One lint finding.
 class Finding { code: &'static str, severity: &'static str, field: String, message: String }
     repr "Finding({code:?}, {severity:?}, field={field:?})"
 functions
-    /// Parses a duration string (`"250ms"`, `"1.5s"`) into float seconds.
     parse_duration(text: obj) -> try f64 =
         retrycore::duration::parse_duration(&to_str(text, "duration")?, "duration").map(to_secs).py(py)
-    /// Writes float seconds as the shortest exact duration string.
     format_duration(seconds: secs) -> String = retrycore::duration::format_duration(seconds)
-    /// Reads `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms` and the retry hints
-    /// (an HTTP-date needs `wall_now_ms`, Unix epoch milliseconds; without it the date is ignored).
     server_advice(headers: obj, wall_now_ms: obj?) -> try ServerAdvice =
         let fields = Fields { headers: Some(headers.clone()), wall_now_ms: wall_now_ms.cloned(), ..Default::default() };
         let f = OwnedFailure::read(None, &fields, false)?;
@@ -772,24 +716,18 @@ functions
             should_retry: a.should_retry,
             retry_exhausted: a.retry_exhausted,
         })
-    /// An HTTP-date as Unix seconds, or None when it is not one.
     parse_http_date(value: str, wall_now_ms: wall) -> Option<i64> =
         retrycore::retry_after::parse_http_date(&value, wall_now_ms)
-    /// Lints a policy, optionally with its service description (a dict).
     lint(policy: =crate::policy::native_policy, service: obj?) -> try Vec<Finding> =
         let service = conv::opt(service, |s| Service::from_json_value(&to_json(s, Mode::Document)?).py(py))?;
         Ok(retrycore::lint::lint(policy.get().inner.config(), service.as_ref())
             .into_iter()
             .map(|f| Finding { code: f.code, severity: f.severity.code(), field: f.field, message: f.message })
             .collect())
-    /// Every list and table the core shows hosts (kinds, categories, reasons,
-    /// error codes with their families, profiles, limits, defaults), as a dict.
     host_tables() -> try Obj<'py> = conv::from_json(py, &retrycore::tables::host_tables())
 
 methods Random
     new new(seed: count) -> Random = Random { g: std::sync::Mutex::new(Xoshiro256pp::seed_from_u64(seed)) }
-    /// The next 64-bit output.
     next_u64() -> u64 = crate::locks::with(py, &self.g, |g| g.next_u64())
-    /// The next draw in [0, 1): `(x >> 11) · 2⁻⁵³`.
     random() -> f64 = crate::locks::with(py, &self.g, |g| g.next_f64())
 "#;
