@@ -1,9 +1,11 @@
-// Generated from lib/retrycore.ts by tsc (make build); do not edit. `make test` fails when it drifts.
+// A copy of lib/api.d.ts (make build): edit that file. `make test` fails when this one differs.
 /**
  * retrycore for JavaScript: one retry-policy engine shared by every runtime.
  *
- * This file is the public JS surface of both the Node package (`retrycore`,
- * napi-rs) and the wasm package (`retrycore-wasm`): it only translates —
+ * This file declares the public JS surface of both the Node package
+ * (`retrycore`, napi-rs) and the wasm package (`retrycore-wasm`), which ship
+ * it as their `index.d.ts`; `lib/retrycore.ts` implements it (`lib/conforms.ts`
+ * makes the compiler hold the two together). The layer only translates —
  * camelCase options to the policy document, milliseconds to the core's
  * nanoseconds (done natively, round half to even), JS errors and `Response`s
  * to the failure descriptions the core classifies — and owns what must be
@@ -17,7 +19,7 @@
  *
  * @packageDocumentation
  */
-/** Backoff kinds. */
+/** Backoff kinds (the core's lists, as lib/generated.ts has them: lib/conforms.ts checks each). */
 export declare const BACKOFF_KINDS: readonly ["constant", "linear", "exponential", "decorrelated"];
 /** Jitter names (a string, or an object's `kind`). */
 export declare const JITTERS: readonly ["none", "full", "equal", "proportional", "additive", "symmetric"];
@@ -243,7 +245,6 @@ export interface Finding {
 export declare function lint(policy: RetryPolicy | object | string, service?: object | string): Finding[];
 /** The seeded generator every runtime shares: xoshiro256++ seeded by SplitMix64. */
 export declare class Rng {
-    #private;
     /** Seeds a generator (a BigInt, a safe integer or a decimal string). */
     constructor(seed: bigint | number | string);
     /** Returns the next 64-bit output. */
@@ -275,7 +276,6 @@ export declare const Outcome: Readonly<{
  * downstream and share it among policies.
  */
 export declare class CircuitBreaker {
-    #private;
     /**
      * Creates a breaker from typed options (the document's breaker keys in
      * camelCase; durations in ms or as strings), e.g.
@@ -426,7 +426,6 @@ export interface BudgetOptions {
  * share it among policies.
  */
 export declare class Budget {
-    #private;
     /** Creates a budget from typed options (camelCase keys; durations in ms or as strings). */
     constructor(options: BudgetOptions);
     /** Creates a budget from a budget object of a policy document. */
@@ -537,7 +536,6 @@ export interface SessionOptions {
  * this for you.)
  */
 export declare class Session {
-    #private;
     /** The idempotency key every attempt carries. */
     get key(): string;
     /** Attempts made, whether it is done, the give-up reason, whether the key was minted. */
@@ -570,6 +568,10 @@ export interface HookInfo {
     category: string;
     /** The give-up reason (onGiveUp), or null. */
     reason: string | null;
+    /** The policy's `maxAttempts` (Python's `max_attempts`). */
+    maxAttempts: number;
+    /** The budget that refused (onGiveUp after a budget's refusal), or null (Python's `budget`). */
+    budget: string | null;
     /** What failed: the error or the `Response`. */
     error: unknown;
     /** The idempotency key. */
@@ -638,7 +640,6 @@ export interface AttemptContext {
  * breaker, budgets and counters its sessions share.
  */
 export declare class RetryPolicy {
-    #private;
     /** Called before each sleep with the decided delay. */
     onRetry: ((info: HookInfo) => void) | null;
     /** Called when an operation gives up. */
@@ -831,7 +832,6 @@ export declare function parseRfc3339(text: string): number;
  * the same in every runtime.
  */
 export declare class DeadLetter {
-    #private;
     private constructor();
     /** Reads and validates a letter (JSON text or object). */
     static fromJSON(letter: object | string): DeadLetter;

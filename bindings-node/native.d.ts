@@ -41,10 +41,10 @@ export declare function canonicalize(text: string): string
 /** Writes a number as canonical JSON does (ECMAScript `Number::toString`). */
 export declare function canonicalNumber(x: number): string
 /**
- * Fingerprints a request: `method` + `path`, or `operation` (`path` absent);
+ * Fingerprints a request: `method` + `path`, or `operation`, as given (the core reads the mix);
  * the body is JSON text. `canonical` returns the canonical JSON instead of its hash.
  */
-export declare function fingerprint(methodOrOperation: string, path: string | undefined | null, body: string, selected: Array<string> | undefined | null, canonical: boolean): string
+export declare function fingerprint(method: string | undefined | null, path: string | undefined | null, operation: string | undefined | null, body: string, selected: Array<string> | undefined | null, canonical: boolean): string
 /** Decides what an incoming request gets (`record` is the stored record's JSON or null). */
 export declare function decideRecord(record: string | undefined | null, key: string | undefined | null, fingerprint: string, nowMs: number, leaseMs?: number | undefined | null, retentionMs?: number | undefined | null, stripe?: boolean | undefined | null, failureHandling?: string | undefined | null, releaseCategories?: Array<string> | undefined | null): any
 /** Completes a claimed record with an outcome; returns the record's JSON. */
@@ -57,6 +57,8 @@ export declare function deadLetter(letter: string, ops: Array<string>): string
 export declare function formatRfc3339(unixMs: number): string
 /** Reads RFC 3339 text as Unix milliseconds (rounded down). */
 export declare function parseRfc3339(text: string): number
+/** The message of a value that threw while it was read: `could not be read: <type>: <message>` (the core's text). */
+export declare function unreadable(typeName: string, message: string): string
 /** Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/). */
 export declare function classifyStatus(status: number, flags: number): number
 /** Classifies a failure with the built-in tables. */
@@ -82,6 +84,8 @@ export declare class NativeBreaker {
   get lastRetryAfter(): number
   /** Returns the state that refused last. */
   get lastRefusedState(): string
+  /** Returns the message of the last refusal (the core's `Ending::message`, as Python's). */
+  get lastRefusedMessage(): string
   /** Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition. */
   record(permit: number, outcome: number, duration: number, now: number): boolean
   /**

@@ -30,6 +30,18 @@
 //! parameters and builds the struct `Path` of them, the fields after `;`
 //! being `None`.
 //!
+//! A member may be followed by `js publicName(param, …)` (or `js get
+//! publicName`): the public wrapper of `lib/retrycore.ts` that only checks its
+//! arguments and calls the member ([`typescript_wrappers`]). Each backend
+//! parameter is named once (an optional one may be left out), as
+//! `public[=backend][:field]` (backend name and error field default to the
+//! public name), in the public order; its check
+//! follows from its kind and name (`now`: a monotonic time; `wallNowMs`,
+//! `nowMs`: a wall-clock time; a `str` `seed`: a 64-bit integer). After the parameters, `parsed` answers the
+//! returned JSON text parsed, and `fired` passes what the call returns
+//! through the object's `_fired` (which fires its hooks). A member may have
+//! several wrappers.
+//!
 //! Returns are `f64`, `u32`, `bool`, `string`, `static` (`&'static str`),
 //! `json`, `f64s`, `f64?`, `()`, `Self`, a class name, or `Class?`, followed
 //! by `<T>` to name the TypeScript type (required for `json`); prefixed
@@ -128,6 +140,58 @@ pub struct Method {
     pub ts: Option<String>,
     /// The called function's path in `retrycore_js` (module functions).
     pub path: String,
+    /// The public wrappers generated for it (`js …` lines).
+    pub wrappers: Vec<Wrapper>,
+}
+
+/// A public wrapper (`js name(params)` / `js get name`) of a declared member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wrapper {
+    /// The public name.
+    pub js: String,
+    /// Whether it is a getter.
+    pub getter: bool,
+    /// Its parameters, in the public order: (public name, backend name, error field).
+    pub params: Vec<(String, String, String)>,
+    /// `parsed`: it answers the JSON text the member returns, parsed.
+    pub parsed: bool,
+    /// `fired`: it hands what the member returns to the object's `_fired` (hooks).
+    pub fired: bool,
+}
+
+/// Reads a `js …` line's rest (`name(a, b=c:field) [parsed] [fired]` or `get name`).
+fn wrapper(s: &str) -> Result<Wrapper, String> {
+    if let Some(name) = s.strip_prefix("get ") {
+        return Ok(Wrapper {
+            js: name.trim().to_owned(),
+            getter: true,
+            params: Vec::new(),
+            parsed: false,
+            fired: false,
+        });
+    }
+    let (js, rest) = s.split_once('(').ok_or_else(|| format!("js wrapper without parameters: {s}"))?;
+    let (rest, flags) = rest.rsplit_once(')').ok_or_else(|| format!("unclosed js wrapper: {s}"))?;
+    let flags: Vec<&str> = flags.split_whitespace().collect();
+    if let Some(f) = flags.iter().find(|f| !["parsed", "fired"].contains(f)) {
+        return Err(format!("unknown js wrapper flag {f}: {s}"));
+    }
+    let params = split_top(rest)
+        .iter()
+        .map(|p| {
+            let (names, field) = p.split_once(':').unwrap_or((p, ""));
+            let (public, backend) = names.split_once('=').unwrap_or((names, names));
+            let field = if field.is_empty() { public } else { field };
+            (public.trim().to_owned(), backend.trim().to_owned(), field.trim().to_owned())
+        })
+        .collect();
+    Ok(Wrapper {
+        js: js.trim().to_owned(),
+        getter: false,
+        params,
+        parsed: flags.contains(&"parsed"),
+        fired: flags.contains(&"fired"),
+    })
 }
 
 /// One declared class.
@@ -253,7 +317,7 @@ fn method(line: &str, doc: Vec<String>, in_class: bool) -> Result<Method, String
     };
     let args = args.iter().map(|a| arg(a)).collect::<Result<_, _>>()?;
     let path = if path.is_empty() { snake(js) } else { path };
-    Ok(Method { doc, member, js: js.to_owned(), args, convention, ret: ret.to_owned(), ts, path })
+    Ok(Method { doc, member, js: js.to_owned(), args, convention, ret: ret.to_owned(), ts, path, wrappers: Vec::new() })
 }
 
 /// Parses declarations (`DECLARATIONS`, or another text in the same language).
@@ -267,6 +331,13 @@ pub fn parse(text: &str) -> Result<Surface, String> {
         }
         if let Some(d) = line.strip_prefix("///") {
             doc.push(d.to_owned());
+        } else if let Some(w) = line.strip_prefix("js ") {
+            let last = match class.as_mut() {
+                Some(c) => c.members.last_mut(),
+                None => s.functions.last_mut(),
+            };
+            let m = last.ok_or_else(|| format!("`js` before any member: {line}"))?;
+            m.wrappers.push(wrapper(w)?);
         } else if let Some(c) = line.strip_prefix("class ") {
             let (js, inner) = c.split_once(" = ").ok_or_else(|| format!("class without a type: {line}"))?;
             let members = Vec::new();
@@ -629,7 +700,8 @@ fn ts_doc(out: &mut String, indent: &str, doc: &[String], internal: bool) {
 /// (`bindings-node/lib/surface.d.ts`): `BackendSurface` (the module
 /// functions and the classes' constructors and factories) and one
 /// `Backend<Class>` interface per class. The types a `json<T>` return names
-/// are imported from `lib/retrycore.ts`.
+/// are imported from the public declarations `lib/api.d.ts`, the backend's
+/// own (`Backend…`, `SessionStatus`) from `lib/backend.d.ts`.
 pub fn typescript(declarations: &str) -> Result<String, String> {
     let s = parse(declarations)?;
     let generated: Vec<String> = s.classes.iter().map(|c| backend_name(&c.js)).collect();
@@ -647,8 +719,10 @@ pub fn typescript(declarations: &str) -> Result<String, String> {
         "// @generated by bindings-js/codegen/surface.rs from bindings-js/src/surface.rs; do not edit\n\
          // (RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface rewrites it).\n",
     );
-    let names: Vec<&str> = imported.iter().map(String::as_str).collect();
-    let _ = writeln!(out, "import type {{ {} }} from './retrycore';\n", names.join(", "));
+    let (internal, public): (Vec<&str>, Vec<&str>) =
+        imported.iter().map(String::as_str).partition(|t| t.starts_with("Backend") || *t == "SessionStatus");
+    let _ = writeln!(out, "import type {{ {} }} from './api';", public.join(", "));
+    let _ = writeln!(out, "import type {{ {} }} from './backend';\n", internal.join(", "));
     out.push_str("/** The low-level functions and classes both JS bindings export. @internal */\n");
     out.push_str("export interface BackendSurface {\n");
     for f in &s.functions {
@@ -687,6 +761,285 @@ pub fn typescript(declarations: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// The kind lists of the core's `host_tables()` the TypeScript unions derive
+/// from: each exported `as const` array's name and the table's key (a list
+/// of names, or of `{code, …}` objects).
+pub const TABLE_LISTS: &[(&str, &str)] = &[
+    ("BACKOFF_KINDS", "backoff_kinds"),
+    ("JITTERS", "jitters"),
+    ("BREAKER_KINDS", "breaker_kinds"),
+    ("BUDGET_KINDS", "budget_kinds"),
+    ("CATEGORIES", "categories"),
+    ("GIVE_UP_REASONS", "give_up_reasons"),
+    ("REJECT_REASONS", "reject_reasons"),
+    ("PROFILES", "profiles"),
+];
+
+/// Writes `bindings-node/lib/generated.ts`: the [`TABLE_LISTS`] as `as const`
+/// arrays, `list(key)` reading each from the core's `host_tables()` (the
+/// compiler needs them at build time for the unions; `tests/js/tables.test.cjs`
+/// checks them against the backend's tables at run time too), and from the
+/// surface `declarations` one interface per group struct (`FailureArgs`,
+/// `RecordArgs`: every field any member's group passes) and, for each member
+/// taking a group, a function that calls it with the group given as that
+/// object, its fields spread in the member's declared order
+/// ([`typescript_groups`]).
+pub fn typescript_module(declarations: &str, list: &dyn Fn(&str) -> Vec<String>) -> Result<String, String> {
+    let mut out = String::from(
+        "// @generated by bindings-js/codegen/surface.rs from retrycore::tables::host_tables() and\n\
+         // bindings-js/src/surface.rs; do not edit (RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface rewrites it).\n\n",
+    );
+    out.push_str(&typescript_groups(declarations)?);
+    out.push_str("\n// The kind lists the TypeScript unions derive from.\n");
+    for (name, key) in TABLE_LISTS {
+        let items: Vec<String> = list(key).iter().map(|n| format!("'{n}'")).collect();
+        let _ = writeln!(out, "/** `host_tables().{key}`. */\nexport const {name} = [{}] as const;", items.join(", "));
+    }
+    Ok(out)
+}
+
+/// The group structs' interfaces and the calls that spread them (see [`typescript_module`]).
+pub fn typescript_groups(declarations: &str) -> Result<String, String> {
+    let s = parse(declarations)?;
+    let owned: Vec<(&str, &Method)> = s
+        .functions
+        .iter()
+        .map(|m| ("", m))
+        .chain(s.classes.iter().flat_map(|c| c.members.iter().map(move |m| (c.js.as_str(), m))))
+        .collect();
+    // Each group struct's fields, in the order first met.
+    let mut groups: Vec<(String, Vec<Param>)> = Vec::new();
+    for (_, m) in &owned {
+        for a in &m.args {
+            let Arg::Group { path, fields, .. } = a else { continue };
+            let name = path.rsplit("::").next().unwrap_or(path).to_owned();
+            let i = match groups.iter().position(|(g, _)| *g == name) {
+                Some(i) => i,
+                None => {
+                    groups.push((name, Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            for f in fields {
+                match groups[i].1.iter().find(|g| g.js == f.js) {
+                    Some(g) if g.kind != f.kind => return Err(format!("{path}: field {} has two kinds", f.js)),
+                    Some(_) => {}
+                    None => groups[i].1.push(Param { optional: true, ..f.clone() }),
+                }
+            }
+        }
+    }
+    let mut imported = std::collections::BTreeSet::new();
+    let mut body = String::new();
+    for (name, fields) in &groups {
+        let _ = writeln!(
+            body,
+            "/** The fields of a `{name}` group, as the calls below take it. */\nexport interface {name} {{"
+        );
+        for f in fields {
+            let _ = writeln!(body, "  {}?: {};", f.js, ts_kind(&f.kind));
+        }
+        body.push_str("}\n\n");
+    }
+    for (class, m) in &owned {
+        if !m.args.iter().any(|a| matches!(a, Arg::Group { .. })) {
+            continue;
+        }
+        let (target, prefix) = if class.is_empty() {
+            ("BackendSurface".to_owned(), String::new())
+        } else {
+            let b = backend_name(class);
+            let p = b.trim_start_matches("Backend").to_ascii_lowercase();
+            (b, p)
+        };
+        imported.insert(target.clone());
+        let mut params = vec![format!("n: Pick<{target}, '{}'>", m.js)];
+        let mut pass = Vec::new();
+        for a in &m.args {
+            match a {
+                Arg::One(p) => {
+                    let opt = if p.optional { " | undefined" } else { "" };
+                    params.push(format!("{}: {}{opt}", p.js, ts_kind(&p.kind)));
+                    pass.push(p.js.clone());
+                }
+                Arg::Group { path, fields, .. } => {
+                    let name = path.rsplit("::").next().unwrap_or(path);
+                    params.push(format!("g: {name}"));
+                    pass.extend(fields.iter().map(|f| format!("g.{}", f.js)));
+                }
+            }
+        }
+        let ret = ts_ret(m, class);
+        for word in ret.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+            if word.starts_with(|c: char| c.is_ascii_uppercase()) && !["Record", "ReturnType", "Array"].contains(&word)
+            {
+                imported.insert(word.to_owned());
+            }
+        }
+        let js = if prefix.is_empty() {
+            m.js.clone()
+        } else {
+            format!("{prefix}{}{}", m.js[..1].to_ascii_uppercase(), &m.js[1..])
+        };
+        let owner = if class.is_empty() { String::new() } else { format!("{class}.") };
+        let _ = writeln!(body, "/** `{owner}{}` with its group given as one object. */", m.js);
+        let _ = writeln!(body, "export function {js}({}): {ret} {{", params.join(", "));
+        let _ = writeln!(body, "  return n.{}({});\n}}\n", m.js, pass.join(", "));
+    }
+    typescript_wrappers(&s, &mut body, &mut imported)?;
+    let (surface, rest): (Vec<String>, Vec<String>) =
+        imported.into_iter().partition(|t| t.starts_with("Backend") && t != "BackendGate" && t != "BackendDecision");
+    let (internal, api): (Vec<String>, Vec<String>) = rest.into_iter().partition(|t| t.starts_with("Backend"));
+    let mut out = String::new();
+    let _ = writeln!(out, "import type {{ {} }} from './surface';", surface.join(", "));
+    if !api.is_empty() {
+        let _ = writeln!(out, "import type {{ {} }} from './api';", api.join(", "));
+    }
+    if !internal.is_empty() {
+        let _ = writeln!(out, "import type {{ {} }} from './backend';", internal.join(", "));
+    }
+    out.push('\n');
+    out.push_str(body.trim_end());
+    out.push('\n');
+    Ok(out)
+}
+
+/// The TypeScript types a type names (its capitalised words but the built-in generics).
+fn type_names(t: &str, into: &mut std::collections::BTreeSet<String>) {
+    for word in t.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+        if word.starts_with(|c: char| c.is_ascii_uppercase()) && !["Record", "ReturnType", "Array"].contains(&word) {
+            into.insert(word.to_owned());
+        }
+    }
+}
+
+/// The public wrappers of the `js` lines: module functions calling the
+/// backend, and per class an abstract `<Name>Members` base whose methods and
+/// getters call the object's `_native`, each argument checked by the host's
+/// checker for its kind (`Host`, set by `lib/retrycore.ts`).
+pub fn typescript_wrappers(
+    s: &Surface,
+    body: &mut String,
+    imported: &mut std::collections::BTreeSet<String>,
+) -> Result<(), String> {
+    body.push_str(
+        "\n// The public wrappers that only check their arguments and call the backend\n\
+         // (the `js` lines of bindings-js/src/surface.rs); lib/retrycore.ts exports them.\n\n\
+         /** The argument checks of lib/retrycore.ts and the backend, set by its `setBackend`. */\n\
+         export interface Host {\n  n: BackendSurface;\n  str(v: unknown, field: string): string;\n  \
+         num(v: unknown, field: string): number;\n  nums(v: unknown, field: string): number[];\n  \
+         time(v: unknown): number;\n  wall(v: unknown, field: string): number;\n  u64(v: unknown, field: string): string;\n}\n\n\
+         let H: Host;\n\n/** Sets the checks and the backend the wrappers use. */\n\
+         export function setHost(h: Host): void {\n  H = h;\n}\n",
+    );
+    imported.insert("BackendSurface".to_owned());
+    let classes = s.classes.iter().map(|c| (c.js.as_str(), &c.members));
+    for (class, members) in std::iter::once(("", &s.functions)).chain(classes) {
+        let wrapped: Vec<(&Method, &Wrapper)> =
+            members.iter().flat_map(|m| m.wrappers.iter().map(move |w| (m, w))).collect();
+        if wrapped.is_empty() {
+            continue;
+        }
+        let (indent, recv) = if class.is_empty() { ("", "H.n") } else { ("  ", "this._native") };
+        if !class.is_empty() {
+            let b = backend_name(class);
+            imported.insert(b.clone());
+            let name = class.strip_prefix("Native").unwrap_or(class);
+            let _ = writeln!(body, "\n/** The public members that only check their arguments and call a `{class}`. */");
+            let _ = writeln!(
+                body,
+                "export abstract class {name}Members {{\n  /** @internal */\n  abstract get _native(): {b};"
+            );
+            if wrapped.iter().any(|(_, w)| w.fired) {
+                body.push_str("  /** @internal Fires the hooks of what a call caused, then answers what it returned. */\n  abstract _fired<T>(r: T): T;\n");
+            }
+        } else if wrapped.iter().any(|(_, w)| w.fired) {
+            return Err("a module function cannot be `fired`".to_owned());
+        }
+        for (m, w) in wrapped {
+            let ret = if w.parsed { "Record<string, unknown>".to_owned() } else { ts_ret(m, class) };
+            type_names(&ret, imported);
+            if w.getter {
+                if m.member != Member::Getter {
+                    return Err(format!("js get {}: {} is not a getter", w.js, m.js));
+                }
+                let _ =
+                    writeln!(body, "\n{indent}get {}(): {ret} {{\n{indent}  return {recv}.{};\n{indent}}}", w.js, m.js);
+                continue;
+            }
+            let params: Vec<&Param> = m
+                .args
+                .iter()
+                .map(|a| match a {
+                    Arg::One(p) => Ok(p),
+                    Arg::Group { .. } => Err(format!("js {}: {} takes a group", w.js, m.js)),
+                })
+                .collect::<Result<_, _>>()?;
+            if w.params.len() > params.len() {
+                return Err(format!(
+                    "js {}: names {} of the {} parameters of {}",
+                    w.js,
+                    w.params.len(),
+                    params.len(),
+                    m.js
+                ));
+            }
+            // Each backend parameter in its order, from the public parameter naming it.
+            let mut pass = Vec::new();
+            let mut optional = Vec::new();
+            for p in &params {
+                let Some((public, _, field)) = w.params.iter().find(|(_, b, _)| *b == p.js) else {
+                    // An optional parameter the wrapper does not name is left out.
+                    if !p.optional {
+                        return Err(format!("js {}: no parameter is {}'s {}", w.js, m.js, p.js));
+                    }
+                    pass.push("undefined".to_owned());
+                    continue;
+                };
+                let (check, opt) = match (p.kind.as_str(), p.js.as_str(), p.optional) {
+                    ("f64", "now", false) => (format!("H.time({public})"), true),
+                    ("f64", "wallNowMs" | "nowMs", false) => (format!("H.wall({public}, '{field}')"), true),
+                    ("f64", _, true) => {
+                        (format!("{public} === undefined ? undefined : H.num({public}, '{field}')"), true)
+                    }
+                    ("f64", _, false) => (format!("H.num({public}, '{field}')"), false),
+                    ("str", "seed", false) => (format!("H.u64({public}, '{field}')"), false),
+                    ("str", _, false) => (format!("H.str({public}, '{field}')"), false),
+                    ("nums", _, false) => (format!("H.nums({public}, '{field}')"), false),
+                    ("bool", _, false) => (format!("{public} === true"), true),
+                    (k, n, _) => return Err(format!("js {}: no check for {n}: {k}", w.js)),
+                };
+                pass.push(check);
+                optional.push((public.clone(), opt));
+            }
+            let sig: Vec<String> = w
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, (public, _, _))| {
+                    let opt = |name: &String| optional.iter().any(|(p, o)| p == name && *o);
+                    let trailing = w.params[i..].iter().all(|(p, _, _)| opt(p));
+                    format!("{public}{}: unknown", if trailing { "?" } else { "" })
+                })
+                .collect();
+            let export = if class.is_empty() { "export function " } else { "" };
+            let mut call = format!("{recv}.{}({})", m.js, pass.join(", "));
+            if w.parsed {
+                call = format!("JSON.parse({call})");
+            }
+            if w.fired {
+                call = format!("this._fired({call})");
+            }
+            let _ = writeln!(body, "\n{indent}{export}{}({}): {ret} {{", w.js, sig.join(", "));
+            let _ = writeln!(body, "{indent}  return {call};\n{indent}}}");
+        }
+        if !class.is_empty() {
+            body.push_str("}\n");
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -721,6 +1074,36 @@ mod tests {
         assert!(parse("fn f(x: text) -> ()\n").is_err());
     }
 
+    #[test]
+    fn js_wrappers_check_each_parameter_by_kind() {
+        let s = parse("fn f(now: f64, text: str, n: f64?) -> try f64\njs g(t=text:field, n, now)\n").unwrap();
+        let (mut body, mut imported) = (String::new(), std::collections::BTreeSet::new());
+        typescript_wrappers(&s, &mut body, &mut imported).unwrap();
+        assert!(body.contains("export function g(t: unknown, n?: unknown, now?: unknown): number {"), "{body}");
+        assert!(
+            body.contains("return H.n.f(H.time(now), H.str(t, 'field'), n === undefined ? undefined : H.num(n, 'n'));")
+        );
+        // Every backend parameter is named once, and only known kinds are checked.
+        let fails = |text: &str| {
+            let s = parse(text).unwrap();
+            typescript_wrappers(&s, &mut String::new(), &mut std::collections::BTreeSet::new()).is_err()
+        };
+        assert!(fails("fn f(a: str, b: str) -> string\njs g(a)\n"));
+        assert!(fails("fn f(a: str) -> string\njs g(b)\n"));
+        assert!(!fails("fn f(a: str?) -> string\njs g()\n"));
+        assert!(fails("fn f(a: strs) -> string\njs g(a)\n"));
+        assert!(parse("js g()\n").is_err());
+        assert!(parse("fn f() -> ()\njs g() loud\n").is_err());
+        assert!(fails("fn f() -> ()\njs g() fired\n"));
+        let s = parse("class NativeX = X<H>\n  ref f() -> string\n  js g() parsed\n  js h() fired\nend\n").unwrap();
+        let mut body = String::new();
+        typescript_wrappers(&s, &mut body, &mut std::collections::BTreeSet::new()).unwrap();
+        assert!(body.contains("  g(): Record<string, unknown> {\n    return JSON.parse(this._native.f());"), "{body}");
+        assert!(
+            body.contains("abstract _fired<T>(r: T): T;") && body.contains("return this._fired(this._native.f());")
+        );
+    }
+
     /// `bindings-node/lib/surface.d.ts` is the generator's output.
     #[test]
     fn the_typescript_interfaces_are_generated() {
@@ -731,6 +1114,26 @@ mod tests {
         }
         let have = std::fs::read_to_string(path).unwrap_or_default();
         assert!(have == want, "{path} drifted from bindings-js/src/surface.rs: RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface");
+    }
+
+    /// `bindings-node/lib/generated.ts` holds the core's kind lists and the group calls.
+    #[test]
+    fn the_typescript_tables_are_generated() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../bindings-node/lib/generated.ts");
+        let t = retrycore::tables::host_tables();
+        let list = |key: &str| -> Vec<String> {
+            let items = t[key].as_array().unwrap_or_else(|| panic!("host_tables().{key} is a list"));
+            items.iter().map(|v| v.get("code").unwrap_or(v).as_str().expect("a name").to_owned()).collect()
+        };
+        let want = typescript_module(DECLARATIONS, &list).unwrap();
+        if std::env::var_os("RETRYCORE_BLESS").is_some() {
+            std::fs::write(path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{path} drifted from host_tables() or bindings-js/src/surface.rs: RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface"
+        );
     }
 
     #[test]

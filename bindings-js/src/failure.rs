@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::host::{ns, wall_ms};
-use retrycore::classify::{status_from_f64, FailureBuf, GrpcCode, RetryableTrait};
+use retrycore::classify::{FailureBuf, GrpcCode, RetryableTrait};
 use retrycore::ErrorCode;
 
 /// A list of strings as a host passes it, read only when its turn comes (so
@@ -60,7 +60,7 @@ pub struct FailureArgs<L> {
 impl<L: StrList> FailureArgs<L> {
     /// Checks and converts the arguments into a failure the core classifies.
     pub fn read(self) -> Result<FailureBuf> {
-        let status = self.status.map(|s| status_from_f64(s, "status")).transpose().map_err(Error::of_config)?;
+        let status = self.status.map(status_of).transpose()?;
         let grpc_code = self.grpc.map(|g| GrpcCode::read(&g, "grpcCode")).transpose().map_err(Error::of_config)?;
         let headers = self.headers.read("headers")?.unwrap_or_default();
         if headers.len() & 1 == 1 {
@@ -85,6 +85,18 @@ impl<L: StrList> FailureArgs<L> {
             should_retry: self.should_retry,
         })
     }
+}
+
+/// Checks an HTTP status: the core's rule (`classify::check_status`, 0–999), as Python's.
+#[inline]
+pub(crate) fn status_of(s: f64) -> Result<u16> {
+    retrycore::classify::check_status(s, "status").map_err(Error::of_config)
+}
+
+/// The message of a value that threw while the JS layer read it (the core's
+/// `surface::unreadable`, as Python's): its type name and message as JS read them.
+pub fn unreadable(type_name: &str, message: &str) -> String {
+    retrycore::surface::unreadable(type_name, message)
 }
 
 /// A `[name, value]` pair of a flat header list (`chunks_exact(2)` gives only pairs).

@@ -77,26 +77,23 @@ pub fn canonical_number(x: f64) -> Result<String> {
     idem::format_number(x).map_err(Error::of_idempotency)
 }
 
-/// Fingerprints a request: `method` + `path`, or `operation` (`path` absent);
-/// the body is JSON text. `canonical` returns the canonical JSON instead of its hash.
+/// Fingerprints a request: `method` + `path`, or `operation`, as the caller
+/// gave them (which go together is the core's `FingerprintOf::read`, as in
+/// Python); the body is JSON text. `canonical` returns the canonical JSON
+/// instead of its hash.
 pub fn fingerprint<L: StrList>(
-    method_or_operation: &str,
+    method: Option<&str>,
     path: Option<&str>,
+    operation: Option<&str>,
     body: &str,
     selected: L,
     canonical: bool,
 ) -> Result<String> {
+    let of = idem::FingerprintOf::read(method, path, operation).map_err(Error::of_idempotency)?;
     let body = idem::parse_json(body).map_err(Error::of_idempotency)?;
     let selected = selected.read("selected")?;
     let sel: Option<Vec<&str>> = selected.as_ref().map(|s| s.iter().map(String::as_str).collect());
-    let sel = sel.as_deref();
-    let r = match (path, canonical) {
-        (Some(p), false) => idem::fingerprint_http(method_or_operation, p, &body, sel),
-        (Some(p), true) => idem::fingerprint_http_canonical(method_or_operation, p, &body, sel),
-        (None, false) => idem::fingerprint_operation(method_or_operation, &body, sel),
-        (None, true) => idem::fingerprint_operation_canonical(method_or_operation, &body, sel),
-    };
-    r.map_err(Error::of_idempotency)
+    of.fingerprint(&body, sel.as_deref(), canonical).map_err(Error::of_idempotency)
 }
 
 /// The record settings every record call takes, as the surface passes them.

@@ -1,6 +1,8 @@
 //! The low-level JS surface, declared once: every function and class both
 //! JS bindings export, with its JS name, its arguments' kinds and its return
-//! convention (a `json` return names its TypeScript type). Each FFI crate's `build.rs` expands it with the generator in
+//! convention (a `json` return names its TypeScript type), and the public
+//! wrappers of `lib/retrycore.ts` that only check arguments and call it
+//! (`js` lines). Each FFI crate's `build.rs` expands it with the generator in
 //! `bindings-js/codegen/surface.rs` (which documents the language) into its
 //! `#[napi]` or `#[wasm_bindgen]` exports; the wasm package's hot-path
 //! adapter (`backend.js`) is generated from it too.
@@ -14,12 +16,15 @@ pub const DECLARATIONS: &str = r#"
 fn info() -> json<BackendInfo>
 /// Parses a duration string (`"250ms"`) to milliseconds.
 fn parseDuration(text: str) -> try f64
+js parseDuration(text:duration)
 /// Writes milliseconds as the shortest exact duration string.
 fn formatDuration(valueMs: f64) -> try string
+js formatDuration(ms=valueMs:duration)
 /// Reads server delay headers (flat `[name, value, name, value, …]`).
 fn serverAdvice(headers: strs, wallNowMs: f64?) -> try json<ServerAdvice>
 /// Parses an HTTP-date to Unix seconds (`null` when it is not one).
 fn parseHttpDate(value: str, wallNowMs: f64) -> try f64?
+js parseHttpDate(value, wallNowMs)
 /// Lints a policy document (JSON text) against an optional service description.
 fn lint(policy: str, service: str?) -> try json<Finding[]>
 
@@ -29,21 +34,27 @@ fn validateKey(key: str, max: f64) -> try bool<true> = idem::validate_key
 fn deriveKey(parts: strs) -> try string = idem::derive_key
 /// Scopes a key to a tenant.
 fn scopedKey(tenant: str, key: str) -> try string = idem::scoped_key
+js scopedKey(tenant, key)
 /// Maps a key to one a store's index can hold.
 fn storageKey(key: str, max: f64) -> try string = idem::storage_key
+js storageKey(key, maxLength=max)
 /// Mints a UUIDv4 key from OS entropy, or from 32 hex digits of entropy (tests).
 fn mintKey(entropyHex: str?) -> try string = idem::mint_key::<H>
+js mintKey()
 /// Writes the `Idempotency-Key` header value (an RFC 8941 sf-string).
 fn formatHeader(key: str) -> try string = idem::format_header
+js formatIdempotencyHeader(key)
 /// Reads an `Idempotency-Key` header value; `token` also accepts Stripe's bare token.
 fn parseHeader(value: str, token: bool) -> try string = idem::parse_header
 /// Canonicalises JSON text (RFC 8785).
 fn canonicalize(text: str) -> try string = idem::canonicalize
+js canonicalJSONText(text)
 /// Writes a number as canonical JSON does (ECMAScript `Number::toString`).
 fn canonicalNumber(x: f64) -> try string = idem::canonical_number
-/// Fingerprints a request: `method` + `path`, or `operation` (`path` absent);
+js _canonicalNumber(x)
+/// Fingerprints a request: `method` + `path`, or `operation`, as given (the core reads the mix);
 /// the body is JSON text. `canonical` returns the canonical JSON instead of its hash.
-fn fingerprint(methodOrOperation: str, path: str?, body: str, selected: strs?, canonical: bool) -> try string = idem::fingerprint
+fn fingerprint(method: str?, path: str?, operation: str?, body: str, selected: strs?, canonical: bool) -> try string = idem::fingerprint
 /// Decides what an incoming request gets (`record` is the stored record's JSON or null).
 fn decideRecord(record: str?, key: str?, fingerprint: str, nowMs: f64, idem::RecordArgs{leaseMs: f64?, retentionMs: f64?, stripe: bool?, failureHandling: string?, releaseCategories: strs?}) -> try json<RecordDecision> = idem::decide_record
 /// Completes a claimed record with an outcome; returns the record's JSON.
@@ -54,8 +65,13 @@ fn renewLease(record: str, fence: f64, nowMs: f64, idem::RecordArgs{leaseMs: f64
 fn deadLetter(letter: str, ops: strs) -> try string = idem::dead_letter
 /// Writes Unix milliseconds as RFC 3339 (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
 fn formatRfc3339(unixMs: f64) -> try string = idem::format_rfc3339
+js formatRfc3339(unixMs)
 /// Reads RFC 3339 text as Unix milliseconds (rounded down).
 fn parseRfc3339(text: str) -> try f64 = idem::parse_rfc3339
+js parseRfc3339(text)
+
+/// The message of a value that threw while it was read: `could not be read: <type>: <message>` (the core's text).
+fn unreadable(typeName: str, message: str) -> string = failure::unreadable
 
 /// Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/).
 fn classifyStatus(status: f64, flags: f64) -> hot u32 = verdict::classify_status
@@ -78,10 +94,15 @@ class NativeBreaker = Breaker<H>
   new(text: str, msNumbers: bool) -> try Self
   /// Asks to make one call: a permit (>= 0) or -1 when refused (see `lastRetryAfter`).
   mut tryAcquire(now: f64) -> hot f64
+  js tryAcquire(now) fired
   /// Returns the wait (ms) the last refusal named (`Infinity`: not by waiting).
   get lastRetryAfter -> f64
+  js get retryAfter
   /// Returns the state that refused last.
   get lastRefusedState -> static
+  /// Returns the message of the last refusal (the core's `Ending::message`, as Python's).
+  get lastRefusedMessage -> string
+  js get refusedState
   /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
   mut record(permit: f64, outcome: f64, duration: f64, now: f64) -> hot bool
   /// Records a failure described like a classification input; the
@@ -91,20 +112,27 @@ class NativeBreaker = Breaker<H>
   mut release(permit: f64, now: f64) -> hot bool
   /// Returns the state code.
   get state -> static
+  js get state
   /// Returns the window totals and counters.
   ref totals() -> json<ReturnType<CircuitBreaker['metrics']>>
+  js metrics()
   /// Returns ms until a call could be admitted (0: now; `Infinity`: not by waiting).
   ref remainingOpen(now: f64) -> try f64
+  js remainingOpen(now)
   /// Moves to `state` by hand.
   mut transitionTo(state: str, now: f64) -> try json<Transition>
+  js transitionTo(state, now) fired
   /// Returns to closed with an empty window.
   mut reset(now: f64) -> try json<Transition | null>
+  js reset(now) fired
   /// Captures the state as snapshot JSON text.
   ref snapshot(now: f64, wallNowMs: f64) -> try string
+  js snapshot(now, wallNowMs) parsed
   /// Replaces the state with a snapshot's (the breaker stays shared).
   mut restore(snapshot: str, now: f64, wallNowMs: f64) -> try ()
   /// Writes the breaker's settings as a breaker object.
   ref configJson() -> string
+  js toJSON() parsed
   /// Returns true when a counting rule matches messages (only then is an error's message sent).
   ref needsMessage() -> bool
   /// Turns collecting transitions for `takeTransitions` on or off.
@@ -113,16 +141,21 @@ class NativeBreaker = Breaker<H>
   mut takeTransitions() -> json<Transition[]>
   /// Returns the current state's metrics (rates in percent, -1 below the minimum).
   ref stateMetrics(now: f64) -> try json<BreakerMetrics>
+  js stateMetrics(now)
   /// Records an outcome without a permit (0 success, 1 failure, 2 ignored); returns true on a transition.
   mut recordWithoutPermit(outcome: f64, duration: f64, now: f64) -> try bool
   /// Opens for `duration` ms by hand.
   mut transitionToOpenFor(duration: f64, now: f64) -> try json<Transition>
+  js transitionToOpenFor(durationMs=duration, now) fired
   /// Opens until `until` (ms on the clock `now` uses).
   mut transitionToOpenUntil(until: f64, now: f64) -> try json<Transition>
+  js transitionToOpenUntil(until, now) fired
   /// Returns what a break-duration generator sees now.
   ref breakArguments(now: f64) -> try json<BreakArguments>
+  js breakArguments(now)
   /// Replaces the current open period's wait with `duration` ms.
   mut setBreakDuration(duration: f64) -> try ()
+  js setBreakDuration(durationMs=duration)
 end
 
 /// A retry budget.
@@ -131,14 +164,19 @@ class NativeBudget = Budget<H>
   new(text: str, msNumbers: bool) -> try Self
   /// Returns the budget's name.
   get name -> string
+  js get name
   /// Returns the budget's kind.
   get kind -> static
+  js get kind
   /// Writes the settings as a budget object.
   ref configJson() -> string
+  js toJSON() parsed
   /// A logical operation starts (deposit, call in flight).
   ref start(now: f64) -> hot ()
+  js start(now)
   /// A logical operation ends.
   ref end(holdsSlot: bool) -> ()
+  js end(holdsSlot)
   /// Checks a retry after `category` without changing anything: null, or the refusal.
   ref check(now: f64, categoryId: f64, refused: bool, holdsSlot: bool) -> try json<Refusal | null>
   /// Takes what a retry costs: `{cost, slot}`.
@@ -151,14 +189,19 @@ class NativeBudget = Budget<H>
   ref onSuccess(now: f64, cost: f64?) -> hot ()
   /// The adaptive throttle's check before an attempt (draw `r`): null, or the refusal.
   ref beforeAttempt(now: f64, r: f64) -> try json<Refusal | null>
+  js beforeAttempt(r, now)
   /// Returns the budget's level (tokens, or its counts).
   ref level(now: f64) -> try json<Record<string, number>>
+  js level(now)
   /// Returns refusals and withdrawals so far.
   ref stats() -> json<{ refusals: number; withdrawals: number }>
+  js stats()
   /// Takes `amount` tokens from a token bucket if it holds that many (after refill); true when taken.
   ref acquire(amount: f64, now: f64) -> try bool
+  js acquire(n=amount:amount, now)
   /// Returns `amount` tokens to a token bucket, up to its capacity.
   ref release(amount: f64, now: f64) -> try ()
+  js release(n=amount:amount, now)
 end
 
 /// A live retry policy and the sessions it runs.
@@ -169,19 +212,26 @@ class NativePolicy = Policy<H>
   static fromOptions(text: str, entropy: str?) -> try Self
   /// Writes the normalized policy document.
   ref toJson() -> string
+  js toJSONText()
+  js toJSON() parsed
   /// Returns the schedule: rows of low / mid / high delays (ms) per retry.
   ref schedule() -> json<ReturnType<RetryPolicy['schedule']>>
+  js schedule()
   /// Computes the backoff delay (ms) of retry `retry` for the draw `r`; a retry
   /// whose delay needs a history it is not given is refused (field `prev`).
   ref delay(retry: f64, r: f64, prev: f64?) -> hot f64
+  js delay(retry, r, prev)
   /// Draws the delays (ms) of retries 1..=count from a generator seeded with `seed`.
   ref sampleDelays(seed: str, count: f64) -> try f64s
+  js sampleDelays(seed, count)
   /// Replays `draws` (each in [0, 1]) through the backoff: the delays (ms) of retries 1..=draws.len().
   ref replayDelays(draws: nums) -> try f64s
+  js replayDelays(draws)
   /// Returns a policy for tests: at most `attempts` calls, delays capped at `max_delay` ms.
   ref testing(attempts: f64, maxDelay: f64) -> try Self
   /// Returns the counters with the retry_attempts_total family of metric names.
   ref counters() -> json<Record<string, unknown>>
+  js counters()
   /// Returns the policy's shared breaker, if any.
   ref breaker() -> NativeBreaker?
   /// Returns the number of budgets.

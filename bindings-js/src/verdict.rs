@@ -1,12 +1,10 @@
 //! Classification verdicts: as JSON, and packed into one number for the hot
 //! path (`classifyStatus`), memoized per classifier.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::failure::{FailureArgs, StrList};
 use crate::host::ms;
-use retrycore::classify::{
-    status_from_f64, Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS, MAX_STATUS,
-};
+use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS, MAX_STATUS};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -70,7 +68,7 @@ fn memo_index(status: f64, flags: f64) -> Option<usize> {
 /// Classifies a status alone, packed: flags bit 0 = idempotent, bit 1 =
 /// declared not idempotent, bit 2 = idempotency key sent.
 pub fn classify_status_with(c: impl Fn(&Failure<'_>) -> Verdict, status: f64, flags: f64) -> Result<u32> {
-    let status = status_from_f64(status, "status").map_err(Error::of_config)?;
+    let status = crate::failure::status_of(status)?;
     let flags = crate::host::count(flags, 7, "flags")? as u32;
     // Neither bit: not said; bit 0 (idempotent) wins over bit 1 (declared not).
     let idempotent = (flags & 3 != 0).then_some(flags & 3 != 2);

@@ -1,160 +1,39 @@
-/**
- * retrycore for JavaScript: one retry-policy engine shared by every runtime.
- *
- * This file is the public JS surface of both the Node package (`retrycore`,
- * napi-rs) and the wasm package (`retrycore-wasm`): it only translates —
- * camelCase options to the policy document, milliseconds to the core's
- * nanoseconds (done natively, round half to even), JS errors and `Response`s
- * to the failure descriptions the core classifies — and owns what must be
- * asynchronous: sleeping with timers, `AbortSignal`, hooks. Every decision
- * is the Rust core's, reached through a low-level backend set once with
- * `setBackend` by the package's entry point.
- *
- * Units: durations and times are numbers of milliseconds, like `setTimeout`;
- * `now` is monotonic (`performance.now()` when omitted); wall-clock times
- * are Unix epoch milliseconds (`Date.now()` when omitted).
- *
- * @packageDocumentation
- */
+// The public JS API declared in lib/api.d.ts (both packages' index.d.ts; lib/conforms.ts holds this file to
+// it): it translates and owns what must be asynchronous; every decision is the Rust core's, through `setBackend`.
 
 // ---------------------------------------------------------------- backend
 
-import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng, BackendSurface } from './surface';
+import type { Backend, BackendEnding, BackendGiveUp, BackendInfo, BackendReject, BackendRetry } from './backend';
+import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from './surface';
+import type {
+  Category, Profile, Failure, HeadersLike, Verdict, FailureContext, ServerAdvice, Finding, Transition, BreakerMetrics, BreakArguments, BreakerOptions,
+  Refusal, BudgetOptions, Gate, Decision, SessionOptions, HookInfo, PolicyOptions, ExecuteOptions, AttemptContext, FingerprintOptions, RecordConfig,
+  IdempotencyRecord, RecordDecision, RecordOutcome,
+} from './api';
+import * as G from './generated.js';
 
-/** A string list argument: absent as `undefined`. */
-type Strs = string[] | undefined;
-type OptNum = number | undefined;
-type OptStr = string | undefined;
-type OptBool = boolean | undefined;
-/**
- * The failure arguments: status, grpc, names, method, idempotent, keySent,
- * headers, elapsed, wallNow, message, retryableThrottling (Smithy's
- * `@retryable` trait: absent, or its `throttling` flag), shouldRetry.
- */
-type FailureArgs = [OptNum, OptStr, Strs, OptStr, OptBool, OptBool, Strs, OptNum, OptNum, OptStr, OptBool, OptBool];
-/** The record settings: leaseMs, retentionMs, stripe, failureHandling, releaseCategories. */
-type RecordArgs = [OptNum, OptNum, OptBool, OptStr, Strs];
-
-/** What `info()` answers: the core's tables and the packing rules. @internal */
-export interface BackendInfo {
-  version: string;
-  tables: {
-    limits: Record<string, number>;
-    fetch_failure_messages: string[];
-    network_code_pattern: string;
-    category_bits: number;
-    categories: Array<{ code: string }>;
-    [key: string]: unknown;
-  };
-  retryRules: Verdict['retry'][];
-  lintCodes: Array<{ code: string; severity: string; description: string }>;
-  states: string[];
-}
-
-/**
- * The low-level surface this layer drives: the napi addon
- * (`bindings-node/native.d.ts`) or the wasm module adapted by
- * `bindings-wasm/lib/backend.mjs`. Its functions and classes are declared
- * once, in `bindings-js/src/surface.rs`, and typed by the generated
- * `lib/surface.d.ts`; each FFI crate adds the error factory and the clock.
- * @internal
- */
-export interface Backend extends BackendSurface {
-  setErrorFactory(factory: (kind: string, code: string, field: string, message: string) => Error): void;
-  calibrate(performanceNow: number): void;
-}
-
-/** What a session's `status()` answers. @internal */
-export type SessionStatus = { attempts: number; done: boolean; reason: string | null; keyMinted: boolean };
-
-/** How a call ends (`retrycore::surface::Ending`); a `raise` carries the error's fields. @internal */
-export interface BackendEnding {
-  kind: 'return' | 'propagate' | 'cancelled' | 'raise';
-  class?: string;
-  code?: string;
-  reason?: string;
-  marked?: boolean;
-  cause?: boolean;
-}
-
-/** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. @internal */
-export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; ending: BackendEnding; state?: string; onGiveUp: boolean };
-/** A gate as the backend writes it. @internal */
-export type BackendGate = Extract<Gate, { action: 'proceed' }> | BackendReject;
-/** A give-up as the backend writes it: the public one and the ending. @internal */
-export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { ending: BackendEnding; onGiveUp: boolean };
-/** A decision as the backend writes it. @internal */
-export type BackendDecision = BackendRetry | BackendGiveUp;
-/** A retry as the backend writes it: the public one and what on_retry carries (`surface::RetryNumbers`). @internal */
-export type BackendRetry = Extract<Decision, { action: 'retry' }> & { onRetry: { attempt: number; retry: number } };
-
-/** The gate of a rejected step (`start` < 0, `before` 0): the backend answers a rejection there. */
-function rejection(g: BackendGate): BackendReject {
-  return g as BackendReject;
-}
-
-/** The decision of a failed step: a give-up when `fail` answered < 0, else a retry. */
-function giveUpOf(d: BackendDecision): BackendGiveUp {
-  return d as BackendGiveUp;
-}
-
-function retryOf(d: BackendDecision): BackendRetry {
-  return d as BackendRetry;
-}
 
 let N: Backend = null as unknown as Backend;
 let INFO: BackendInfo = null as unknown as BackendInfo;
 let CATEGORY_IDS: Map<string, number> = new Map();
 let VERDICTS: Array<Verdict | undefined> = [];
 
-/** The core's input limits (`retrycore::limits`, snake_case), sent by the backend at init: never a copy here (docs/js.md, "Input limits"). */
+// The core's tables the backend sends at init (`host_tables()`: limits, the fetch failure
+// messages and network-code rule, CATEGORY_BITS, SEEN_STATUS, Counted::ALL, the error
+// markers), never a copy here (docs/js.md, "Input limits").
 let LIMITS: Record<string, number> = {};
-/** The fetch failure messages and the network-code rule (`retrycore::classify`), sent at init. */
 let FETCH_MESSAGES: Set<string> = new Set();
 let NETWORK_CODE = /(?!)/;
-/** The bits of a packed verdict's category (`retrycore::classify::CATEGORY_BITS`), sent at init. */
 let CATEGORY_BITS = 0;
 let CORE_CATEGORIES: Category[] = [];
-/** The status range taken from an error's attributes (`retrycore::classify::SEEN_STATUS`), sent at init. */
 let SEEN_STATUS: [number, number] = [0, -1];
-/** The outcome names a breaker records (`retrycore::breaker::Counted::ALL`), sent at init. */
 let OUTCOMES: string[] = [];
+let MARKERS: BackendInfo['tables']['error_markers'] = { retry_exhausted: '', breaker_open: '', dom_exception_prefix: '', fetch_network: '' };
 
-// The kind lists the typings show, as `as const` arrays the unions derive
-// from: the compiler needs them at build time, and tests/js/tables.test.cjs
-// fails when one differs from the core's `host_tables()`.
+// The kind lists, generated from the core's `host_tables()`.
+export { BACKOFF_KINDS, JITTERS, BREAKER_KINDS, BUDGET_KINDS, CATEGORIES, GIVE_UP_REASONS, REJECT_REASONS, PROFILES } from './generated.js';
 
-/** Backoff kinds. */
-export const BACKOFF_KINDS = ['constant', 'linear', 'exponential', 'decorrelated'] as const;
-/** Jitter names (a string, or an object's `kind`). */
-export const JITTERS = ['none', 'full', 'equal', 'proportional', 'additive', 'symmetric'] as const;
-/** Circuit breaker kinds. */
-export const BREAKER_KINDS = ['count_based', 'time_based', 'consecutive', 'sampling'] as const;
-/** Retry budget kinds. */
-export const BUDGET_KINDS = ['token_bucket', 'grpc', 'ratio', 'concurrency', 'finagle', 'adaptive'] as const;
-/** Failure categories, in the core's table order. */
-export const CATEGORIES = ['connect', 'not_processed', 'overloaded', 'connection_lost', 'timeout', 'server_error', 'resource_exhausted', 'conflict', 'invalid_request', 'auth', 'not_found', 'open_breaker', 'retry_exhausted', 'cancelled', 'programming_error', 'unknown'] as const;
-/** Why a logical operation gave up. */
-export const GIVE_UP_REASONS = ['cancelled', 'not_retryable', 'server_declined', 'attempts_exhausted', 'breaker_open', 'budget_exhausted', 'retry_after_too_long', 'deadline_exceeded', 'throttled'] as const;
-/** Why a call was refused before an attempt. */
-export const REJECT_REASONS = ['breaker_open', 'throttled', 'deadline_exceeded', 'concurrency_limited'] as const;
-/** Compatibility profiles (docs/profiles.md). */
-export const PROFILES = ['aws-standard', 'aws-2026', 'grpc', 'polly', 'resilience4j', 'finagle', 'tenacity', 'stamina', 'envoy'] as const;
-
-export type BackoffKind = (typeof BACKOFF_KINDS)[number];
-export type JitterKind = (typeof JITTERS)[number];
-export type BreakerKind = (typeof BREAKER_KINDS)[number];
-export type BudgetKind = (typeof BUDGET_KINDS)[number];
-export type Category = (typeof CATEGORIES)[number];
-export type GiveUpReason = (typeof GIVE_UP_REASONS)[number];
-export type RejectReason = (typeof REJECT_REASONS)[number];
-export type Profile = (typeof PROFILES)[number];
-
-/**
- * Installs the low-level backend (the napi addon, or the wasm module). Called
- * once by the package's entry point; not for applications.
- * @internal
- */
+/** Installs the backend (the napi addon, or the wasm module): called once by the package's entry point. */
 export function setBackend(native: Backend): void {
   N = native;
   N.setErrorFactory(makeError);
@@ -171,21 +50,19 @@ export function setBackend(native: Backend): void {
   OUTCOMES = (t.breaker_outcomes as string[] | undefined) ?? [];
   DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
   SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
+  MARKERS = t.error_markers;
+  G.setHost({ n: N, str, num, nums, time: timeArg, wall: wallArg, u64: u64Text });
 }
 
-/**
- * The core's tables (`retrycore::tables::host_tables()`: kinds, categories,
- * codes, their families and classes, limits, defaults) as JSON, plus
- * `js_classes` (each core error class → `type` | `range` | `idempotency` |
- * `state`, the JS class it becomes) and `js_error_classes` (code → that JS
- * class, the same wherever the code is raised), for drift tests and tooling.
- */
+// The wrappers generated from the `js` lines of bindings-js/src/surface.rs.
+export { parseDuration, formatDuration, parseHttpDate, scopedKey, storageKey, mintKey, formatIdempotencyHeader, canonicalJSONText, _canonicalNumber } from './generated.js';
+export { formatRfc3339, parseRfc3339 } from './generated.js';
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- public since 0.1: JSON of the core's tables, read by key
 export function hostTables(): Record<string, any> {
   return JSON.parse(JSON.stringify(INFO.tables));
 }
 
-/** The version of the native core. */
 export function coreVersion(): string {
   return INFO.version;
 }
@@ -194,11 +71,8 @@ export function coreVersion(): string {
 
 const kBrand = Symbol.for('retrycore.error');
 
-/** The base class of retrycore's own errors; `code` is the core's stable code. */
 export class RetrycoreError extends Error {
-  /** The core's stable snake_case code (`invalid_state`, …). */
   code: string;
-  /** The field or argument concerned (`backoff.initial`, `key`, …), or `""`. */
   field: string;
   constructor(message: string, code: string, field = '', options?: { cause?: unknown }) {
     super(message, options);
@@ -209,19 +83,12 @@ export class RetrycoreError extends Error {
 Object.defineProperty(RetrycoreError.prototype, 'name', { value: 'RetrycoreError', writable: true, configurable: true });
 Object.defineProperty(RetrycoreError.prototype, kBrand, { value: true });
 
-/** Why a logical operation gave up; thrown by `execute`. Its `code` is `retry_exhausted`. */
 export class RetryError extends RetrycoreError {
-  /** The give-up reason: `attempts_exhausted`, `not_retryable`, `deadline_exceeded`, … */
   reason: string;
-  /** Attempts made. */
   attempts: number;
-  /** The last failure's category; null when the first attempt was refused (docs/sessions.md, "What the caller observes"). */
   category: string | null;
-  /** True when outer layers must not retry it again (docs/sessions.md, "What the caller observes"). */
   exhausted: boolean;
-  /** The budget that refused, for `budget_exhausted` / `throttled`. */
   budget: string | null;
-  /** The idempotency key the attempts carried. */
   key: string;
   constructor(
     message: string,
@@ -239,11 +106,8 @@ export class RetryError extends RetrycoreError {
 }
 Object.defineProperty(RetryError.prototype, 'name', { value: 'RetryError', writable: true, configurable: true });
 
-/** A circuit breaker refused the call. Its `code` is `breaker_open`. */
 export class CircuitOpenError extends RetrycoreError {
-  /** Milliseconds until the breaker may admit a call (`Infinity`: not by waiting). */
   retryAfter: number;
-  /** The state that refused (`open`, `half_open`, `forced_open`). */
   state: string;
   constructor(message: string, retryAfter: number, state: string) {
     super(message, 'breaker_open');
@@ -253,13 +117,7 @@ export class CircuitOpenError extends RetrycoreError {
 }
 Object.defineProperty(CircuitOpenError.prototype, 'name', { value: 'CircuitOpenError', writable: true, configurable: true });
 
-/**
- * A retry budget refused: a first attempt (code `throttled` or
- * `concurrency_limited`) or a retry (code `budget_exhausted`). It is a
- * `RetryError` (`.reason`, `.attempts`, `.cause`).
- */
 export class BudgetExhaustedError extends RetryError {
-  /** Milliseconds until the call could be admitted, if known. */
   retryAfter: number | null;
   constructor(
     message: string,
@@ -275,11 +133,9 @@ export class BudgetExhaustedError extends RetryError {
 }
 Object.defineProperty(BudgetExhaustedError.prototype, 'name', { value: 'BudgetExhaustedError', writable: true, configurable: true });
 
-/** An idempotency key, header, record or dead letter was refused (`invalid_key`, `stale_fence`, …). */
 export class IdempotencyError extends RetrycoreError {}
 Object.defineProperty(IdempotencyError.prototype, 'name', { value: 'IdempotencyError', writable: true, configurable: true });
 
-/** Returns true for every error retrycore throws (its `TypeError`s and `RangeError`s included). */
 export function isRetrycoreError(e: unknown): boolean {
   try {
     return e != null && typeof e === 'object' && (e as { [kBrand]?: unknown })[kBrand] === true;
@@ -310,11 +166,7 @@ function makeError(kind: string, code: string, field: string, message: string): 
   }
 }
 
-/**
- * An error for a core code in the class the core gives it (`js_error_classes`:
- * `ErrorCode::class` mapped to JS, the same in every domain, so a throw site
- * never picks `TypeError` or `RangeError` itself).
- */
+/** An error for a core code in the JS class the core gives it (`js_error_classes`, the same in every domain). */
 function coreError(code: string, field: string, message: string): Error {
   return makeError((INFO.tables.js_error_classes as Record<string, string>)[code], code, field, field ? `${field}: ${message}` : message);
 }
@@ -344,18 +196,24 @@ function messageOf(e: unknown): string {
   }
 }
 
-/**
- * Reads caller-supplied values with `f`: whatever the engine or the caller's
- * code throws meanwhile (a revoked proxy, a throwing getter, `toString` or
- * `Symbol.toPrimitive`) becomes retrycore's `TypeError` (`invalid_type`)
- * naming `field`, with the original as `cause`. retrycore's own errors pass.
- */
+/** Runs `f` over caller values: what their proxies or getters throw becomes `invalid_type` on `field` (the original as `cause`). */
 function reading<T>(field: string, f: () => T): T {
   try {
     return f();
   } catch (e) {
     if (isRetrycoreError(e)) throw e;
-    const err = coreError('invalid_type', field, `could not be read: ${messageOf(e)}`);
+    // The text is the core's (`surface::unreadable`: the type's name and the message, cut), as Python's.
+    let type = '';
+    let text = '';
+    try {
+      // At most 1024 code units cross (a bound on the copy; the core cuts to 200 characters).
+      if (e instanceof Error) [type, text] = [String(e.name).slice(0, 1024), String(e.message).slice(0, 1024)];
+      else if (typeof e === 'string') text = e.slice(0, 1024);
+      else type = describe(e);
+    } catch {
+      // An unreadable name or message: what was read is kept.
+    }
+    const err = coreError('invalid_type', field, N.unreadable(type, text));
     Object.defineProperty(err, 'cause', { value: e, writable: true, configurable: true });
     throw err;
   }
@@ -384,10 +242,7 @@ function checkLength(len: number, field: string): void {
   if (len > LIMITS.max_items) throw coreError('too_large', field, `at most ${LIMITS.max_items} items, got ${len}`);
 }
 
-/**
- * Copies an array argument densely after checking its length against the
- * core's `maxItems` (holes read as `undefined`); anything else is `invalid_type`.
- */
+/** A dense copy of an array argument (holes: `undefined`), its length checked against the core's `maxItems` first. */
 function items(v: unknown, field: string, what: string): unknown[] {
   if (!isArray(v)) throw coreError('invalid_type', field, `must be an array of ${what}, got ${describe(v)}`);
   return reading(field, () => {
@@ -435,11 +290,7 @@ function optBool(v: unknown, field: string): boolean | undefined {
   return v;
 }
 
-/**
- * A monotonic `now` for the backend: the caller's milliseconds (≥ 0), or -1
- * when omitted, which the backend reads as "now on the clock of
- * `performance.now()`" (cheaper than calling it from JS).
- */
+/** A monotonic `now` (ms ≥ 0), or -1 when omitted: the backend reads `performance.now()`'s clock, cheaper than JS. */
 function timeArg(v: unknown): number {
   if (v === undefined) return -1;
   if (typeof v === 'number' && v >= 0) return v;
@@ -481,11 +332,7 @@ function checkKeys(o: Record<string, unknown>, allowed: readonly string[], what:
   }
 }
 
-/**
- * Reads an option bag (undefined and null: none) into a plain copy: each own
- * key read once, so getters run here (their errors named by `reading`) and
- * never again later.
- */
+/** A plain copy of an option bag (undefined, null: none): each own key read once, so getters run here only. */
 function optionsObject(v: unknown, what: string): Record<string, unknown> {
   if (v === undefined || v === null) return {};
   if (!isPlainObject(v)) throw coreError('invalid_type', '', `${what} options must be a plain object, got ${describe(v)}`);
@@ -496,6 +343,48 @@ function optionsObject(v: unknown, what: string): Record<string, unknown> {
     for (const k of keys) out[k] = v[k];
     return out;
   });
+}
+
+/** Reads one option: its value (`undefined` when absent) and its field. */
+type Reader = (v: unknown, field: string) => unknown;
+
+/** The option specs of a public options type: a reader for each of its keys, and nothing else. */
+type Spec<T> = Record<keyof T, Reader>;
+
+/** A key list the compiler holds to `T`'s keys: each of them, and only them. */
+const keysOf =
+  <T>() =>
+  <const K extends readonly (keyof T)[]>(keys: K & ([keyof T] extends [K[number]] ? unknown : never)): K =>
+    keys;
+
+/** Reads an option bag with `spec`'s readers in order; another key is `unknown_key` (naming `owner`). */
+function readOptions<S extends Record<string, Reader>>(v: unknown, what: string, owner: string, spec: S): { [K in keyof S]: ReturnType<S[K]> } {
+  const o = optionsObject(v, what);
+  const keys = Object.keys(spec);
+  checkKeys(o, keys, owner);
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = spec[k](o[k], k);
+  return out as { [K in keyof S]: ReturnType<S[K]> };
+}
+
+function nums(v: unknown, field: string): number[] {
+  return items(v, field, 'numbers').map((d, i) => num(d, `${field}[${i}]`));
+}
+
+/** A list of strings, each checked; `what` names the items in the error. */
+function strs(v: unknown, field: string, what = 'strings'): string[] {
+  return items(v, field, what).map((x, i) => str(x, `${field}[${i}]`));
+}
+
+/** A reader of an optional list (absent: `undefined`; `null` is refused by `items`). */
+const optList =
+  <T>(f: (v: unknown, field: string) => T) =>
+  (v: unknown, field: string): T | undefined =>
+    v === undefined ? undefined : f(v, field);
+
+/** An optional 64-bit integer (`seed`) as decimal text. */
+function optU64(v: unknown, field: string): string | undefined {
+  return v === undefined || v === null ? undefined : u64Text(v, field);
 }
 
 // ---------------------------------------------------------------- JSON values
@@ -509,11 +398,13 @@ function camelPath(field: string): string {
 }
 
 /**
- * Checks that a value is plain JSON (plain objects, arrays, strings, finite
+ * Copies a value that is plain JSON (plain objects, arrays, strings, finite
  * numbers, booleans, null), at most `maxJsonDepth` deep and acyclic, and
- * optionally rewrites camelCase keys to snake_case (typed options).
+ * optionally rewrites camelCase keys to snake_case (typed options). Fields
+ * are dotted paths, or JSON pointers in `pointer` mode (canonical JSON,
+ * fingerprints), where a non-finite number is `invalid_number`.
  */
-function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth: number, ancestors: Set<object>, nonFiniteCode: string): unknown {
+function jsonValue(value: unknown, mode: 'json' | 'options' | 'pointer', path: string, depth: number, ancestors: Set<object>, nonFiniteCode: string): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -531,28 +422,27 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
     default:
       throw coreError('invalid_type', path, `${describe(value)} is not JSON`);
   }
-  if (value === null) {
-    // Typed options leave a key out for its default; null is not a silent default (as Python refuses None).
-    if (mode === 'options') throw coreError('invalid_type', path, 'must not be null (leave it out for the default)');
-    return null;
-  }
-  if (depth >= LIMITS.max_depth) throw coreError('too_deep', path, `nesting deeper than ${LIMITS.max_depth}`);
-  if (ancestors.has(value)) throw coreError('invalid_type', path, 'a cyclic structure is not JSON');
+  // null stays null: the core's typed readers refuse it in options (`invalid_type`), as in Python.
+  if (value === null) return null;
+  const pointer = mode === 'pointer';
+  const here = pointer ? path || '/' : path;
+  if (depth >= LIMITS.max_depth) throw coreError('too_deep', here, `nesting deeper than ${LIMITS.max_depth}`);
+  if (ancestors.has(value)) throw coreError('invalid_type', here, 'a cyclic structure is not JSON');
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
       const len = value.length;
-      checkLength(len, path);
+      checkLength(len, here);
       const out: unknown[] = new Array(len);
       for (let i = 0; i < len; i++) {
-        out[i] = jsonValue(value[i], mode, `${path}[${i}]`, depth + 1, ancestors, nonFiniteCode);
+        out[i] = jsonValue(value[i], mode, pointer ? `${path}/${i}` : `${path}[${i}]`, depth + 1, ancestors, nonFiniteCode);
       }
       return out;
     }
-    if (!isPlainObject(value)) throw coreError('invalid_type', path, `${describe(value)} is not a plain object`);
+    if (!isPlainObject(value)) throw coreError('invalid_type', here, `${describe(value)} is not a plain object`);
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
-    checkLength(keys.length, path);
+    checkLength(keys.length, here);
     for (const k of keys) {
       let key = k;
       if (mode === 'options') {
@@ -561,7 +451,8 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
       }
       const v = (value as Record<string, unknown>)[k];
       if (v === undefined && mode === 'options') continue;
-      out[key] = jsonValue(v, mode, path ? `${path}.${k}` : k, depth + 1, ancestors, nonFiniteCode);
+      const field = pointer ? `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` : path ? `${path}.${k}` : k;
+      out[key] = jsonValue(v, mode, field, depth + 1, ancestors, nonFiniteCode);
     }
     return out;
   } finally {
@@ -569,16 +460,20 @@ function jsonValue(value: unknown, mode: 'json' | 'options', path: string, depth
   }
 }
 
-/** Reads a policy document given as JSON text or as an object. */
+/** A value checked and copied by `jsonValue`, as JSON text; what the caller's getters throw is `invalid_type`. */
+function jsonOf(value: unknown, mode: 'json' | 'options' | 'pointer', nonFiniteCode: string): string {
+  return JSON.stringify(reading('', () => jsonValue(value, mode, '', 0, new Set(), nonFiniteCode)));
+}
+
 function documentText(doc: unknown, what: string): string {
   if (typeof doc === 'string') return wellFormed(doc, '');
   if (doc === null || typeof doc !== 'object') throw coreError('invalid_type', '', `${what} must be JSON text or an object, got ${describe(doc)}`);
-  return JSON.stringify(reading('', () => jsonValue(doc, 'json', '', 0, new Set(), 'out_of_range')));
+  return jsonOf(doc, 'json', 'out_of_range');
 }
 
 /** Converts typed options (camelCase, durations in ms) to the document text the backend reads. */
 function optionsText(o: Record<string, unknown>): string {
-  return JSON.stringify(reading('', () => jsonValue(o, 'options', '', 0, new Set(), 'out_of_range')));
+  return jsonOf(o, 'options', 'out_of_range');
 }
 
 /** Runs a native call whose config errors name document fields, renaming them to JS option names. */
@@ -600,43 +495,7 @@ function withCamelFields<T>(f: () => T): T {
 
 // ---------------------------------------------------------------- seeing a JS error (docs/classification-rules.md)
 
-/** What retrycore reads of a failed attempt; every field is optional. */
-export interface Failure {
-  /** The HTTP status. */
-  status?: number;
-  /** The gRPC status code (number or name). */
-  grpcCode?: number | string;
-  /** The flattened cause chain, outermost error first (see `errorNames`). */
-  errorNames?: string[];
-  /** The HTTP method. */
-  method?: string;
-  /** The caller declares the request idempotent. */
-  idempotent?: boolean;
-  /** The caller sent an idempotency key the server deduplicates on. */
-  idempotencyKeySent?: boolean;
-  /** Response headers: `[name, value]` pairs, a `Headers`, or a plain object. */
-  headers?: HeadersLike;
-  /** How long the attempt took (ms). */
-  elapsed?: number;
-  /** Wall-clock Unix epoch ms, to resolve HTTP-dates in `Retry-After` (default `Date.now()`; null: none). */
-  wallNowMs?: number | null;
-  /** The error's message, for `message` rules (sent only when the policy has one). */
-  message?: string;
-  /** Smithy's `@retryable` trait: `true`, or `{ throttling }` for a throttle (AWS SDK v3 errors' `$retryable`). */
-  retryable?: RetryableTrait | boolean;
-  /** The error's own verdict on a retry (Stripe's `should_retry`): `false` declines, `true` vouches. */
-  shouldRetry?: boolean;
-}
-
-/** Smithy's `@retryable` trait on an error; `throttling` marks a throttle. */
-export interface RetryableTrait {
-  throttling?: boolean;
-}
-
-/** Headers as a host holds them. */
-export type HeadersLike = Array<[string, string]> | { forEach(cb: (value: string, name: string) => void): void } | Record<string, string | string[] | number | undefined>;
-
-const FAILURE_KEYS = ['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs', 'message', 'retryable', 'shouldRetry'] as const;
+const FAILURE_KEYS = keysOf<Failure>()(['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs', 'message', 'retryable', 'shouldRetry']);
 
 /** A value `fn` returned that is awaited (a promise, or any thenable). */
 function isThenable<T>(r: T | PromiseLike<T>): r is PromiseLike<T> {
@@ -678,17 +537,6 @@ function causeHoldsNetworkCode(e: ErrorFields | null | undefined): boolean {
   return false;
 }
 
-/**
- * Flattens an error's cause chain into the names the core's tables read
- * (docs/classification-rules.md): for each error its `code`, its `name`, its prototype chain's
- * constructor names (most specific first, stopping before `Object`), then
- * the same for its `cause` — bounded and cycle-safe. A `DOMException` named
- * N is `DOMException:N`; a fetch network `TypeError` drops its own names and
- * appends `FetchNetworkError` after the chain; retrycore's exhausted
- * `RetryError` is `retrycore:retry_exhausted` (one that gave up on a failure
- * nothing would retry is transparent: its cause decides) and
- * `CircuitOpenError` `retrycore:breaker_open`.
- */
 export function errorNames(err: unknown): string[] {
   const out: string[] = [];
   const seen = new Set<unknown>();
@@ -711,7 +559,7 @@ export function errorNames(err: unknown): string[] {
       break;
     }
   }
-  if (fetchNetwork) out.push('FetchNetworkError');
+  if (fetchNetwork) out.push(MARKERS.fetch_network);
   return out;
 
   function walkOne(e: ErrorFields): void {
@@ -726,11 +574,11 @@ export function errorNames(err: unknown): string[] {
     if (e instanceof RetryError) {
       // Only an exhausted give-up is marked (docs/sessions.md); a RetryError for a
       // failure nothing would retry is transparent: its cause decides.
-      if (e.exhausted) push('retrycore:retry_exhausted');
+      if (e.exhausted) push(MARKERS.retry_exhausted);
     } else if (e instanceof CircuitOpenError) {
-      push('retrycore:breaker_open');
+      push(MARKERS.breaker_open);
     } else if (isDomException(e)) {
-      push(`DOMException:${e.name}`);
+      push(`${MARKERS.dom_exception_prefix}${e.name}`);
     } else if (e instanceof TypeError && (FETCH_MESSAGES.has(e.message) || causeHoldsNetworkCode(e))) {
       fetchNetwork = true;
     } else {
@@ -760,11 +608,7 @@ function headerText(v: unknown): string {
   }
 }
 
-/**
- * Flattens headers to `[name, value, …]`: at most the core's `maxHeaders`
- * entries are read, every list's length is checked before it is walked,
- * and a value may be a list of values one level deep (never nested).
- */
+/** Flattens headers to `[name, value, …]`, at most the core's `maxHeaders`; a value may be one flat list of values. */
 function headerPairs(h: unknown): string[] {
   const out: string[] = [];
   if (h == null) return out;
@@ -806,21 +650,13 @@ function headerPairs(h: unknown): string[] {
   return out;
 }
 
-/**
- * Describes what was seen of a failure: a thrown error, a `Response`, or a
- * {@link Failure} object; status from a `Response` or `err.status` /
- * `err.statusCode` / `err.response.status`, headers from `Response.headers`
- * / `err.response.headers`, the gRPC code of a grpc-js error.
- */
 export function describeFailure(x: unknown): Failure {
   return describeWith(x, false, true);
 }
 
 /**
- * {@link describeFailure}; for a `thrown` value a plain object whose keys are
- * not all {@link Failure} keys (`{code: 'ECONNRESET'}`) is read like an error.
- * An error's `message` is read only when `message` is true (a policy with a
- * message rule); its `$retryable` (AWS SDK v3, Smithy's `@retryable`) always.
+ * `describeFailure`; a `thrown` plain object with other than `Failure` keys (`{code: 'ECONNRESET'}`) is
+ * read like an error, whose `message` is read only for a policy with a message rule.
  */
 function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
   if (typeof x === 'number') return { status: x };
@@ -872,12 +708,12 @@ function pairsOf(flat: string[]): Array<[string, string]> {
 }
 
 /** Positional arguments for the backend: status, grpc, names, method, idempotent, keySent, headers, elapsed, wallNow. */
-function failureArgs(x: unknown, opts?: FailureContext, thrown = false, message = false): FailureArgs {
+function failureArgs(x: unknown, opts?: FailureContext, thrown = false, message = false): G.FailureArgs {
   return reading('failure', () => failureArgsOf(x, opts, thrown, message));
 }
 
 /** Smithy's `@retryable` trait as the backend takes it: absent, or its `throttling` flag. */
-function retryableArg(r: unknown): OptBool {
+function retryableArg(r: unknown): boolean | undefined {
   if (r === undefined || r === null || r === false) return undefined;
   if (r === true) return false;
   if (!isPlainObject(r)) throw coreError('invalid_type', 'retryable', `must be true, false or {throttling}, got ${describe(r)}`);
@@ -888,14 +724,11 @@ function retryableArg(r: unknown): OptBool {
   return optBool(o.throttling, 'retryable.throttling') === true;
 }
 
-function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean, message: boolean): FailureArgs {
+function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean, message: boolean): G.FailureArgs {
   const f = describeWith(x, thrown, message);
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
-  let names: string[] | undefined;
-  if (f.errorNames !== undefined) {
-    names = items(f.errorNames, 'errorNames', 'strings').map((n, i) => str(n, `errorNames[${i}]`));
-  }
+  const names = optList(strs)(f.errorNames, 'errorNames');
   const method = optStr(f.method ?? opts?.method, 'method');
   const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
   const keySent = optBool(f.idempotencyKeySent ?? opts?.idempotencyKeySent, 'idempotencyKeySent');
@@ -912,15 +745,11 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const msg = m !== undefined && m.length > LIMITS.max_message_bytes ? m.slice(0, LIMITS.max_message_bytes) : m;
   const retryable = retryableArg(f.retryable !== undefined ? f.retryable : opts?.retryable);
   const shouldRetry = optBool(f.shouldRetry ?? opts?.shouldRetry, 'shouldRetry');
-  return [status, grpc, names, method, idempotent, keySent, headers, elapsed, wall, msg, retryable, shouldRetry];
+  return { status, grpc, names, method, idempotent, keySent, headers, elapsedMs: elapsed, wallNowMs: wall, message: msg, retryableThrottling: retryable, shouldRetry };
 }
 
-/**
- * The backend arguments of a value `fn` threw or rejected with, which is
- * never refused: read as a failure when it can be (a plain object's fields,
- * an error's status and headers), else by its names alone.
- */
-function thrownArgs(x: unknown, opts?: FailureContext, message = false): FailureArgs {
+/** The arguments of what `fn` threw, never refused: read as a failure when it can be, else by its names alone. */
+function thrownArgs(x: unknown, opts?: FailureContext, message = false): G.FailureArgs {
   try {
     return failureArgs(x, opts, true, message);
   } catch {
@@ -928,8 +757,8 @@ function thrownArgs(x: unknown, opts?: FailureContext, message = false): Failure
   }
 }
 
-function namesOnlyArgs(x: unknown, opts?: FailureContext): FailureArgs {
-  return [undefined, undefined, errorNames(x), opts?.method, opts?.idempotent, opts?.idempotencyKeySent, undefined, undefined, undefined, undefined, undefined, undefined];
+function namesOnlyArgs(x: unknown, opts?: FailureContext): G.FailureArgs {
+  return { names: errorNames(x), method: opts?.method, idempotent: opts?.idempotent, keySent: opts?.idempotencyKeySent };
 }
 
 /** The environment's way to report an error nobody awaits: `process.emitWarning` (Node), else `reportError` (browsers, workers). */
@@ -953,11 +782,7 @@ function reportHookError(e: unknown): void {
   }
 }
 
-/**
- * Calls a hook after the state it reports is already updated: whatever it
- * throws is reported (see `reportHookError`) and never reaches the breaker,
- * the budgets or the caller (docs/js.md, "Hooks").
- */
+/** Calls a hook once its state is updated: what it throws is reported, never met by the caller (docs/js.md, "Hooks"). */
 function callHook<A>(h: (arg: A) => void, self: unknown, arg: A): void {
   try {
     h.call(self, arg);
@@ -967,42 +792,6 @@ function callHook<A>(h: (arg: A) => void, self: unknown, arg: A): void {
 }
 
 // ---------------------------------------------------------------- classification
-
-/** The outcome of classifying one failure. */
-export interface Verdict {
-  /** The category (`connect`, `timeout`, `server_error`, …). */
-  readonly category: Category;
-  /** The retry rule: `always`, `if_idempotent` or `never`. */
-  readonly retry: string;
-  /** Repeating the request is safe (method or declaration). */
-  readonly safe: boolean;
-  /** The rule allows a retry given `safe`, and the server did not decline. */
-  readonly retryable: boolean;
-  /** The server declined a retry. */
-  readonly serverDeclined: boolean;
-  /** The server's delay (ms), or null. */
-  readonly serverDelay: number | null;
-  /** What `x-should-retry` / `Stripe-Should-Retry` said, or null. */
-  readonly shouldRetry: boolean | null;
-  /** The chain holds a refused connection (it takes no budget token). */
-  readonly refused: boolean;
-}
-
-/** The caller's declarations for classification. */
-export interface FailureContext {
-  /** The HTTP method. */
-  method?: string;
-  /** The request is idempotent. */
-  idempotent?: boolean;
-  /** An idempotency key was sent to a server that deduplicates on it. */
-  idempotencyKeySent?: boolean;
-  /** Wall-clock ms for HTTP-dates (default `Date.now()`; null: none). */
-  wallNowMs?: number | null;
-  /** Smithy's `@retryable` trait, when the failure does not carry its own. */
-  retryable?: RetryableTrait | boolean;
-  /** The error's own verdict on a retry, when the failure does not carry its own. */
-  shouldRetry?: boolean;
-}
 
 /** Unpacks `bindings-js/src/verdict.rs`'s `pack`, with the core's category width. */
 function unpackVerdict(p: number): Verdict {
@@ -1029,7 +818,7 @@ function statusFlags(opts: FailureContext | undefined): number {
   return (opts.idempotent === true ? 1 : opts.idempotent === false ? 2 : 0) | (opts.idempotencyKeySent === true ? 4 : 0);
 }
 
-const CONTEXT_KEYS = ['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs', 'retryable', 'shouldRetry'];
+const CONTEXT_KEYS = keysOf<FailureContext>()(['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs', 'retryable', 'shouldRetry']);
 
 function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options: FailureContext | undefined, message: boolean): Verdict {
   const opts = options === undefined || options === null ? undefined : (optionsObject(options, 'classify') as FailureContext);
@@ -1039,85 +828,32 @@ function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: u
   if (opts !== undefined) checkKeys(opts as Record<string, unknown>, CONTEXT_KEYS, 'classify');
   const a = failureArgs(typeof x === 'number' ? { status: x } : x, opts, false, message);
   // classify takes no elapsed.
-  return Object.freeze(target.classify(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8], a[9], a[10], a[11]));
+  return Object.freeze(G.classify(target, a));
 }
 
-/**
- * Classifies a failure with the built-in tables: an HTTP status (the fast
- * path, numbers only), a thrown error, a `Response`, or a {@link Failure}.
- */
 export function classify(failure: number | unknown, options?: FailureContext): Verdict {
   if (typeof failure === 'number' && options === undefined) return unpackVerdict(N.classifyStatus(failure, 0));
   return classifyWith(N, failure, options, false);
 }
 
-// ---------------------------------------------------------------- small functions
-
-/** Parses a duration string (`"250ms"`, `"1.5s"`) to milliseconds. */
-export function parseDuration(text: string): number {
-  return N.parseDuration(str(text, 'duration'));
-}
-
-/** Writes milliseconds as the shortest exact duration string (`"250ms"`). */
-export function formatDuration(ms: number): string {
-  return N.formatDuration(num(ms, 'duration'));
-}
-
-/** What the server said about retrying. */
-export interface ServerAdvice {
-  /** The server's delay (ms), or null. */
-  delay: number | null;
-  /** Where it came from: `retry-after`, `retry-after-ms` or `grpc-retry-pushback-ms`. */
-  source: string | null;
-  /** A negative or malformed gRPC pushback: don't retry. */
-  declined: boolean;
-  /** `x-should-retry` / `Stripe-Should-Retry`, or null. */
-  shouldRetry: boolean | null;
-  /** `x-retry-exhausted: 1`: an inner layer already retried. */
-  retryExhausted: boolean;
-}
-
-/** Reads `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms` and retry hints from response headers. */
 export function readServerAdvice(headers: HeadersLike, wallNowMs?: number | null): ServerAdvice {
   return N.serverAdvice(headerPairs(headers), wallNowMs === null ? undefined : wallArg(wallNowMs));
 }
 
-/** Parses an HTTP-date (IMF-fixdate, RFC 850, asctime) to Unix seconds, or null. */
-export function parseHttpDate(value: string, wallNowMs?: number): number | null {
-  return N.parseHttpDate(str(value, 'value'), wallArg(wallNowMs));
-}
-
-/** One lint finding. */
-export interface Finding {
-  /** A stable code (`no_jitter`, …). */
-  code: string;
-  /** `info`, `warning` or `error`. */
-  severity: string;
-  /** The field concerned, or `""`. */
-  field: string;
-  /** One line of reason. */
-  message: string;
-}
-
-/** Lints a policy (a `RetryPolicy`, a document or its JSON text) against an optional service description. */
 export function lint(policy: RetryPolicy | object | string, service?: object | string): Finding[] {
   const text = isA(policy, RetryPolicy) ? (policy as RetryPolicy).toJSONText() : documentText(policy, 'policy');
   const s = service === undefined ? undefined : documentText(service, 'service');
   return N.lint(text, s);
 }
 
-/** The seeded generator every runtime shares: xoshiro256++ seeded by SplitMix64. */
 export class Rng {
   #g: BackendRng;
-  /** Seeds a generator (a BigInt, a safe integer or a decimal string). */
   constructor(seed: bigint | number | string) {
     this.#g = new N.NativeRng(u64Text(seed, 'seed'));
   }
-  /** Returns the next 64-bit output. */
   nextU64(): bigint {
     return BigInt(this.#g.nextU64());
   }
-  /** Returns the next draw in [0, 1): `(x >> 11) · 2⁻⁵³`. */
   nextFloat(): number {
     return this.#g.nextF64();
   }
@@ -1125,22 +861,6 @@ export class Rng {
 
 // ---------------------------------------------------------------- circuit breaker
 
-/** A breaker state change. */
-export interface Transition {
-  /** The state before. */
-  from: string;
-  /** The state after. */
-  to: string;
-  /** Why (`failure_rate`, `wait_elapsed`, `manual`, …). */
-  reason: string;
-  /** When (the `now` of the call that caused it, ms). */
-  at: number;
-}
-
-/** How a breaker counts an outcome: `'success'`, `'failure'`, `'ignored'`, or their numbers 0, 1, 2. */
-export type Outcome = 'success' | 'failure' | 'ignored' | 0 | 1 | 2;
-
-/** The numbers of the outcomes, for the hot path. */
 export const Outcome = Object.freeze({ success: 0 as const, failure: 1 as const, ignored: 2 as const });
 
 function outcomeId(o: unknown): number {
@@ -1151,22 +871,14 @@ function outcomeId(o: unknown): number {
   throw coreError('invalid_value', 'outcome', `must be ${OUTCOMES.join(', ')}, got ${typeof o === 'string' ? JSON.stringify(o) : describe(o)}`);
 }
 
-/**
- * A circuit breaker (resilience4j's model, or `consecutive`): create one per
- * downstream and share it among policies.
- */
-export class CircuitBreaker {
+export class CircuitBreaker extends G.BreakerMembers {
   #n: BackendBreaker;
   #hook: ((t: Transition) => void) | null = null;
   /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
 
-  /**
-   * Creates a breaker from typed options (the document's breaker keys in
-   * camelCase; durations in ms or as strings), e.g.
-   * `{ kind: 'count_based', failureRateThreshold: 50, waitDurationInOpenState: 30_000 }`.
-   */
   constructor(options: BreakerOptions = {}) {
+    super();
     const native = nativeOf<BackendBreaker>(options);
     if (native !== undefined) {
       this.#n = native;
@@ -1181,18 +893,13 @@ export class CircuitBreaker {
     if (onStateChange !== undefined) this.onStateChange = onStateChange;
   }
 
-  /** Creates a breaker from a breaker object of a policy document (snake_case, duration strings). */
   static fromJSON(doc: object | string): CircuitBreaker {
-    return CircuitBreaker.#wrap(new N.NativeBreaker(documentText(doc, 'breaker'), false));
-  }
-
-  static #wrap(native: BackendBreaker): CircuitBreaker {
-    return new CircuitBreaker(wrapped<BreakerOptions>(native));
+    return CircuitBreaker._wrap(new N.NativeBreaker(documentText(doc, 'breaker'), false));
   }
 
   /** @internal */
   static _wrap(native: BackendBreaker): CircuitBreaker {
-    return CircuitBreaker.#wrap(native);
+    return new CircuitBreaker(wrapped<BreakerOptions>(native));
   }
 
   /** @internal */
@@ -1200,7 +907,6 @@ export class CircuitBreaker {
     return this.#n;
   }
 
-  /** Called with every transition this object's calls cause. */
   get onStateChange(): ((t: Transition) => void) | null {
     return this.#hook;
   }
@@ -1215,43 +921,17 @@ export class CircuitBreaker {
     if (h !== null) for (const t of this.#n.takeTransitions()) callHook(h, undefined, t);
   }
 
-  /** The state: `closed`, `open`, `half_open`, `disabled`, `forced_open` or `metrics_only`. */
-  get state(): string {
-    return this.#n.state;
-  }
-
-  /**
-   * Asks to make one call: a permit (a number ≥ 0) to pass to `record` or
-   * `release`, or -1 when refused (then `retryAfter` says for how long).
-   */
-  tryAcquire(now?: number): number {
-    const p = this.#n.tryAcquire(timeArg(now));
+  /** @internal Fires the transitions a call caused, then answers what it returned. */
+  _fired<T>(r: T): T {
     if (this.#hook !== null) this.#fire();
-    return p;
+    return r;
   }
 
-  /** Returns true when a permit is a half-open trial call. */
   static isTrialPermit(permit: number): boolean {
     return num(permit, 'permit') % 2 === 1;
   }
 
-  /** The state that refused the last refused call. */
-  get refusedState(): string {
-    return this.#n.lastRefusedState;
-  }
-
-  /** Milliseconds until the last refused call could be admitted (`Infinity`: not by waiting). */
-  get retryAfter(): number {
-    return this.#n.lastRetryAfter;
-  }
-
-  /**
-   * Records the outcome of a permitted call: `'success'`, `'failure'`,
-   * `'ignored'` (or `Outcome.*` numbers), or what was thrown (an error, a
-   * `Response`, a {@link Failure}), which the breaker's counting rules judge.
-   * Returns true when it caused a transition.
-   */
-  record(permit: number, outcome: Outcome | unknown, durationMs = 0, now?: number): boolean {
+  record(permit: number, outcome: unknown, durationMs = 0, now?: number): boolean {
     const t = timeArg(now);
     let r: boolean;
     if (typeof outcome === 'number' || typeof outcome === 'string') {
@@ -1259,35 +939,27 @@ export class CircuitBreaker {
     } else {
       const a = failureArgs(outcome, undefined, false, this.#needsMessage);
       const before = this.#n.totals().transitions;
-      this.#n.recordFailure(num(permit, 'permit'), num(durationMs, 'durationMs'), t, a[0], a[1], a[2], a[6], a[9], a[10], a[11]);
+      G.breakerRecordFailure(this.#n, num(permit, 'permit'), num(durationMs, 'durationMs'), t, a);
       r = this.#n.totals().transitions !== before;
     }
     if (this.#hook !== null) this.#fire();
     return r;
   }
 
-  /** Gives a permit back without an outcome (cancellation). */
   release(permit: number, now?: number): void {
     this.#n.release(num(permit, 'permit'), timeArg(now));
     if (this.#hook !== null) this.#fire();
   }
 
-  /**
-   * Runs `fn` guarded by the breaker: rejects with `CircuitOpenError` when
-   * refused, records the outcome (a rejection is judged by the counting rules;
-   * an abort is not recorded) and returns `fn`'s result.
-   */
   async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', 'must be a function');
-    const o = optionsObject(options, 'execute');
-    checkKeys(o, ['signal'], 'CircuitBreaker.execute');
-    const signal = signalOption(o.signal);
+    const { signal } = readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption });
     if (signal?.aborted) throw abortReason(signal);
     const start = performance.now();
     const permit = this.#n.tryAcquire(start);
     if (this.#hook !== null) this.#fire();
     if (permit < 0) {
-      throw new CircuitOpenError(`the circuit breaker is ${this.#n.lastRefusedState}`, this.#n.lastRetryAfter, this.#n.lastRefusedState);
+      throw new CircuitOpenError(this.#n.lastRefusedMessage, this.#n.lastRetryAfter, this.#n.lastRefusedState);
     }
     let result: T;
     try {
@@ -1316,8 +988,7 @@ export class CircuitBreaker {
   #recordThrown(permit: number, duration: number, end: number, err: unknown): boolean {
     for (const a of [() => thrownArgs(err, undefined, this.#needsMessage), () => namesOnlyArgs(err)]) {
       try {
-        const x = a();
-        this.#n.recordFailure(permit, duration, end, x[0], x[1], x[2], x[6], x[9], x[10], x[11]);
+        G.breakerRecordFailure(this.#n, permit, duration, end, a());
         return true;
       } catch {
         // Try the next reading.
@@ -1326,111 +997,13 @@ export class CircuitBreaker {
     return false;
   }
 
-  /** Window totals: `{state, calls, failures, slow, failureRate, slowRate, rejections, transitions}`. */
-  metrics(): { state: string; calls: number; failures: number; slow: number; failureRate: number; slowRate: number; rejections: number; transitions: number } {
-    return this.#n.totals();
-  }
-
-  /** Milliseconds until a call could be admitted (0: now; `Infinity`: not by waiting). */
-  remainingOpen(now?: number): number {
-    return this.#n.remainingOpen(timeArg(now));
-  }
-
-  /** Moves to `state` by hand (resilience4j's `transitionTo…State`). */
-  transitionTo(state: string, now?: number): Transition {
-    const t = this.#n.transitionTo(str(state, 'state'), timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return t;
-  }
-
-  /** Returns to closed with an empty window. */
-  reset(now?: number): Transition | null {
-    const t = this.#n.reset(timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return t;
-  }
-
-  /** Captures the state for storage or sharing (remaining durations, wall clock `wallNowMs`). */
-  snapshot(now?: number, wallNowMs?: number): object {
-    return JSON.parse(this.#n.snapshot(timeArg(now), wallArg(wallNowMs)));
-  }
-
-  /** Replaces the state with a snapshot's, less the wall time it spent stored. */
   restore(snapshot: object | string, now?: number, wallNowMs?: number): void {
     this.#n.restore(documentText(snapshot, 'snapshot'), timeArg(now), wallArg(wallNowMs));
   }
 
-  /** The breaker's settings as a breaker object of a policy document. */
-  toJSON(): object {
-    return JSON.parse(this.#n.configJson());
+  recordWithoutPermit(outcome: unknown, durationMs = 0, now?: number): boolean {
+    return this._fired(this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now)));
   }
-
-  /**
-   * The current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
-   * they reset on every transition except into open, which keeps those of
-   * the state it left. A time window drops the seconds that left it by `now`.
-   */
-  stateMetrics(now?: number): BreakerMetrics {
-    return this.#n.stateMetrics(timeArg(now));
-  }
-
-  /**
-   * Records an outcome without a permit (resilience4j's `onError` /
-   * `onSuccess` without `tryAcquirePermission`): it counts in the current
-   * state's metrics and cannot be voided. Returns true on a transition.
-   */
-  recordWithoutPermit(outcome: Outcome, durationMs = 0, now?: number): boolean {
-    const r = this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return r;
-  }
-
-  /** Opens for `durationMs` by hand (resilience4j's `transitionToOpenStateFor`; not a re-open for a growing wait). */
-  transitionToOpenFor(durationMs: number, now?: number): Transition {
-    const t = this.#n.transitionToOpenFor(num(durationMs, 'durationMs'), timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return t;
-  }
-
-  /** Opens until `until`, in ms on the clock `now` uses (resilience4j's `transitionToOpenStateUntil`). */
-  transitionToOpenUntil(until: number, now?: number): Transition {
-    const t = this.#n.transitionToOpenUntil(num(until, 'until'), timeArg(now));
-    if (this.#hook !== null) this.#fire();
-    return t;
-  }
-
-  /** What a break-duration generator sees now (Polly's `BreakDurationGeneratorArguments`). */
-  breakArguments(now?: number): BreakArguments {
-    return this.#n.breakArguments(timeArg(now));
-  }
-
-  /** Replaces the current open period's wait with `durationMs`, counted from when it opened (a host-computed break). */
-  setBreakDuration(durationMs: number): void {
-    this.#n.setBreakDuration(num(durationMs, 'durationMs'));
-  }
-}
-
-/** A breaker's metrics in its current state (rates in percent, -1 below the minimum number of calls). */
-export interface BreakerMetrics {
-  failureRate: number;
-  slowCallRate: number;
-  bufferedCalls: number;
-  failedCalls: number;
-  successfulCalls: number;
-  slowCalls: number;
-  slowSuccessfulCalls: number;
-  slowFailedCalls: number;
-  /** Calls refused in this state (`metrics().rejections` is the running total). */
-  notPermittedCalls: number;
-}
-
-/** What a break-duration generator sees (Polly v8's `BreakDurationGeneratorArguments`). */
-export interface BreakArguments {
-  /** The failure ratio in [0, 1]. */
-  failureRate: number;
-  failureCount: number;
-  /** open → half_open transitions since the last close. */
-  halfOpenAttempts: number;
 }
 
 const kNative = Symbol('retrycore.native');
@@ -1447,37 +1020,11 @@ function wrapped<T>(native: unknown): T {
   return { [kNative]: native } as unknown as T;
 }
 
-/** Typed breaker options: the document's breaker keys in camelCase (see docs/policy.md). */
-export interface BreakerOptions {
-  kind?: BreakerKind;
-  name?: string;
-  failureRateThreshold?: number;
-  slowCallRateThreshold?: number;
-  slowCallDurationThreshold?: number | string;
-  minimumNumberOfCalls?: number;
-  slidingWindowSize?: number;
-  waitDurationInOpenState?: number | string;
-  waitMultiplier?: number;
-  maxWaitDurationInOpenState?: number | string;
-  permittedNumberOfCallsInHalfOpenState?: number;
-  maxWaitDurationInHalfOpenState?: number | string;
-  failureThreshold?: number;
-  /** `sampling`: the window the failure rate is measured over. */
-  samplingDuration?: number | string;
-  /** `sampling`: the calls a window needs before it can trip. */
-  minimumThroughput?: number;
-  initialState?: string;
-  count?: object[];
-  onStateChange?: (t: Transition) => void;
-  [key: string]: unknown;
-}
-
 // ---------------------------------------------------------------- budgets
 
 function budgetFlags(options: unknown): { refused: boolean; holdsSlot: boolean } {
-  const o = optionsObject(options, 'budget');
-  checkKeys(o, ['refused', 'holdsSlot'], 'a budget check');
-  return { refused: optBool(o.refused, 'refused') === true, holdsSlot: optBool(o.holdsSlot, 'holdsSlot') === true };
+  const o = readOptions(options, 'budget', 'a budget check', { refused: optBool, holdsSlot: optBool });
+  return { refused: o.refused === true, holdsSlot: o.holdsSlot === true };
 }
 
 function categoryId(c: unknown): number {
@@ -1487,30 +1034,11 @@ function categoryId(c: unknown): number {
   return id;
 }
 
-/** A budget refusal. */
-export interface Refusal {
-  /** The budget's name. */
-  budget: string;
-  /** Why: `insufficient_tokens`, `below_threshold`, `ratio_exceeded`, `too_many_retries_in_flight`, `throttled`. */
-  reason: string;
-}
-
-/** Typed budget options: the document's budget keys in camelCase, e.g. `{ kind: 'token_bucket', capacity: 500 }`. */
-export interface BudgetOptions {
-  kind: BudgetKind;
-  name?: string;
-  [key: string]: unknown;
-}
-
-/**
- * A retry budget (one of `BUDGET_KINDS`): create one per downstream and
- * share it among policies.
- */
-export class Budget {
+export class Budget extends G.BudgetMembers {
   #n: BackendBudget;
 
-  /** Creates a budget from typed options (camelCase keys; durations in ms or as strings). */
   constructor(options: BudgetOptions) {
+    super();
     const native = nativeOf<BackendBudget>(options);
     if (native !== undefined) {
       this.#n = native;
@@ -1521,7 +1049,6 @@ export class Budget {
     this.#n = withCamelFields(() => new N.NativeBudget(text, true));
   }
 
-  /** Creates a budget from a budget object of a policy document. */
   static fromJSON(doc: object | string): Budget {
     return new Budget(wrapped<BudgetOptions>(new N.NativeBudget(documentText(doc, 'budget'), false)));
   }
@@ -1536,131 +1063,33 @@ export class Budget {
     return this.#n;
   }
 
-  /** The budget's name (refusals and metrics carry it). */
-  get name(): string {
-    return this.#n.name;
-  }
-
-  /** The budget's kind. */
-  get kind(): string {
-    return this.#n.kind;
-  }
-
-  /** A logical operation starts (a ratio budget's deposit; a call in flight). */
-  start(now?: number): void {
-    this.#n.start(timeArg(now));
-  }
-
-  /** A logical operation ends (`holdsSlot`: it held a concurrency retry slot). */
-  end(holdsSlot = false): void {
-    this.#n.end(holdsSlot === true);
-  }
-
-  /** Checks a retry after a failure of `category` without changing anything: null, or the refusal. */
   check(category = 'server_error', now?: number, options?: { refused?: boolean; holdsSlot?: boolean }): Refusal | null {
     const o = budgetFlags(options);
     return this.#n.check(timeArg(now), categoryId(category), o.refused, o.holdsSlot);
   }
 
-  /** Takes what a retry costs (after `check` allowed it): `{cost, slot}`. */
   withdraw(category = 'server_error', now?: number, options?: { refused?: boolean; holdsSlot?: boolean }): { cost: number | null; slot: boolean } {
     const o = budgetFlags(options);
     return this.#n.withdraw(timeArg(now), categoryId(category), o.refused, o.holdsSlot);
   }
 
-  /** Checks and withdraws in one step (the hot path): true when the retry may go. */
   tryWithdraw(category: string = 'server_error', now?: number): boolean {
     return this.#n.tryWithdraw(timeArg(now), categoryId(category)) >= 0;
   }
 
-  /** Records a failed attempt. */
-  recordFailure(
-    category = 'server_error',
-    now?: number,
-    facts?: { counts?: boolean; reachedBackend?: boolean; declinedPushback?: boolean; refused?: boolean },
-  ): void {
-    const f = optionsObject(facts, 'recordFailure');
-    checkKeys(f, ['counts', 'reachedBackend', 'declinedPushback', 'refused'], 'Budget.recordFailure');
-    this.#n.onFailure(
-      timeArg(now),
-      categoryId(category),
-      optBool(f.counts, 'counts') ?? true,
-      optBool(f.reachedBackend, 'reachedBackend') ?? true,
-      optBool(f.declinedPushback, 'declinedPushback') === true,
-      optBool(f.refused, 'refused') === true,
-    );
+  recordFailure(category = 'server_error', now?: number, facts?: unknown): void {
+    const f = readOptions(facts, 'recordFailure', 'Budget.recordFailure', { counts: optBool, reachedBackend: optBool, declinedPushback: optBool, refused: optBool });
+    this.#n.onFailure(timeArg(now), categoryId(category), f.counts ?? true, f.reachedBackend ?? true, f.declinedPushback === true, f.refused === true);
   }
 
-  /** Records a successful attempt (`cost`: what the retry that led to it took). */
   recordSuccess(now?: number, cost?: number): void {
     this.#n.onSuccess(timeArg(now), cost === undefined || cost === null ? undefined : num(cost, 'cost'));
-  }
-
-  /** The adaptive throttle's check before an attempt, with the draw `r` in [0, 1]: null, or the refusal. */
-  beforeAttempt(r: number, now?: number): Refusal | null {
-    return this.#n.beforeAttempt(timeArg(now), num(r, 'r'));
-  }
-
-  /**
-   * Takes `n` tokens from a token bucket if it holds that many, after its
-   * time-based refill (smithy-rs `try_acquire_many`, botocore
-   * `RetryQuota.acquire`): true when taken. Counts no withdrawal or refusal.
-   * Other kinds throw `invalid_state` (field `kind`).
-   */
-  acquire(n: number, now?: number): boolean {
-    return this.#n.acquire(num(n, 'amount'), timeArg(now));
-  }
-
-  /** Returns `n` tokens to a token bucket, up to its capacity (botocore `RetryQuota.release`); other kinds throw `invalid_state`. */
-  release(n: number, now?: number): void {
-    this.#n.release(num(n, 'amount'), timeArg(now));
-  }
-
-  /** The level: `{tokens}` (token bucket, grpc), `{requests, retries}` (ratio), `{calls, retries}` (concurrency), `{requests, accepts}` (adaptive). */
-  level(now?: number): Record<string, number> {
-    return this.#n.level(timeArg(now));
-  }
-
-  /** Refusals and withdrawals so far. */
-  stats(): { refusals: number; withdrawals: number } {
-    return this.#n.stats();
-  }
-
-  /** The budget's settings as a budget object of a policy document. */
-  toJSON(): object {
-    return JSON.parse(this.#n.configJson());
   }
 }
 
 // ---------------------------------------------------------------- policies and sessions
 
-/** What `beforeAttempt` answers. */
-export type Gate =
-  | { action: 'proceed'; attempt: number; maxAttempts: number; timeout: number | null }
-  | { action: 'reject'; reason: string; retryAfter: number | null; budget: string | null };
-
-/** What `onFailure` answers. */
-export type Decision =
-  | { action: 'retry'; retry: number; attempt: number; delay: number; backoff: number; serverDelay: number | null; capped: boolean; category: string }
-  | { action: 'give_up'; reason: string; category: string; exhausted: boolean; attempts: number; budget: string | null; budgetReason: string | null };
-
-/** Options of a session. */
-export interface SessionOptions {
-  /** The idempotency key for every attempt (e.g. from `deriveKey`); default: a minted UUIDv4. */
-  key?: string;
-  /** The session's own random stream (tests). */
-  seed?: bigint | number | string;
-  /** Replays these draws instead of a generator (tests, anchors' vectors). */
-  draws?: number[];
-  /** The caller declares the operation idempotent. */
-  idempotent?: boolean;
-  /** The caller sends the key to a server that deduplicates on it. */
-  idempotencyKeySent?: boolean;
-  /** The HTTP method. */
-  method?: string;
-}
-
-const SESSION_KEYS = ['key', 'seed', 'draws', 'idempotent', 'idempotencyKeySent', 'method'] as const;
+const SESSION_OPTIONS = { key: optStr, seed: optU64, draws: optList(nums), idempotent: optBool, idempotencyKeySent: optBool, method: optStr } satisfies Spec<SessionOptions>;
 
 const sessionRegistry: FinalizationRegistry<{ n: BackendPolicy; id: number }> | null =
   typeof FinalizationRegistry === 'function'
@@ -1673,12 +1102,6 @@ const sessionRegistry: FinalizationRegistry<{ n: BackendPolicy; id: number }> | 
       })
     : null;
 
-/**
- * One logical operation, driven by hand: `beforeAttempt()` before every
- * call, then `onFailure(err)` or `onSuccess()`. It answers with decisions and
- * never sleeps: the caller waits the returned delay. (`execute` does all of
- * this for you.)
- */
 export class Session {
   #n: BackendPolicy;
   #id: number;
@@ -1687,31 +1110,26 @@ export class Session {
   #final: { key: string; status: { attempts: number; done: boolean; reason: string | null; keyMinted: boolean } } | null = null;
 
   /** @internal */
-  constructor(policy: RetryPolicy, native: BackendPolicy, id: number) {
+  constructor(policy?: RetryPolicy, native?: BackendPolicy, id?: number) {
     if (!isA(policy, RetryPolicy) || typeof id !== 'number') throw coreError('invalid_type', 'policy', 'a Session comes from policy.session()');
-    this.#policy = policy;
-    this.#n = native;
+    this.#policy = policy as RetryPolicy;
+    this.#n = native as BackendPolicy;
     this.#id = id;
-    sessionRegistry?.register(this, { n: native, id }, this);
+    sessionRegistry?.register(this, { n: this.#n, id }, this);
   }
 
-  /** The idempotency key every attempt carries. */
   get key(): string {
     return this.#final !== null ? this.#final.key : this.#n.key(this.#id);
   }
 
-  /** Attempts made, whether it is done, the give-up reason, whether the key was minted. */
   status(): { attempts: number; done: boolean; reason: string | null; keyMinted: boolean } {
     return this.#final !== null ? { ...this.#final.status } : this.#n.status(this.#id);
   }
 
-  /**
-   * Gives the slot of a finished session back to the policy at once (its
-   * permit and budget slots went back when it finished), keeping what
-   * `key` and `status()` answer: the policy's session slab shrinks as
-   * sessions finish, not when the garbage collector runs.
-   */
+  // Fires the step's transitions; a finished session's slot goes back to the policy at
+  // once (not when collected), keeping what `key` and `status()` answer.
   #settle(done: boolean): void {
+    this.#policy._afterStep(this.#n, this.#id);
     if (!done || this.#final !== null) return;
     const status = this.#n.status(this.#id);
     if (!status.done) return;
@@ -1720,42 +1138,32 @@ export class Session {
     sessionRegistry?.unregister(this);
   }
 
-  /** Gates the next attempt (the first included): takes a breaker permit, consults the throttle. */
   beforeAttempt(now?: number): Gate {
-    const t = timeArg(now);
-    this.#n.before(this.#id, t);
+    this.#n.before(this.#id, timeArg(now));
     const g = this.#n.gate(this.#id);
-    this.#policy._afterStep(this.#n, this.#id);
     this.#settle(g.action === 'reject');
     return g;
   }
 
-  /** Answers a failed attempt (an error, a `Response`, a {@link Failure} or a bare status): retry after a delay, or give up. */
   onFailure(failure: unknown, now?: number): Decision {
     const t = timeArg(now);
     const a = failureArgs(failure, undefined, false, this.#policy._needsMessage);
-    this.#n.fail(this.#id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+    G.policyFail(this.#n, this.#id, t, a);
     const d = this.#n.decision(this.#id);
-    this.#policy._afterStep(this.#n, this.#id);
     this.#settle(d.action === 'give_up');
     return d;
   }
 
-  /** Records a successful attempt and finishes the session. */
   onSuccess(now?: number, elapsed?: number): void {
     this.#n.succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
-    this.#policy._afterStep(this.#n, this.#id);
     this.#settle(true);
   }
 
-  /** Ends the session as cancelled (releases its permit and slots). */
   cancel(now?: number): void {
     this.#n.cancel(this.#id, timeArg(now));
-    this.#policy._afterStep(this.#n, this.#id);
     this.#settle(true);
   }
 
-  /** Gives back what the session holds without counting anything, and frees it. */
   release(): void {
     if (this.#final === null) {
       this.#n.release(this.#id);
@@ -1767,93 +1175,19 @@ export class Session {
   }
 }
 
-/** Information a hook receives. */
-export interface HookInfo {
-  /** The call that failed (onRetry: retry n follows call n) or the calls made (onGiveUp). */
-  attempt: number;
-  /** The retry number (onRetry), or null. */
-  retry: number | null;
-  /** The delay before the coming attempt (ms), or null. */
-  delay: number | null;
-  /** The failure's category. */
-  category: string;
-  /** The give-up reason (onGiveUp), or null. */
-  reason: string | null;
-  /** What failed: the error or the `Response`. */
-  error: unknown;
-  /** The idempotency key. */
-  key: string;
-}
-
-/** Typed policy options: the policy document's keys in camelCase (see docs/js.md), plus hooks and shared objects. */
-export interface PolicyOptions {
-  maxAttempts?: number;
-  deadline?: number | string;
-  attemptTimeout?: number | string;
-  backoff?: BackoffKind;
-  initial?: number | string;
-  maxDelay?: number | string;
-  multiplier?: number;
-  increment?: number | string;
-  minDelay?: number | string;
-  jitter?: JitterKind | number | { kind: JitterKind; factor?: number; amount?: number | string };
-  classification?: { defaults?: boolean; rules?: object[] };
-  idempotent?: boolean;
-  honorRetryAfter?: boolean;
-  maxRetryAfter?: number | string;
-  capRetryAfter?: boolean;
-  seed?: bigint | number | string;
-  name?: string;
-  purpose?: 'default' | 'compensation';
-  profile?: Profile;
-  breaker?: BreakerOptions | CircuitBreaker;
-  budget?: BudgetOptions | Budget;
-  budgets?: Array<BudgetOptions | Budget>;
-  onRetry?: (info: HookInfo) => void;
-  onGiveUp?: (info: HookInfo) => void;
-  onStateChange?: (t: Transition) => void;
-  [key: string]: unknown;
-}
-
-/** Options of `execute`. */
-export interface ExecuteOptions {
-  /** Stops retrying (and the current wait) when aborted; `execute` rejects with its reason. */
-  signal?: AbortSignal;
-  /** The caller declares the operation idempotent. */
-  idempotent?: boolean;
-  /** The caller sends the key to a server that deduplicates on it. */
-  idempotencyKeySent?: boolean;
-  /** The HTTP method of the call. */
-  method?: string;
-  /** The idempotency key for every attempt (default: a minted UUIDv4). */
-  key?: string;
-}
-
-/** What `execute` passes to the function on every attempt. */
-export interface AttemptContext {
-  /** The number of this call (1 = first). */
-  attempt: number;
-  /** The idempotency key every attempt carries. */
-  key: string;
-  /** Aborted when the caller aborts or the attempt's timeout passes. */
-  signal: AbortSignal | undefined;
-}
-
-const EXECUTE_KEYS = ['signal', 'idempotent', 'idempotencyKeySent', 'method', 'key'] as const;
+const EXECUTE_OPTIONS = { signal: signalOption, idempotent: optBool, idempotencyKeySent: optBool, method: optStr, key: optStr } satisfies Spec<ExecuteOptions>;
+const NO_EXECUTE_OPTIONS: { [K in keyof typeof EXECUTE_OPTIONS]?: undefined } = {};
 const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
 
 class Context implements AttemptContext {
-  attempt: number;
-  signal: AbortSignal | undefined;
+  attempt = 1;
   #n: BackendPolicy;
   #id: number;
   #key: string | undefined;
-  constructor(n: BackendPolicy, id: number, key: string | undefined, signal: AbortSignal | undefined) {
-    this.attempt = 1;
+  constructor(n: BackendPolicy, id: number, key: string | undefined, public signal: AbortSignal | undefined) {
     this.#n = n;
     this.#id = id;
     this.#key = key;
-    this.signal = signal;
   }
   get key(): string {
     if (this.#key === undefined) this.#key = this.#n.key(this.#id);
@@ -1871,7 +1205,6 @@ class Context implements AttemptContext {
   }
 }
 
-/** Reads an `AbortSignal` option (undefined and null: none). */
 function signalOption(v: unknown): AbortSignal | undefined {
   if (v === undefined || v === null) return undefined;
   const ok = reading('signal', () => typeof v === 'object' && typeof (v as AbortSignal).aborted === 'boolean' && typeof (v as AbortSignal).addEventListener === 'function');
@@ -1886,11 +1219,7 @@ function abortReason(signal: AbortSignal): unknown {
 /** The longest delay `setTimeout` honours (2^31 − 1 ms); a longer one fires after 1 ms. */
 const MAX_TIMER_MS = 0x7fffffff;
 
-/**
- * Calls `f` after `ms` milliseconds, however long: a wait past what
- * `setTimeout` honours is a chain of timers of at most 2^31 − 1 ms each (a
- * 30-day `Retry-After`, a 700 h backoff or deadline). Returns its canceller.
- */
+/** Calls `f` after `ms`, however long (a chain of timers of at most 2^31 − 1 ms each); returns its canceller. */
 function later(ms: number, f: () => void): () => void {
   let t: ReturnType<typeof setTimeout> | undefined;
   const arm = (left: number): void => {
@@ -1957,30 +1286,17 @@ function attemptSignal(outer: AbortSignal | undefined, timeout: number): { signa
   };
 }
 
-/**
- * A retry policy: settings (the policy document) plus the generator,
- * breaker, budgets and counters its sessions share.
- */
-export class RetryPolicy {
+export class RetryPolicy extends G.PolicyMembers {
   #n: BackendPolicy;
   #hasTimeouts: boolean;
   /** Whether a rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
-  /** Called before each sleep with the decided delay. */
   onRetry: ((info: HookInfo) => void) | null = null;
-  /** Called when an operation gives up. */
   onGiveUp: ((info: HookInfo) => void) | null = null;
-  /** Called with every transition of the policy's breaker that this policy's calls cause. */
   onStateChange: ((t: Transition) => void) | null = null;
 
-  /**
-   * Creates a policy from typed options: the document's keys in camelCase
-   * (`maxAttempts`, `maxDelay`, …), durations as numbers of milliseconds or
-   * duration strings; unknown keys throw a `TypeError` with code
-   * `unknown_key`. `breaker` and `budget(s)` may be shared `CircuitBreaker`
-   * / `Budget` objects; `onRetry`, `onGiveUp`, `onStateChange` are hooks.
-   */
   constructor(options: PolicyOptions = {}) {
+    super();
     const native = nativeOf<BackendPolicy>(options);
     if (native !== undefined) {
       this.#n = native;
@@ -2031,76 +1347,19 @@ export class RetryPolicy {
     (this as unknown as Record<string, unknown>)[name] = f;
   }
 
-  /**
-   * Creates a policy from a policy document: JSON text or an object with the
-   * document's snake_case keys and duration strings (`"250ms"`), the same
-   * document every runtime reads.
-   */
   static fromJSON(document: string | object): RetryPolicy {
     return new RetryPolicy(wrapped<PolicyOptions>(N.NativePolicy.fromJson(documentText(document, 'policy'), undefined)));
   }
 
-  /**
-   * Creates a policy with a compatibility profile's defaults
-   * (docs/profiles.md): `RetryPolicy.profile('polly', { maxAttempts: 5 })`.
-   * `overrides` are typed options, as for the constructor.
-   */
   static profile(name: Profile, overrides: PolicyOptions = {}): RetryPolicy {
     return new RetryPolicy({ ...optionsObject(overrides, 'RetryPolicy.profile'), profile: name });
   }
 
-  /** The normalized policy document (every setting spelled out). */
-  toJSON(): Record<string, unknown> {
-    return JSON.parse(this.#n.toJson());
-  }
-
-  /** The normalized policy document as JSON text. */
-  toJSONText(): string {
-    return this.#n.toJson();
-  }
-
-  /** Low / mid / high delays (ms) per retry, and the cumulative worst case. */
-  schedule(): {
-    rows: Array<{ retry: number; attempt: number; low: number; mid: number; high: number; cumulativeHigh: number }>;
-    worstCase: number;
-    maxAttempts: number;
-    deadline: number | null;
-  } {
-    return this.#n.schedule();
-  }
-
-  /**
-   * The backoff delay (ms) of retry `retry` (≥ 1) for the draw `r` in [0, 1];
-   * `prev` is decorrelated's previous delay. A retry after the first whose
-   * delay depends on a history it is not given is refused rather than
-   * answered with a delay no session would wait: decorrelated without
-   * `prev` is a `TypeError` `missing_field` (field `prev`); the polly
-   * profile's exponential backoff with jitter (DecorrelatedJitterV2, which
-   * depends on every earlier draw) a `RangeError` `invalid_combination`
-   * (field `prev`): use {@link replayDelays}.
-   */
-  delay(retry: number, r: number, prev?: number): number {
-    return this.#n.delay(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
-  }
-
-  /** The delays (ms) of retries 1..count drawn from a generator seeded with `seed`. */
-  sampleDelays(seed: bigint | number | string, count: number): number[] {
-    // The core's count rule (at most limits::MAX_ITEMS, out_of_range), as in Python.
-    return this.#n.sampleDelays(u64Text(seed, 'seed'), num(count, 'count'));
-  }
-
-  /** The delays (ms) of retries 1..draws.length with the given draws (each in [0, 1]). */
-  replayDelays(draws: number[]): number[] {
-    return this.#n.replayDelays(items(draws, 'draws', 'numbers').map((d, i) => num(d, `draws[${i}]`)));
-  }
-
-  /** Classifies a failure with this policy's rules (see {@link classify}). */
   classify(failure: number | unknown, options?: FailureContext): Verdict {
     if (typeof failure === 'number' && options === undefined) return unpackVerdict(this.#n.classifyStatus(failure, 0));
     return classifyWith(this.#n, failure, options, this.#needsMessage);
   }
 
-  /** A policy for tests: at most `attempts` calls, every delay capped at `maxDelay` ms (0: no waiting). Shares breaker and budgets. */
   testing(attempts: number, maxDelay = 0): RetryPolicy {
     const p = new RetryPolicy(wrapped<PolicyOptions>(this.#n.testing(num(attempts, 'attempts'), num(maxDelay, 'maxDelay'))));
     p.onRetry = this.onRetry;
@@ -2109,18 +1368,11 @@ export class RetryPolicy {
     return p;
   }
 
-  /** The counters of all sessions, with the retry_attempts_total family of metric names. */
-  counters(): Record<string, unknown> {
-    return this.#n.counters();
-  }
-
-  /** The breaker this policy's sessions share, or null. */
   get breaker(): CircuitBreaker | null {
     const b = this.#n.breaker();
     return b ? CircuitBreaker._wrap(b) : null;
   }
 
-  /** The budgets this policy's sessions share. */
   get budgets(): Budget[] {
     const out: Budget[] = [];
     for (let i = 0; i < this.#n.budgetCount(); i++) {
@@ -2130,28 +1382,18 @@ export class RetryPolicy {
     return out;
   }
 
-  /** Lints this policy (see {@link lint}). */
   lint(service?: object | string): Finding[] {
     return lint(this, service);
   }
 
-  /** Starts one logical operation driven by hand. */
   session(options: SessionOptions = {}): Session {
-    const o = optionsObject(options, 'session');
-    checkKeys(o, SESSION_KEYS, 'a session');
-    let draws: number[] | undefined;
-    if (o.draws !== undefined) {
-      draws = items(o.draws, 'draws', 'numbers').map((d, i) => num(d, `draws[${i}]`));
-    }
-    const id = this.#n.begin(
-      optStr(o.key, 'key'),
-      o.seed === undefined || o.seed === null ? undefined : u64Text(o.seed, 'seed'),
-      optBool(o.idempotent, 'idempotent'),
-      optBool(o.idempotencyKeySent, 'idempotencyKeySent'),
-      optStr(o.method, 'method'),
-      draws,
-    );
-    return new Session(this, this.#n, id);
+    const o = readOptions(options, 'session', 'a session', SESSION_OPTIONS);
+    return new Session(this, this.#n, this.#n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
+  }
+
+  /** @internal */
+  get _native(): BackendPolicy {
+    return this.#n;
   }
 
   /** @internal Whether the policy's rules match messages (an error's message is sent only then). */
@@ -2165,37 +1407,11 @@ export class RetryPolicy {
     if (h !== null) for (const t of n.transitions(id)) callHook(h, this, t);
   }
 
-  /**
-   * Runs `fn` under the policy: awaits it, and after a failure asks the core
-   * whether and when to retry, sleeps with a timer (none at all when the
-   * delay is 0) and calls again with the same idempotency key. `fn` gets
-   * `{ attempt, key, signal }`; it may throw, or return a fetch `Response`
-   * (a non-ok one is classified by its status and `Retry-After`). Ends as
-   * the core says (docs/sessions.md, "What the caller observes"): a failure
-   * nothing would retry rejects with the error itself (a response is
-   * returned); retrying that stopped rejects with `RetryError` (`.reason`,
-   * `.attempts`, `.cause`) or `BudgetExhaustedError` (a `RetryError`); a
-   * refused first attempt with `CircuitOpenError` / `BudgetExhaustedError`;
-   * an abort with the signal's reason.
-   */
   async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
-    let signal: AbortSignal | undefined;
-    let key: string | undefined;
-    let idempotent: boolean | undefined;
-    let keySent: boolean | undefined;
-    let method: string | undefined;
-    if (options !== undefined) {
-      const o = optionsObject(options, 'execute');
-      checkKeys(o, EXECUTE_KEYS, 'execute');
-      signal = signalOption(o.signal);
-      key = optStr(o.key, 'key');
-      idempotent = optBool(o.idempotent, 'idempotent');
-      keySent = optBool(o.idempotencyKeySent, 'idempotencyKeySent');
-      method = optStr(o.method, 'method');
-      if (signal?.aborted) throw abortReason(signal);
-    }
+    const { signal, key, idempotent, idempotencyKeySent: keySent, method } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
+    if (signal?.aborted) throw abortReason(signal);
     // An injected clock and sleep (tests, the execute vectors); -1: the backend reads performance.now().
     const clock = this._clock;
     const now = clock === null ? () => -1 : clock.now;
@@ -2206,7 +1422,7 @@ export class RetryPolicy {
     if (id < 0) {
       id = -id - 1;
       try {
-        const g = rejection(n.gate(id));
+        const g = n.gate(id) as BackendReject;
         if (hooked) this._afterStep(n, id);
         g.state = n.breaker()?.state;
         // No failure was seen, so no category; the key is the session's (docs/sessions.md).
@@ -2273,20 +1489,18 @@ export class RetryPolicy {
         let delay: number;
         const t = now();
         try {
-          const a = thrownArgs(failure, ctxOpts, this.#needsMessage);
-          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+          delay = G.policyFail(n, id, t, thrownArgs(failure, ctxOpts, this.#needsMessage));
         } catch {
           // What was thrown could not be read as a failure: its names decide.
-          const a = namesOnlyArgs(failure, ctxOpts);
-          delay = n.fail(id, t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+          delay = G.policyFail(n, id, t, namesOnlyArgs(failure, ctxOpts));
         }
         if (hooked) this._afterStep(n, id);
         const decided = n.decision(id);
         lastCategory = decided.category;
         if (delay < 0) {
-          const d = giveUpOf(decided);
+          const d = decided as BackendGiveUp;
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
-          this.#giveUp(d.onGiveUp, d.attempts, d.reason, d.category, failure, ctx.key);
+          this.#giveUp(d.onGiveUp, d.attempts, d.reason, d.category, failure, ctx.key, d.maxAttempts, d.budget ?? null);
           const kind = d.ending.kind;
           if (kind === 'propagate' || kind === 'cancelled') {
             // A response nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
@@ -2295,9 +1509,9 @@ export class RetryPolicy {
           }
           throw endingError(d.ending, d, failure, d.attempts, d.category, ctx.key);
         }
-        const d = retryOf(decided);
+        const d = decided as BackendRetry;
         if (this.onRetry !== null) {
-          callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, error: failure, key: ctx.key });
+          callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, maxAttempts: d.maxAttempts, budget: null, error: failure, key: ctx.key });
         }
         if (delay > 0) {
           try {
@@ -2316,9 +1530,9 @@ export class RetryPolicy {
         const attemptNo = n.before(id, now());
         if (hooked) this._afterStep(n, id);
         if (attemptNo === 0) {
-          const g = rejection(n.gate(id));
+          const g = n.gate(id) as BackendReject;
           const st = n.status(id);
-          this.#giveUp(g.onGiveUp, g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key);
+          this.#giveUp(g.onGiveUp, g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key, g.maxAttempts, g.budget ?? null);
           if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;
           throw endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
         }
@@ -2332,17 +1546,13 @@ export class RetryPolicy {
   }
 
   /** Fires on_give_up (after the step's transitions) when the core says it fires (`surface::fires_on_give_up`). */
-  #giveUp(fires: boolean, attempts: number, reason: string, category: string, error: unknown, key: string): void {
+  #giveUp(fires: boolean, attempts: number, reason: string, category: string, error: unknown, key: string, maxAttempts: number, budget: string | null): void {
     if (this.onGiveUp !== null && fires) {
-      callHook(this.onGiveUp, this, { attempt: attempts, retry: null, delay: null, category, reason, error, key });
+      callHook(this.onGiveUp, this, { attempt: attempts, retry: null, delay: null, category, reason, maxAttempts, budget, error, key });
     }
   }
 
-  /**
-   * @internal An injected clock and sleep for `execute` (tests and the
-   * execute vectors): `now()` in monotonic ms, `wallNow()` in Unix ms,
-   * `sleep(ms, signal)`. Null: the host's clock and timers.
-   */
+  /** @internal An injected clock and sleep for `execute` (tests, vectors); null: the host's. */
   _clock: { now: () => number; wallNow: () => number; sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void> } | null = null;
 }
 
@@ -2355,19 +1565,21 @@ function endingError(e: BackendEnding, step: { retryAfter?: number | null; state
   // A `raise` ending, which carries the reason.
   const reason = e.reason as string;
   const hasCause = e.cause === true;
+  // The text is the core's (`Ending::message`), the same as Python's.
+  const message = e.message as string;
   switch (e.class) {
     case 'circuit_open':
-      return new CircuitOpenError('the circuit breaker refused the call', step.retryAfter ?? Infinity, step.state ?? 'open');
+      return new CircuitOpenError(message, step.retryAfter ?? Infinity, step.state ?? 'open');
     case 'budget_exhausted':
       return new BudgetExhaustedError(
-        attempts === 0 ? `the retry budget ${step.budget ?? ''} refused the call`.replace('  ', ' ') : `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason} (${category})`,
+        message,
         step.budget ?? null,
         reason,
         step.retryAfter ?? null,
         { code: e.code, attempts, category, key, cause: hasCause ? cause : undefined },
       );
     default:
-      return new RetryError(attempts === 0 ? `gave up before the first attempt: ${reason}` : `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason} (${category})`, {
+      return new RetryError(message, {
         reason,
         attempts,
         category,
@@ -2381,34 +1593,16 @@ function endingError(e: BackendEnding, step: { retryAfter?: number | null; state
 
 // ---------------------------------------------------------------- idempotency
 
-/** The longest key by default (255 characters): the core's `max_key_length`, set when the backend loads (the wasm web build: by `init()`). */
 export let DEFAULT_MAX_KEY_LENGTH = 0;
 
-/** Checks a key (1–255 visible ASCII characters by default); throws `IdempotencyError` (`invalid_key`) saying what is wrong. */
 export function validateKey(key: string, maxLength: number = DEFAULT_MAX_KEY_LENGTH): true {
   return N.validateKey(str(key, 'key'), num(maxLength, 'maxLength'));
 }
 
-/** Joins business id, operation and version into a key: `deriveKey('order-1001', 'charge', 'v1')` → `"order-1001:charge:v1"`. */
 export function deriveKey(...parts: string[]): string {
   const list = parts.length === 1 && isArray(parts[0]) ? items(parts[0], 'parts', 'strings') : parts;
   checkLength(list.length, 'parts');
   return N.deriveKey(list.map((p, i) => str(p, `parts[${i}]`)));
-}
-
-/** Scopes a key to a tenant: `len(tenant) ":" tenant ":" key`. */
-export function scopedKey(tenant: string, key: string): string {
-  return N.scopedKey(str(tenant, 'tenant'), str(key, 'key'));
-}
-
-/** Keeps a short key, maps a longer one to `"sha256:" + hex` that fits `maxLength` (≥ 39). */
-export function storageKey(key: string, maxLength: number): string {
-  return N.storageKey(str(key, 'key'), num(maxLength, 'maxLength'));
-}
-
-/** Mints a UUIDv4 key from the operating system's entropy. */
-export function mintKey(): string {
-  return N.mintKey(undefined);
 }
 
 /** @internal Mints a key from 32 hex digits of entropy (vectors). */
@@ -2416,78 +1610,17 @@ export function _mintKeyFrom(entropyHex: string): string {
   return N.mintKey(str(entropyHex, 'entropyHex'));
 }
 
-/** Writes an `Idempotency-Key` header value (an RFC 8941 sf-string). */
-export function formatIdempotencyHeader(key: string): string {
-  return N.formatHeader(str(key, 'key'));
-}
-
-/** Reads an `Idempotency-Key` header value; `{ token: true }` also accepts Stripe's bare token. */
 export function parseIdempotencyHeader(value: string, options: { token?: boolean } = {}): string {
   return N.parseHeader(str(value, 'value'), optionsObject(options, 'parseIdempotencyHeader').token === true);
 }
 
-/** Writes a JSON value (or JSON text) in RFC 8785 canonical form. */
 export function canonicalJSON(value: unknown): string {
   return N.canonicalize(jsonText(value));
 }
 
-/** Canonicalises JSON text (RFC 8785), read by the core's own parser (duplicate keys, lone surrogates and inexact integers are errors). */
-export function canonicalJSONText(text: string): string {
-  return N.canonicalize(str(text, 'text'));
-}
-
-/** @internal Writes a number as canonical JSON does. */
-export function _canonicalNumber(x: number): string {
-  return N.canonicalNumber(num(x, 'x'));
-}
-
+/** A value as JSON text after `jsonValue`'s checks, fields named by JSON pointers. */
 function jsonText(value: unknown): string {
-  return reading('', () => {
-    checkJson(value, '', 0, new Set());
-    return JSON.stringify(value);
-  });
-}
-
-/** Checks that a value is plain JSON without copying it (see `jsonValue`). */
-function checkJson(value: unknown, path: string, depth: number, ancestors: Set<object>): void {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return;
-    case 'number':
-      if (!Number.isFinite(value)) throw coreError('invalid_number', path, `number ${value} is not finite`);
-      return;
-    case 'object':
-      if (value === null) return;
-      break;
-    case 'bigint':
-      throw coreError('invalid_type', path, 'a BigInt is not JSON');
-    default:
-      throw coreError('invalid_type', path, `${describe(value)} is not JSON`);
-  }
-  if (depth >= LIMITS.max_depth) throw coreError('too_deep', path || '/', `nesting deeper than ${LIMITS.max_depth}`);
-  if (ancestors.has(value)) throw coreError('invalid_type', path || '/', 'a cyclic structure is not JSON');
-  ancestors.add(value);
-  if (Array.isArray(value)) {
-    const len = value.length;
-    checkLength(len, path || '/');
-    for (let i = 0; i < len; i++) checkJson(value[i], `${path}/${i}`, depth + 1, ancestors);
-  } else {
-    if (!isPlainObject(value)) throw coreError('invalid_type', path || '/', `${describe(value)} is not a plain object`);
-    checkLength(Object.keys(value).length, path || '/');
-    for (const k in value) {
-      if (Object.prototype.hasOwnProperty.call(value, k)) checkJson((value as Record<string, unknown>)[k], `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1, ancestors);
-    }
-  }
-  ancestors.delete(value);
-}
-
-/** Options of {@link fingerprint}: `method` + `path`, or `operation`; `selected` JSON pointers narrow the body. */
-export interface FingerprintOptions {
-  method?: string;
-  path?: string;
-  operation?: string;
-  selected?: string[];
+  return jsonOf(value, 'pointer', 'invalid_number');
 }
 
 function fingerprintWith(bodyText: string, options: FingerprintOptions, canonical: boolean): string {
@@ -2497,141 +1630,60 @@ function fingerprintWith(bodyText: string, options: FingerprintOptions, canonica
   if (o.selected !== undefined) {
     selected = items(o.selected, 'selected', 'JSON pointers').map((p, i) => str(p, `selected[${i}]`));
   }
-  if (o.operation !== undefined) {
-    if (o.method !== undefined || o.path !== undefined) throw coreError('invalid_value', 'operation', 'give operation, or method and path, not both');
-    return N.fingerprint(str(o.operation, 'operation'), undefined, bodyText, selected, canonical);
-  }
-  return N.fingerprint(str(o.method, 'method'), str(o.path, 'path'), bodyText, selected, canonical);
+  // Which options go together is the core's rule (`FingerprintOf::read`), as in Python.
+  const given = (k: 'method' | 'path' | 'operation') => (o[k] === undefined ? undefined : str(o[k], k));
+  return N.fingerprint(given('method'), given('path'), given('operation'), bodyText, selected, canonical);
 }
 
-/**
- * The request fingerprint: the lowercase hex SHA-256 of the RFC 8785
- * canonical JSON of `{method, path, body}` (or `{operation, body}`). The body
- * is plain JSON (objects, arrays, strings, finite numbers, booleans, null);
- * anything else throws (`TypeError` for cycles, BigInt and non-plain values,
- * `RangeError` for non-finite numbers and nesting deeper than 128).
- */
 export function fingerprint(body: unknown, options: FingerprintOptions): string {
   return fingerprintWith(jsonText(body), options, false);
 }
 
-/** The fingerprint of a body given as JSON text (read by the core's own parser). */
 export function fingerprintText(bodyText: string, options: FingerprintOptions): string {
   return fingerprintWith(str(bodyText, 'bodyText'), options, false);
 }
 
-/** The canonical JSON a fingerprint hashes. */
 export function fingerprintCanonical(body: unknown, options: FingerprintOptions & { bodyText?: string }): string {
   const { bodyText, ...rest } = optionsObject(options, 'fingerprint') as FingerprintOptions & { bodyText?: unknown };
   return fingerprintWith(bodyText !== undefined ? str(bodyText, 'bodyText') : jsonText(body), rest, true);
 }
 
-/** Settings of idempotency records. */
-export interface RecordConfig {
-  /** How long a claim holds (ms; default 30 s). */
-  leaseMs?: number;
-  /** How long a completed record is kept (ms; default 24 h). */
-  retentionMs?: number;
-  /** Stripe's conventions (400 `idempotency_error` on mismatch). */
-  stripe?: boolean;
-  /** `by_category` (default), `replay` or `execute`. */
-  failureHandling?: 'by_category' | 'replay' | 'execute';
-  /** Failure categories that release the claim. */
-  releaseCategories?: string[];
+function recordConfigArgs(c: RecordConfig | undefined): G.RecordArgs {
+  return readOptions(c, 'record config', 'a record config', RECORD_OPTIONS);
 }
 
-function recordConfigArgs(c: RecordConfig | undefined): RecordArgs {
-  const o = optionsObject(c, 'record config');
-  checkKeys(o, ['leaseMs', 'retentionMs', 'stripe', 'failureHandling', 'releaseCategories'], 'a record config');
-  let cats: string[] | undefined;
-  if (o.releaseCategories !== undefined) {
-    cats = items(o.releaseCategories, 'releaseCategories', 'category names').map((x, i) => str(x, `releaseCategories[${i}]`));
-  }
-  return [optNum(o.leaseMs, 'leaseMs'), optNum(o.retentionMs, 'retentionMs'), optBool(o.stripe, 'stripe'), optStr(o.failureHandling, 'failureHandling'), cats];
-}
+const RECORD_OPTIONS = { leaseMs: optNum, retentionMs: optNum, stripe: optBool, failureHandling: optStr, releaseCategories: optList((v, f) => strs(v, f, 'category names')) } satisfies Spec<RecordConfig>;
 
-/** An idempotency record: a document with snake_case keys, the same in every runtime. */
-export type IdempotencyRecord = Record<string, unknown>;
-
-/** What an incoming request gets. */
-export interface RecordDecision {
-  /** `execute`, `mismatch`, `in_progress`, `replay` or `missing_key`. */
-  decision: string;
-  /** The HTTP answer to send instead of running (`{status, errorType, retryAfterS}`), or null. */
-  http: { status: number; errorType: string | null; retryAfterS: number | null } | null;
-  /** For `execute`: the `processing` record to store (compare-and-set on the previous fence). */
-  record?: IdempotencyRecord;
-  [key: string]: unknown;
-}
-
-/**
- * Decides what an incoming request gets, from the stored record (or null),
- * its key (null: a request without a key), its fingerprint and the wall clock.
- */
 export function decideRecord(record: IdempotencyRecord | null, key: string | null, fingerprintHex: string, nowMs?: number, config?: RecordConfig): RecordDecision {
   const r = record === null || record === undefined ? undefined : documentText(record, 'record');
-  return N.decideRecord(r, key === null || key === undefined ? undefined : str(key, 'key'), str(fingerprintHex, 'fingerprint'), wallArg(nowMs, 'nowMs'), ...recordConfigArgs(config));
+  return G.decideRecord(N, r, key === null || key === undefined ? undefined : str(key, 'key'), str(fingerprintHex, 'fingerprint'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config));
 }
 
-/** How a request ended, to store in its record. */
-export interface RecordOutcome {
-  state: 'succeeded' | 'failed';
-  /** The failure's category (failed). */
-  category?: string;
-  /** The response to replay: `{status, headers: [[name, value]], body}`. */
-  response?: { status?: number; headers?: Array<[string, string]>; body?: unknown } | null;
-}
-
-/** Completes a claimed record (holding `fence`) with an outcome; returns the record to store. */
 export function completeRecord(record: IdempotencyRecord, fence: number, outcome: RecordOutcome, nowMs?: number, config?: RecordConfig): IdempotencyRecord {
-  return JSON.parse(N.completeRecord(documentText(record, 'record'), num(fence, 'fence'), documentText(outcome, 'outcome'), wallArg(nowMs, 'nowMs'), ...recordConfigArgs(config)));
+  return JSON.parse(G.completeRecord(N, documentText(record, 'record'), num(fence, 'fence'), documentText(outcome, 'outcome'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config)));
 }
 
-/** Renews the holder's lease; returns the record to store. */
 export function renewLease(record: IdempotencyRecord, fence: number, nowMs?: number, config?: RecordConfig): IdempotencyRecord {
-  return JSON.parse(N.renewLease(documentText(record, 'record'), num(fence, 'fence'), wallArg(nowMs, 'nowMs'), ...recordConfigArgs(config)));
+  return JSON.parse(G.renewLease(N, documentText(record, 'record'), num(fence, 'fence'), wallArg(nowMs, 'nowMs'), recordConfigArgs(config)));
 }
 
-/** Writes Unix epoch milliseconds as RFC 3339 (`YYYY-MM-DDTHH:MM:SS.mmmZ`). */
-export function formatRfc3339(unixMs: number): string {
-  return N.formatRfc3339(num(unixMs, 'unixMs'));
-}
-
-/** Reads RFC 3339 text as Unix epoch milliseconds (rounded down). */
-export function parseRfc3339(text: string): number {
-  return N.parseRfc3339(str(text, 'text'));
-}
-
-/**
- * A dead letter (docs/idempotency.md, "Dead letters"): an envelope with `msg_id`, the message,
- * reason, error class and message, attempts, first and last failure time,
- * trace id, source coordinates and `status`. Its JSON has snake_case keys,
- * the same in every runtime.
- */
 export class DeadLetter {
   #doc: Record<string, unknown>;
 
-  private constructor(doc: Record<string, unknown>) {
-    this.#doc = doc;
+  private constructor(doc?: Record<string, unknown>) {
+    this.#doc = doc as Record<string, unknown>;
   }
 
-  /** Reads and validates a letter (JSON text or object). */
   static fromJSON(letter: object | string): DeadLetter {
     return new DeadLetter(JSON.parse(N.deadLetter(documentText(letter, 'letter'), [])));
   }
 
-  /**
-   * Builds a letter from typed fields (camelCase: `msgId`, `message`,
-   * `reason`, `errorClass`, `errorMessage`, `attempts`, `firstFailureAt` and
-   * `lastFailureAt` as Unix ms or RFC 3339 text, `traceId`, `topic`,
-   * `partition`, `offset`, `targetIdempotent`).
-   */
   static create(fields: Record<string, unknown>): DeadLetter {
     const o = optionsObject(fields, 'DeadLetter');
     const doc: Record<string, unknown> = {};
     for (const k of Object.keys(o)) {
       let v = o[k];
-      if ((k === 'firstFailureAt' || k === 'lastFailureAt') && typeof v === 'number') v = formatRfc3339(v);
+      if ((k === 'firstFailureAt' || k === 'lastFailureAt') && typeof v === 'number') v = G.formatRfc3339(v);
       if (k === 'error' && isA(v, Error)) {
         const e = v as Error;
         reading('error', () => {
@@ -2651,27 +1703,22 @@ export class DeadLetter {
     return this;
   }
 
-  /** Marks the letter replayable (only if its target is idempotent). */
   markReplayable(): this {
     return this.#apply('mark_replayable');
   }
 
-  /** Marks the letter replayed. */
   markReplayed(): this {
     return this.#apply('mark_replayed');
   }
 
-  /** Discards the letter. */
   discard(): this {
     return this.#apply('discard');
   }
 
-  /** The letter's status: `pending`, `replayed` or `discarded`. */
   get status(): string {
     return this.#doc.status as string;
   }
 
-  /** The letter as a JSON object (snake_case keys). */
   toJSON(): Record<string, unknown> {
     return structuredClone(this.#doc);
   }

@@ -1,6 +1,7 @@
 'use strict';
-// Generates the committed entry files from the build:
-//   index.d.ts  <- dist/retrycore.d.ts (tsc's declarations of lib/retrycore.ts, @internal stripped)
+// Writes the committed entry files:
+//   index.d.ts  <- lib/api.d.ts, copied verbatim: the hand-written public declarations
+//                  (lib/conforms.ts makes tsc hold lib/retrycore.ts to them)
 //   index.mjs   <- the ESM entry re-exporting every public name of index.cjs
 //   native.d.ts <- dist/native.d.ts (napi-rs's types of the low-level addon surface,
 //                  the contract a backend such as the wasm package implements)
@@ -12,8 +13,8 @@ const root = path.join(__dirname, '..');
 const check = process.argv.includes('--check');
 
 const dts =
-  '// Generated from lib/retrycore.ts by tsc (make build); do not edit. `make test` fails when it drifts.\n' +
-  fs.readFileSync(path.join(root, 'dist/retrycore.d.ts'), 'utf8');
+  '// A copy of lib/api.d.ts (make build): edit that file. `make test` fails when this one differs.\n' +
+  fs.readFileSync(path.join(root, 'lib/api.d.ts'), 'utf8');
 
 const api = require(path.join(root, 'index.cjs'));
 const names = Object.keys(api).filter((n) => !n.startsWith('_') && n !== 'setBackend').sort();

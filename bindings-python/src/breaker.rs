@@ -132,6 +132,9 @@ fn counted_exc(cfg: &BreakerConfig, e: &Obj) -> PyResult<Counted> {
     Ok(f.with(|x| cfg.count(x, &retrycore::classify::classify(x))))
 }
 
+/// The transition a breaker call caused, fired to the hook (None: none).
+type Fired = PyResult<Option<Py<PyTransition>>>;
+
 /// A circuit breaker shared by reference.
 #[pyclass(frozen, subclass, name = "CircuitBreaker", module = "retrycore._native")]
 pub struct Breaker {
@@ -151,13 +154,36 @@ impl Breaker {
         with(py, &self.shared, f)
     }
 
-    fn fire(&self, py: Python<'_>, t: Option<Transition>) -> PyResult<Option<Py<PyTransition>>> {
-        match t {
-            None => Ok(None),
-            Some(t) => {
-                fire(py, &[self.on_state_change.as_ref()], &[t])?;
-                Ok(Some(Py::new(py, transition(&t))?))
-            }
+    fn fire(&self, py: Python<'_>, t: Option<Transition>) -> Fired {
+        let Some(t) = t else { return Ok(None) };
+        fire(py, &[self.on_state_change.as_ref()], &[t])?;
+        Ok(Some(Py::new(py, transition(&t))?))
+    }
+
+    /// Runs `f` on the core breaker, then fires the transition it caused.
+    fn step(&self, py: Python<'_>, f: impl FnOnce(&mut CircuitBreaker) -> Option<Transition> + Send) -> Fired {
+        let t = self.with(py, f);
+        self.fire(py, t)
+    }
+
+    /// A transition by hand: the core's refusal becomes an exception after the lock is released.
+    fn manual(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut CircuitBreaker) -> retrycore::Result<Transition> + Send,
+    ) -> PyResult<Py<PyTransition>> {
+        let t = self.with(py, f).py(py)?;
+        self.fire(py, Some(t))?;
+        Py::new(py, transition(&t))
+    }
+
+    /// Takes a permit at `now`, or returns the `CircuitOpenError` to raise.
+    fn permit(&self, py: Python<'_>, now: u64) -> PyResult<Permit> {
+        let (a, t) = self.with(py, |b| b.try_acquire(now));
+        self.fire(py, t)?;
+        match a {
+            Acquire::Permitted(p) => Ok(p),
+            Acquire::Rejected { state, retry_after } => Err(self.open_error(py, state, retry_after)),
         }
     }
 
@@ -165,14 +191,24 @@ impl Breaker {
         let ra = wait_secs(retry_after);
         let make = || -> PyResult<PyErr> {
             // A refused call of the breaker's own: the first attempt refused.
-            let Ending::Raise { class, code, reason, .. } = Ending::of_reject(RejectReason::BreakerOpen, 0, None)
-            else {
+            let ending = Ending::of_reject(RejectReason::BreakerOpen, 0, None);
+            let Ending::Raise { class, code, reason, marked, .. } = ending else {
                 return Err(PyException::new_err("breaker_open"));
             };
             let (state, name) = (state.code(), self.config.name.as_deref());
+            let facts = retrycore::surface::EndingFacts {
+                breaker: name,
+                state: Some(state),
+                retry_after: (retry_after != u64::MAX).then_some(retry_after),
+                ..Default::default()
+            };
+            let message = ending.message(&facts).unwrap_or_default();
             let none = None::<&str>;
             let args = (class.code(), code, reason, 0, none, none, none, ra, none, none, state, name);
-            let exc = conv::errors_module(py)?.getattr("_ending")?.call1(args)?;
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("message", message)?;
+            kw.set_item("marked", marked)?;
+            let exc = conv::errors_module(py)?.getattr("_ending")?.call(args, Some(&kw))?;
             Ok(PyErr::from_value(exc))
         };
         make().unwrap_or_else(|e| e)
@@ -217,13 +253,9 @@ impl PyBudget {
         PyBudget { shared, config }
     }
 
-    /// A new budget from its configuration document.
-    pub fn from_doc(py: Python<'_>, doc: &serde_json::Value, mode: Mode) -> PyResult<PyBudget> {
-        let cfg = match mode {
-            Mode::Kwargs => BudgetConfig::from_typed_value(doc, conv::UNIT_NS),
-            Mode::Document => BudgetConfig::from_json_value(doc, ""),
-        }
-        .py(py)?;
+    /// A new budget from its configuration in the keyword-argument form.
+    pub fn from_kwargs(py: Python<'_>, doc: &serde_json::Value) -> PyResult<PyBudget> {
+        let cfg = BudgetConfig::from_typed_value(doc, conv::UNIT_NS).py(py)?;
         let b = Budget::new(cfg.clone()).py(py)?;
         Ok(PyBudget { shared: b.shared(), config: cfg })
     }
@@ -233,8 +265,6 @@ impl PyBudget {
         with(py, &self.shared, f)
     }
 
-    /// `now` given as float seconds, else the monotonic clock — read only
-    /// when the kind's answers depend on time (the core ignores `now` otherwise).
     /// The arguments shared by `check`, `withdraw` and `try_withdraw`.
     fn flags(
         &self,
@@ -249,6 +279,8 @@ impl PyBudget {
         Ok((c, self.now(now)?, refused, holds))
     }
 
+    /// `now` given as float seconds, else the monotonic clock — read only
+    /// when the kind's answers depend on time (the core ignores `now` otherwise).
     fn now(&self, now: Option<&Obj>) -> PyResult<u64> {
         match now {
             Some(x) if !x.is_none() => conv::instant(x, "now"),
@@ -258,13 +290,16 @@ impl PyBudget {
     }
 }
 
-/// Reads an outcome without a permit: `"success"` (the default),
+/// Reads an outcome: `"success"` (the default),
 /// `"failure"`, `"ignored"` (read by the core's [`Counted::parse`]), or an
 /// exception the breaker's rules count.
 fn outcome_of(py: Python<'_>, cfg: &BreakerConfig, o: Option<&Bound<'_, PyAny>>) -> PyResult<Counted> {
     match o.filter(|o| !o.is_none()) {
         None => Ok(Counted::Success),
         Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(cfg, o),
+        // The literals a caller writes are interned: most outcomes are found by identity.
+        Some(o) if o.is(intern!(py, "success")) => Ok(Counted::Success),
+        Some(o) if o.is(intern!(py, "failure")) => Ok(Counted::Failure),
         Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py),
     }
 }

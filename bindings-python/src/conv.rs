@@ -87,7 +87,9 @@ pub fn user_err(py: Python<'_>, e: PyErr, field: &str) -> PyErr {
     if base.is_ok_and(|t| v.is_instance(&t).unwrap_or(false)) {
         return e;
     }
-    let ours = err(py, ErrorCode::InvalidType, field, format!("could not be read: it raised {}", type_name(v)));
+    let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+    let text = v.str().map(|t| t.to_string()).unwrap_or_default();
+    let ours = err(py, ErrorCode::InvalidType, field, retrycore::surface::unreadable(&name, &text));
     ours.set_cause(py, Some(e));
     ours
 }
@@ -174,7 +176,7 @@ fn exact_int<'py>(o: &Obj<'py>) -> PyResult<Obj<'py>> {
     index.bind(py).call1((o,))
 }
 
-fn is_int(o: &Obj) -> bool {
+pub fn is_int(o: &Obj) -> bool {
     o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>()
 }
 
@@ -212,6 +214,11 @@ fn num(o: &Obj, field: &str, want: &str) -> PyResult<Num> {
     }
     let inf = |negative: bool| if negative { f64::NEG_INFINITY } else { f64::INFINITY };
     Ok(Num::Huge(i.extract::<f64>().or_else(|_| i.lt(0i64).map(inf))?))
+}
+
+/// An `int` as the nearest double (±infinity past the double range).
+pub fn int_f64(o: &Obj) -> PyResult<f64> {
+    num(o, "", "an int").map(Num::f64)
 }
 
 /// Reads a count (an `int`, not a bool) in `0..=max` by the core's rule
@@ -331,7 +338,8 @@ pub enum Mode {
     Document,
     /// Keyword arguments: numbers stay numbers (the core's typed reader
     /// takes them as float seconds wherever it reads a duration), an int
-    /// `seed`, a `timedelta`; `None` is refused (leave the key out instead).
+    /// `seed`, a `timedelta`; `None` becomes null, which the core's typed
+    /// readers refuse (leave the key out instead).
     Kwargs,
 }
 
@@ -429,7 +437,7 @@ fn timedelta_us(o: &Obj) -> PyResult<Option<i128>> {
 /// bool, None) to JSON: depth-limited, every list bounded by
 /// [`limits::MAX_ITEMS`], every dict read as a snapshot of its members.
 pub fn to_json(o: &Obj, mode: Mode) -> PyResult<Value> {
-    to_json_at(o, mode, false, "", 0)
+    to_json_at(o, mode, false, "", 0, &mut Vec::new())
 }
 
 /// Converts `base` (a dict, or None) with `overrides` (keyword arguments) laid over it.
@@ -454,11 +462,20 @@ pub fn to_json_over(base: Option<&Obj>, overrides: Option<&Bound<'_, PyDict>>, m
 /// dict is an object (keys `str`), nesting stops at the core's limit
 /// (`too_deep`); every error is raised in the idempotency domain naming `value`.
 pub fn to_host_json(o: &Obj) -> PyResult<Value> {
-    to_json_at(o, Mode::Document, true, "value", 0).map_err(|e| as_idempotency(o.py(), e))
+    to_json_at(o, Mode::Document, true, "value", 0, &mut Vec::new()).map_err(|e| as_idempotency(o.py(), e))
 }
 
 /// The walk: `host` as in [`to_host_json`], where every error names `value`.
-fn to_json_at(o: &Obj, mode: Mode, host: bool, field: &str, depth: usize) -> PyResult<Value> {
+/// `ancestors`: the containers being converted around `o` (a value that
+/// contains itself is not JSON: `invalid_type`, docs/idempotency.md).
+fn to_json_at(
+    o: &Obj,
+    mode: Mode,
+    host: bool,
+    field: &str,
+    depth: usize,
+    ancestors: &mut Vec<usize>,
+) -> PyResult<Value> {
     let py = o.py();
     if o.is_none() {
         return Ok(Value::Null);
@@ -478,11 +495,30 @@ fn to_json_at(o: &Obj, mode: Mode, host: bool, field: &str, depth: usize) -> PyR
         }
     }
     limits::check_depth(depth, field).py(py)?;
+    let id = o.as_ptr() as usize;
+    if ancestors.contains(&id) {
+        return Err(err(py, ErrorCode::InvalidType, field, "a cyclic structure is not JSON"));
+    }
+    ancestors.push(id);
+    let r = container_json(o, mode, host, field, depth, ancestors);
+    ancestors.pop();
+    r
+}
+
+fn container_json(
+    o: &Obj,
+    mode: Mode,
+    host: bool,
+    field: &str,
+    depth: usize,
+    ancestors: &mut Vec<usize>,
+) -> PyResult<Value> {
+    let py = o.py();
     if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() {
         let xs = items(o, field)?.into_iter().enumerate();
         let at = |i| if host { field.into() } else { Cow::from(format!("{field}[{i}]")) };
         return xs
-            .map(|(i, x)| to_json_at(&x, mode, host, &at(i), depth + 1))
+            .map(|(i, x)| to_json_at(&x, mode, host, &at(i), depth + 1, ancestors))
             .collect::<PyResult<_>>()
             .map(Value::Array);
     }
@@ -505,12 +541,11 @@ fn to_json_at(o: &Obj, mode: Mode, host: bool, field: &str, depth: usize) -> PyR
             (false, "") => Cow::from(key.clone()),
             _ => Cow::from(format!("{field}.{key}")),
         };
-        let value = if mode == Mode::Kwargs && v.is_none() {
-            return Err(err(py, ErrorCode::InvalidType, &f, "must not be None (leave it out for the default)"));
-        } else if mode == Mode::Kwargs && key == "seed" && is_int(&v) {
+        // None is JSON null; typed options refuse it in the core's typed reader.
+        let value = if mode == Mode::Kwargs && key == "seed" && is_int(&v) {
             Value::String(to_count(&v, &f, u64::MAX)?.to_string())
         } else {
-            to_json_at(&v, mode, host, &f, depth + 1)?
+            to_json_at(&v, mode, host, &f, depth + 1, ancestors)?
         };
         m.insert(key, value);
     }

@@ -106,7 +106,11 @@ impl OwnedFailure {
 
     fn apply(&mut self, k: &Fields<'_>) -> PyResult<()> {
         if let Some(s) = some(&k.status) {
-            self.status = Some(conv::to_count(s, "status", 999)? as u16);
+            // An int (the type is the host's); which numbers are statuses is the core's rule.
+            if !conv::is_int(s) {
+                return Err(conv::wrong_type(s, "status", "an int"));
+            }
+            self.status = Some(retrycore::classify::check_status(conv::int_f64(s)?, "status").py(s.py())?);
         }
         if let Some(g) = some(&k.grpc_code) {
             self.grpc_code = Some(grpc_value(g)?);

@@ -58,20 +58,15 @@ fn fp(
         let items = conv::items(l, "selected").map_err(|e| conv::as_idempotency(py, e))?;
         items.iter().map(|p| s(p, "selected")).collect()
     })?;
+    // Which options go together is the core's rule (`FingerprintOf::read`), as in JS.
+    let of = idem::FingerprintOf::read(method.as_deref(), path.as_deref(), operation.as_deref()).py_in(py, I)?;
     let r = py.allow_threads(|| {
         let body = match body {
             Body::Value(v) => JsonValue::try_from(&v)?,
             Body::Text(t) => idem::parse_json(&t)?,
         };
         let sel: Option<Vec<&str>> = selected.as_ref().map(|v| v.iter().map(String::as_str).collect());
-        let sel = sel.as_deref();
-        match (&operation, &method, &path, canonical) {
-            (Some(op), None, None, false) => idem::fingerprint_operation(op, &body, sel),
-            (Some(op), None, None, true) => idem::fingerprint_operation_canonical(op, &body, sel),
-            (None, Some(m), Some(p), false) => idem::fingerprint_http(m, p, &body, sel),
-            (None, Some(m), Some(p), true) => idem::fingerprint_http_canonical(m, p, &body, sel),
-            _ => Err(retrycore::Error::new(ErrorCode::InvalidValue, "operation", "give method and path, or operation")),
-        }
+        of.fingerprint(&body, sel.as_deref(), canonical)
     });
     r.py_in(py, I)
 }

@@ -20,8 +20,8 @@ use retrycore::surface::{fires_on_give_up, Ending, Raise, RetryNumbers};
 use retrycore::ErrorCode;
 use std::sync::Mutex;
 
-/// A live retry policy.
-#[pyclass(frozen, name = "Policy", module = "retrycore._native")]
+/// A live retry policy (the facade's `RetryPolicy` subclasses it, adding hooks).
+#[pyclass(frozen, subclass, name = "Policy", module = "retrycore._native")]
 pub struct Policy {
     pub inner: RetryPolicy,
     pub breaker: Option<Py<Breaker>>,
@@ -31,16 +31,7 @@ pub struct Policy {
 }
 
 pub fn native_policy<'py>(o: &Obj<'py>) -> PyResult<Bound<'py, Policy>> {
-    if let Ok(p) = o.downcast::<Policy>() {
-        return Ok(p.clone());
-    }
-    // The facade's RetryPolicy keeps the native object in `_p`.
-    if let Ok(inner) = o.getattr("_p") {
-        if let Ok(p) = inner.downcast_into::<Policy>() {
-            return Ok(p);
-        }
-    }
-    Err(conv::wrong_type(o, "policy", "a RetryPolicy"))
+    o.downcast::<Policy>().cloned().map_err(|_| conv::wrong_type(o, "policy", "a RetryPolicy"))
 }
 
 fn floats(o: &Obj, field: &str) -> PyResult<Vec<f64>> {
@@ -77,10 +68,6 @@ fn args_of<'a, 'py>(args: &'a Obj<'py>, kwargs: Option<&'a Obj<'py>>) -> PyResul
 impl Policy {
     fn build(py: Python<'_>, config: PolicyConfig, entropy: Option<u64>) -> PyResult<Policy> {
         let inner = RetryPolicy::new(config, entropy).py(py)?;
-        Policy::around(py, inner)
-    }
-
-    fn around(py: Python<'_>, inner: RetryPolicy) -> PyResult<Policy> {
         let breaker = inner.breaker().map(|b| Py::new(py, Breaker::wrap(py, b.clone()))).transpose()?;
         let budgets =
             inner.budgets().iter().map(|b| Py::new(py, PyBudget::wrap(py, b.clone()))).collect::<PyResult<_>>()?;
@@ -363,50 +350,63 @@ impl Runner {
             let ev = RetryEvent { category, reason: Some(reason), budget, ..self.event(py, s, end.attempts, exc) };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
         }
-        let Ending::Raise { class, code, reason, has_cause, .. } = ending else { return Ok(None) };
+        let Ending::Raise { class, code, reason, marked, has_cause } = ending else { return Ok(None) };
         let (state, name) = match (class, &self.policy.get().breaker) {
             (Raise::CircuitOpen, Some(b)) => {
                 (Some(crate::locks::with(py, &b.get().shared, |b| b.state().code())), b.get().config.name.clone())
             }
             _ => (None, None),
         };
-        let e = conv::errors_module(py)?.getattr("_ending")?.call1((
-            class.code(),
-            code,
-            reason,
-            end.attempts,
-            end.category,
-            end.budget,
-            end.budget_reason,
-            end.retry_after,
-            if has_cause { last } else { None },
-            s.key_str(py),
+        // The text is the core's, the same in JS (`Ending::message`).
+        let facts = retrycore::surface::EndingFacts {
+            attempts: end.attempts,
+            category: end.category,
+            budget: end.budget.as_deref(),
+            budget_reason: end.budget_reason,
+            breaker: name.as_deref(),
             state,
-            name,
-        ))?;
+            retry_after: end.retry_after.map(|s| (s * 1e9).round() as u64),
+        };
+        let message = ending.message(&facts).unwrap_or_default();
+        let kw = pyo3::types::PyDict::new(py);
+        kw.set_item("message", message)?;
+        kw.set_item("marked", marked)?;
+        let e = conv::errors_module(py)?.getattr("_ending")?.call(
+            (
+                class.code(),
+                code,
+                reason,
+                end.attempts,
+                end.category,
+                end.budget,
+                end.budget_reason,
+                end.retry_after,
+                if has_cause { last } else { None },
+                s.key_str(py),
+                state,
+                name,
+            ),
+            Some(&kw),
+        )?;
         Ok(Some(PyErr::from_value(e)))
     }
 
-    /// Answers a failed attempt: Ok(delay ns) to retry, or the error to raise.
-    fn failed(&self, py: Python<'_>, s: &Session, exc: &Obj) -> PyResult<u64> {
-        let f = OwnedFailure::from_exception(exc, s.needs_message)?;
-        match self.answer(py, s, f, exc, false)? {
-            Some(delay) => Ok(delay),
-            None => Err(PyErr::from_value(exc.clone())),
+    /// Answers an attempt's outcome, the exception it raised (`failed`) or
+    /// the value it returned: Ok(None) to return the value (a success, or a
+    /// non-ok response that nothing retries), Ok(Some(delay ns)) to retry (a
+    /// non-ok response is retried like a failure, docs/sessions.md), or the
+    /// error to raise (`RetryError`, or the exception itself when nothing retries it).
+    fn after(&self, py: Python<'_>, s: &Session, outcome: &Obj, failed: bool) -> PyResult<Option<u64>> {
+        if failed {
+            let f = OwnedFailure::from_exception(outcome, s.needs_message)?;
+            return match self.answer(py, s, f, outcome, false)? {
+                None => Err(PyErr::from_value(outcome.clone())),
+                delay => Ok(delay),
+            };
         }
-    }
-
-    /// Answers a returned value: Ok(None) to return it (a success, or a
-    /// non-ok response that nothing retries), Ok(Some(delay ns)) to retry
-    /// (a non-ok response that is retried like a failure, docs/sessions.md),
-    /// or the `RetryError` to raise.
-    fn returned(&self, py: Python<'_>, s: &Session, value: &Obj) -> PyResult<Option<u64>> {
-        match crate::see::response_failure(value) {
-            None => {
-                self.succeeded(py, s)?;
-                Ok(None)
-            }
-            Some(f) => self.answer(py, s, f, value, true),
+        match crate::see::response_failure(outcome) {
+            None => self.succeeded(py, s).map(|()| None),
+            Some(f) => self.answer(py, s, f, outcome, true),
         }
     }
 
@@ -510,19 +510,24 @@ impl Runner {
         let attempts = || -> PyResult<Py<PyAny>> {
             loop {
                 self.gate(py, s)?;
-                let delay = match func.call(args, kwargs) {
-                    Ok(v) => match self.returned(py, s, &v)? {
-                        None => return Ok(v.unbind()),
-                        Some(delay) => delay,
-                    },
+                let (outcome, failed) = match func.call(args, kwargs) {
+                    Ok(v) => (v, false),
                     // KeyboardInterrupt, SystemExit, GeneratorExit: cancel, re-raise.
                     Err(e) if !e.value(py).is_instance_of::<PyException>() => return Err(e),
-                    Err(e) => self.failed(py, s, e.value(py).as_any())?,
+                    Err(e) => (e.into_value(py).into_bound(py).into_any(), true),
                 };
-                self.wait(py, delay)?;
+                match self.after(py, s, &outcome, failed)? {
+                    None => return Ok(outcome.unbind()),
+                    Some(delay) => self.wait(py, delay)?,
+                }
             }
         };
         self.or_cancel(py, s, attempts())
+    }
+
+    /// [`Runner::after`] as a step of the async loop: an error leaves the session cancelled.
+    fn step(&self, py: Python<'_>, s: &Session, outcome: &Obj, failed: bool) -> PyResult<Option<u64>> {
+        self.or_cancel(py, s, self.after(py, s, outcome, failed))
     }
 
     /// Passes `r` on, cancelling the session first when it is an error.

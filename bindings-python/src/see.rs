@@ -6,8 +6,8 @@
 //! of an `OSError`), a botocore error code, then its class MRO as
 //! `module.qualname`, most specific first (`object` skipped); then its
 //! `__cause__`, else its `__context__` unless suppressed. retrycore's own
-//! `RetryError` and `CircuitOpenError` appear as the markers
-//! `retrycore:retry_exhausted` and `retrycore:breaker_open`. The tables that
+//! `RetryError` (one whose `exhausted` is true) and `CircuitOpenError` appear
+//! as the markers `retrycore:retry_exhausted` and `retrycore:breaker_open`. The tables that
 //! read the names live in the core.
 
 use crate::conv::{errors_module, Obj};
@@ -32,6 +32,9 @@ pub type Name = Arc<str>;
 #[derive(Default)]
 struct TypeInfo {
     names: Vec<Name>,
+    /// Where in `names` a `RetryError` subclass has its marker: an instance
+    /// shows it only when its `exhausted` is true (the core's `Ending` marked it).
+    retry_marker: Option<usize>,
     oserror: bool,
     /// Class-level attributes (properties, methods, descriptors) worth reading: bit `1 << A`.
     class_attrs: u16,
@@ -125,6 +128,7 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
     // Computed without the lock held: reading class attributes runs Python code.
     let k = known(py)?;
     let mut names: Vec<Name> = Vec::new();
+    let mut retry_marker = None;
     let mro = t.getattr(intern!(py, "__mro__"))?;
     let mro = mro.downcast::<PyTuple>()?;
     for cls in mro.iter() {
@@ -132,6 +136,7 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
             continue;
         }
         if cls.is(k.retry_error.bind(py)) {
+            retry_marker = Some(names.len());
             names.push(retrycore::classify::RETRY_EXHAUSTED_NAME.into());
             continue;
         }
@@ -150,7 +155,7 @@ fn type_info(py: Python<'_>, t: &Bound<'_, PyType>) -> PyResult<Arc<TypeInfo>> {
         && !k.ssl_error.as_ref().is_some_and(|s| t.is_subclass(s.bind(py)).unwrap_or(false));
     let has = |(i, name): (usize, &&str)| if t.hasattr(*name).unwrap_or(false) { 1 << i } else { 0 };
     let class_attrs = ATTRS.iter().enumerate().map(has).sum();
-    let info = Arc::new(TypeInfo { names, oserror, class_attrs });
+    let info = Arc::new(TypeInfo { names, retry_marker, oserror, class_attrs });
     // The types a full cache held, and an entry replaced, are dropped after
     // the lock is released: dropping a type can run Python code.
     let mut c = caches(py);
@@ -392,7 +397,12 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
             read_retry_flags(&x, f);
         }
         let room = MAX_NAMES.saturating_sub(f.names.len());
-        f.names.extend(info.names.iter().take(room).cloned());
+        // A RetryError not marked exhausted is transparent: its cause decides (as in JS).
+        let unmarked = info
+            .retry_marker
+            .filter(|_| !ex.getattr(intern!(py, "exhausted")).and_then(|v| v.is_truthy()).unwrap_or(true));
+        let kept = info.names.iter().enumerate().filter(|(i, _)| Some(*i) != unmarked).map(|(_, n)| n);
+        f.names.extend(kept.take(room).cloned());
         // The cause, else the context unless suppressed.
         let suppressed =
             || ex.getattr(intern!(py, "__suppress_context__")).and_then(|s| s.is_truthy()).unwrap_or(false);

@@ -58,6 +58,9 @@ class RetryEvent {
     repr "RetryEvent(attempt={attempt}, retry={retry:?}, category={category:?}, delay={delay:?}, reason={reason:?})"
 
 methods Policy
+    new new(share: =native_policy) -> Self =
+        let (p, needs_message) = (share.get(), share.get().needs_message);
+        Policy { inner: p.inner.clone(), breaker: p.breaker(py), budgets: p.budgets(py), needs_message }
     /// Parses a policy document (JSON text, as a str or UTF-8 bytes); never reads a file.
     static from_json(text: obj, entropy: obj?) -> try Policy =
         let text = match text.downcast::<PyBytes>() {
@@ -88,13 +91,13 @@ methods Policy
     get breaker -> Option<Py<Breaker>> = self.breaker.as_ref().map(|b| b.clone_ref(py))
     get budgets -> Vec<Py<PyBudget>> = self.budgets.iter().map(|b| b.clone_ref(py)).collect()
     /// A policy with the same settings whose sessions share `breaker`.
-    with_breaker(breaker: nullable) -> try Policy =
+    _with_breaker(breaker: nullable) -> try Policy =
         let breaker =
             conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
         let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
         Ok(Policy::of(py, inner, breaker, self.budgets(py)))
     /// A policy with the same settings whose sessions share `budgets`.
-    with_budgets(budgets: obj) -> try Policy =
+    _with_budgets(budgets: obj) -> try Policy =
         let budgets = conv::list_arg(budgets, "budgets", "a list of Budget objects")?
             .iter()
             .enumerate()
@@ -105,14 +108,14 @@ methods Policy
                 if b.is_instance_of::<PyDict>() {
                     // A configuration (keyword-argument form): a budget of its own.
                     let doc = to_json(b, Mode::Kwargs)?;
-                    return Py::new(py, PyBudget::from_doc(py, &doc, Mode::Kwargs)?);
+                    return Py::new(py, PyBudget::from_kwargs(py, &doc)?);
                 }
                 Err(conv::wrong_type(b, &format!("budgets[{i}]"), "a Budget or a dict"))
             })
             .collect::<PyResult<Vec<_>>>()?;
         let inner = self.inner.with_budgets(budgets.iter().map(|b| b.get().shared.clone()).collect());
         Ok(Policy::of(py, inner, self.breaker(py), budgets))
-    /// Low / mid / high delay per retry, in seconds.
+    /// Low / mid / high delay per retry, in seconds, and the cumulative worst case.
     schedule() -> Vec<ScheduleRow> =
         self.inner
             .schedule()
@@ -130,23 +133,26 @@ methods Policy
             .collect()
     /// The cumulative worst-case wait, in seconds.
     worst_case() -> f64 = to_secs(retrycore::duration::from_std(self.inner.schedule().worst_case()))
-    /// The delay before `retry` (≥ 1) for the draw `r` in [0, 1]; `prev`
-    /// is the previous decorrelated delay in seconds. A delay that depends
-    /// on a history it is not given is refused (`Backoff::delay_alone_ns`):
-    /// a decorrelated retry after the first without `prev` is
-    /// `missing_field`, the polly profile's DecorrelatedJitterV2 after the
-    /// first is `invalid_combination` (use `replay_delays`).
+    /// The delay in seconds before retry `retry` (≥ 1) for the draw `r` in [0, 1].
+    ///
+    /// A delay that depends on earlier retries is refused rather than guessed: a
+    /// decorrelated retry after the first needs `prev` (`missing_field`), and the
+    /// `polly` profile's exponential backoff with jitter is refused after the first
+    /// retry (`invalid_combination`): use `replay_delays`.
     delay(retry: u32, r: f64, prev: secs?) -> try f64 =
         self.inner.config().backoff.delay_alone_ns(retry, r, prev).map(to_secs).py(py)
-    /// The delays of retries 1..=count drawn from a generator seeded with `seed`.
+    /// Delays of retries 1..count from a generator seeded with `seed`.
     sample_delays(seed: count, count: obj) -> Vec<f64> =
         let count = conv::to_count(count, "count", retrycore::limits::MAX_ITEMS as u64)? as u32;
         self.inner.config().backoff.sample_sequence_ns(seed, count).into_iter().map(to_secs).collect()
-    /// The delays of retries 1..=len(draws), retry n taking draw n (anchors' vectors).
+    /// Delays of retries 1..len(draws), retry n taking draw n.
     replay_delays(draws: obj) -> try Vec<f64> =
         let draws = floats(draws, "draws")?;
         Ok(self.inner.config().backoff.replay_ns(&draws).py(py)?.into_iter().map(to_secs).collect())
-    /// Starts one logical operation.
+    /// Starts one logical operation that you drive yourself.
+    ///
+    /// `draws` replays these draws instead of the generator, retry n taking draw n;
+    /// they never cycle: a retry past the last one raises `invalid_state` (`draws`).
     session(key: str?, seed: count?, idempotent: bool?, idempotency_key_sent: bool?, method: str?, draws: obj?)
             -> try Session =
         let draws = conv::opt(draws, |d| floats(d, "draws"))?;
@@ -157,7 +163,7 @@ methods Policy
     testing(attempts: u32, max_delay: secs?) -> try Policy =
         let inner = self.inner.testing(attempts, max_delay.unwrap_or(0)).py(py)?;
         Ok(Policy::of(py, inner, self.breaker(py), self.budgets(py)))
-    /// The counters of all sessions (the `retry_attempts_total` family of metric names).
+    /// The counters of every session of this policy (the `retry_attempts_total` family of metric names).
     counters() -> try Obj<'py> = conv::from_json(py, &self.inner.counters().snapshot().to_json_value())
     __repr__() -> String = format!("Policy({})", self.inner.config().to_json())
 
@@ -209,19 +215,11 @@ methods Session
 methods Runner
     new new(policy: =native_policy, *, sleep: hook?, clock: hook?, on_retry: hook?, on_give_up: hook?,
             on_state_change: hook?, key: hook?, idempotent: obj?, idempotency_key_sent: obj?, method: obj?,
-            wall_clock: any?) -> try Runner =
+            wall_clock: hook?) -> try Runner =
+        let (policy, key_fn, idempotent) = (policy.unbind(), key, opt_bool(idempotent, "idempotent")?);
+        let (key_sent, method) = (opt_bool(idempotency_key_sent, "idempotency_key_sent")?, opt_str(method, "method")?);
         Ok(Runner {
-            policy: policy.unbind(),
-            sleep,
-            clock,
-            on_retry,
-            on_give_up,
-            on_state_change,
-            key_fn: key,
-            wall_clock: hook(py, wall_clock, "wall_clock")?,
-            idempotent: opt_bool(idempotent, "idempotent")?,
-            key_sent: opt_bool(idempotency_key_sent, "idempotency_key_sent")?,
-            method: opt_str(method, "method")?,
+            policy, sleep, clock, on_retry, on_give_up, on_state_change, key_fn, wall_clock, idempotent, key_sent, method,
         })
     /// Calls `func(*args, **kwargs)` with retries (synchronous; sleeps with `sleep`, default `time.sleep`).
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
@@ -238,22 +236,31 @@ methods Runner
     before(session: =session_of) -> Option<f64> = self.gate(py, session.get())?.map(to_secs)
     /// Answers a failed attempt: the delay in seconds, or raises (`RetryError`, or the error itself).
     failed_attempt(session: =session_of, exc: obj) -> try f64 =
-        let s = session.get();
         if !exc.is_instance_of::<pyo3::exceptions::PyBaseException>() {
             return Err(err(py, ErrorCode::InvalidType, "exc", "must be an exception"));
         }
-        self.or_cancel(py, s, self.failed(py, s, exc)).map(to_secs)
-    /// Records the successful attempt.
-    succeeded_attempt(session: =session_of) -> try () = self.succeeded(py, session.get())
+        Ok(self.step(py, session.get(), exc, true)?.map_or(0.0, to_secs))
     /// Answers a returned value: None to return it (recorded as a success, or
     /// a non-ok response nothing retries), the delay in seconds to retry a
     /// non-ok response, or raises `RetryError`.
-    returned_attempt(session: =session_of, value: obj) -> Option<f64> =
-        let s = session.get();
-        self.or_cancel(py, s, self.returned(py, s, value))?.map(to_secs)
+    returned_attempt(session: =session_of, value: obj) -> try Option<f64> =
+        Ok(self.step(py, session.get(), value, false)?.map(to_secs))
     /// Cancels the session (no-op once done).
     cancel(session: =session_of) -> try () = self.cancelled(py, session.get())
-    get sleep -> Option<Py<PyAny>> = self.sleep.as_ref().map(|s| s.clone_ref(py))
+
+functions
+    /// The exception of the class the core names for `code` raised in `domain`
+    /// (`config`, the default, or `idempotency`; `ErrorCode::class`): the facade's own checks raise it.
+    error(code: str, field: str, why: str, domain: str?) -> try Py<PyAny> =
+        let kind = ErrorCode::ALL.iter().find(|c| c.code() == code);
+        let kind = *kind.ok_or_else(|| err(py, ErrorCode::InvalidValue, "code", format!("is unknown: {code:?}")))?;
+        let e = err(py, kind, &field, why);
+        let e = match domain.as_deref() {
+            None | Some("config") => e,
+            Some("idempotency") => conv::as_idempotency(py, e),
+            Some(d) => return Err(err(py, ErrorCode::InvalidValue, "domain", format!("is unknown: {d:?}"))),
+        };
+        Ok(e.into_value(py).into_any())
 
 module breaker
 
@@ -330,70 +337,37 @@ methods Breaker
         let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
         Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
     /// Takes a permit, or raises `CircuitOpenError`.
-    acquire(now: now?) -> try PyPermit =
-        let (a, t) = self.with(py, |b| b.try_acquire(now));
-        self.fire(py, t)?;
-        match a {
-            Acquire::Permitted(p) => Ok(PyPermit { p }),
-            Acquire::Rejected { state, retry_after } => Err(self.open_error(py, state, retry_after)),
-        }
+    acquire(now: now?) -> try PyPermit = Ok(PyPermit { p: self.permit(py, now)? })
     /// Records a permitted call's outcome: `"success"`, `"failure"`,
     /// `"ignored"`, or an exception (classified; cancellations are ignored).
     record(permit: =permit_of, outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
-        let counted = match outcome.filter(|o| !o.is_none()) {
-            None => Counted::Success,
-            Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(&self.config, o)?,
-            // The literals a caller writes are interned: most outcomes are found by identity.
-            Some(o) if o.is(intern!(py, "success")) => Counted::Success,
-            Some(o) if o.is(intern!(py, "failure")) => Counted::Failure,
-            Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py)?,
-        };
+        let counted = outcome_of(py, &self.config, outcome)?;
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(permit.started()));
-        let t = self.with(py, |b| b.on_result(permit, now, counted, duration));
-        self.fire(py, t)
+        self.step(py, |b| b.on_result(permit, now, counted, duration))
     /// Gives a permit back without an outcome.
-    release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> =
-        let t = self.with(py, |b| b.release(permit, now));
-        self.fire(py, t)
+    release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.release(permit, now))
     /// Calls `fn(*args, **kwargs)` through the breaker.
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
-        let now = conv::mono_ns();
-        let (a, t) = self.with(py, |b| b.try_acquire(now));
-        self.fire(py, t)?;
-        let p = match a {
-            Acquire::Permitted(p) => p,
-            Acquire::Rejected { state, retry_after } => return Err(self.open_error(py, state, retry_after)),
-        };
+        let p = self.permit(py, conv::mono_ns())?;
         let r = func.call(args, kwargs);
         let end = conv::mono_ns();
         let counted = match &r {
-            Ok(_) => Ok(Counted::Success),
-            Err(e) => counted_exc(&self.config, e.value(py).as_any()),
-        };
-        let counted = match counted {
-            Ok(c) => c,
-            Err(e) => {
+            Ok(_) => Counted::Success,
+            Err(e) => counted_exc(&self.config, e.value(py).as_any()).or_else(|e| {
                 // The exception could not be read: give the permit back, then raise.
-                let t = self.with(py, |b| b.release(p, end));
-                self.fire(py, t)?;
-                return Err(e);
-            }
+                self.step(py, |b| b.release(p, end))?;
+                Err(e)
+            })?,
         };
-        let t = self.with(py, |b| b.on_result(p, end, counted, end.saturating_sub(p.started())));
-        self.fire(py, t)?;
+        self.step(py, |b| b.on_result(p, end, counted, end.saturating_sub(p.started())))?;
         r.map(Bound::unbind)
     /// Moves to `state` by hand.
     transition_to(state: =state_of, now: now?) -> try Py<PyTransition> =
-        // The refusal becomes an exception after the lock is released.
-        let t = self.with(py, |b| b.transition_to(state, now)).py(py)?;
-        self.fire(py, Some(t))?;
-        Py::new(py, transition(&t))
+        self.manual(py, |b| b.transition_to(state, now))
     /// Returns to closed with an empty window.
-    reset(now: now?) -> try Option<Py<PyTransition>> =
-        let t = self.with(py, |b| b.reset(now));
-        self.fire(py, t)
+    reset(now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.reset(now))
     /// Seconds until a call could be admitted (0.0 if now; inf when forced open).
     remaining_open(now: now?) -> f64 = wait_secs(self.with(py, |b| b.remaining_open(now))).unwrap_or(f64::INFINITY)
     /// Captures the state as a JSON-ready dict.
@@ -431,19 +405,14 @@ methods Breaker
         let counted = outcome_of(py, &self.config, outcome)?;
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or(0);
-        let t = self.with(py, |b| b.record(now, counted, duration));
-        self.fire(py, t)
+        self.step(py, |b| b.record(now, counted, duration))
     /// Opens for `duration` seconds by hand (resilience4j's `transitionToOpenStateFor`).
     transition_to_open_for(duration: secs, now: now?) -> try Py<PyTransition> =
-        let t = self.with(py, |b| b.transition_to_open_for(duration, now)).py(py)?;
-        self.fire(py, Some(t))?;
-        Py::new(py, transition(&t))
+        self.manual(py, |b| b.transition_to_open_for(duration, now))
     /// Opens until `until`, in seconds on the clock `now` uses
     /// (resilience4j's `transitionToOpenStateUntil`).
     transition_to_open_until(until: instant, now: now?) -> try Py<PyTransition> =
-        let t = self.with(py, |b| b.transition_to_open_until(until, now)).py(py)?;
-        self.fire(py, Some(t))?;
-        Py::new(py, transition(&t))
+        self.manual(py, |b| b.transition_to_open_until(until, now))
     /// What a break-duration generator sees now (Polly's
     /// `BreakDurationGeneratorArguments`): `failure_rate` (0-1),
     /// `failure_count`, `half_open_attempts`.

@@ -1,14 +1,16 @@
 // Assembles the npm package `retrycore-wasm` in dist/ from the build:
 //
 //   dist/{web,bundler,node}/   wasm-bindgen's three targets (scripts/build-wasm.sh)
-//   dist/cjs/retrycore.js      lib/retrycore.ts of bindings-node compiled by tsc (CommonJS, + .d.ts)
+//   dist/cjs/retrycore.js      lib/retrycore.ts of bindings-node compiled by tsc (CommonJS)
 //   dist/esm/retrycore.js      the same, as an ES module
+//   dist/{cjs,esm}/generated.js  its lib/generated.ts (the core's kind lists), which it imports
 //
 // and writes: dist/{cjs,esm}/backend.js (lib/backend.mjs after the hot-path
 // wrappers generated from bindings-js/src/surface.rs), the entry
 // files (js/*: index.cjs, web.mjs, deno.mjs, workerd.mjs; index.mjs is
-// generated with every public name), index.d.ts (tsc's declarations of the
-// shared TypeScript, plus the wasm-only init/initSync block), README.md and
+// generated with every public name), index.d.ts (bindings-node/lib/api.d.ts,
+// the hand-written public declarations both packages ship, plus the wasm-only
+// init/initSync block), README.md and
 // package.json with the `exports` map.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,7 +22,7 @@ const dist = path.join(root, 'dist');
 const read = (p) => fs.readFileSync(path.join(root, p), 'utf8');
 const write = (p, text) => fs.writeFileSync(path.join(dist, p), text);
 
-for (const need of ['web/retrycore_wasm.js', 'bundler/retrycore_wasm.js', 'node/retrycore_wasm.js', 'cjs/retrycore.js', 'cjs/retrycore.d.ts', 'esm/retrycore.js']) {
+for (const need of ['web/retrycore_wasm.js', 'bundler/retrycore_wasm.js', 'node/retrycore_wasm.js', 'cjs/retrycore.js', 'esm/retrycore.js', 'cjs/generated.js', 'esm/generated.js']) {
   if (!fs.existsSync(path.join(dist, need))) throw new Error(`dist/${need} is missing: run \`make -C bindings-wasm build\``);
 }
 
@@ -137,9 +139,9 @@ write(
 
 export const WASM_BLOCK_START = '// ---- retrycore-wasm only: loading the WebAssembly module';
 const dts =
-  '// Generated from bindings-node/lib/retrycore.ts by tsc (make -C bindings-wasm build): the\n' +
-  '// same declarations as the `retrycore` package, plus init/initSync at the end.\n' +
-  fs.readFileSync(path.join(dist, 'cjs/retrycore.d.ts'), 'utf8') +
+  '// bindings-node/lib/api.d.ts (make -C bindings-wasm build): the same declarations as the\n' +
+  '// `retrycore` package, plus init/initSync at the end.\n' +
+  read('../bindings-node/lib/api.d.ts') +
   `
 ${WASM_BLOCK_START}
 /** Where the WebAssembly module comes from. */
@@ -198,9 +200,11 @@ const pkg = {
     'deno.mjs',
     'workerd.mjs',
     'cjs/retrycore.js',
+    'cjs/generated.js',
     'cjs/backend.js',
     'cjs/package.json',
     'esm/retrycore.js',
+    'esm/generated.js',
     'esm/backend.js',
     'esm/package.json',
     'web/retrycore_wasm.js',

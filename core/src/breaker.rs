@@ -382,8 +382,10 @@ impl BreakerConfig {
     /// Reads typed options (a breaker object whose durations may be bare
     /// numbers of `unit_ns` nanoseconds: 1e6 for JavaScript milliseconds,
     /// 1e9 for Python seconds). The keys, rules and errors are the
-    /// document's; only the spelling of durations differs.
+    /// document's; only the spelling of durations differs, and a `null` is
+    /// refused with `invalid_type` (see `doc::refuse_null`).
     pub fn from_typed_value(v: &Value, unit_ns: f64) -> Result<BreakerConfig> {
+        crate::doc::refuse_null(v, "")?;
         Self::from_value_in(v, "", Some(unit_ns))
     }
 
@@ -395,7 +397,8 @@ impl BreakerConfig {
     /// configuration given as a document (`document`, or null): bare
     /// numbers are durations in host units of `unit_ns` nanoseconds only
     /// among the keyword options; in the document they are refused with
-    /// `invalid_duration`, as in any document.
+    /// `invalid_duration`, as in any document. A `null` among the keyword
+    /// options is `invalid_type`; in the document it means "not given".
     pub fn from_typed_over(document: &Value, typed: &Value, unit_ns: f64) -> Result<BreakerConfig> {
         let (v, keys) = crate::doc::typed_over(document, typed)?;
         Self::from_obj(Obj::typed_only(&v, "", unit_ns, &keys)?, "")

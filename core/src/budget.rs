@@ -572,8 +572,10 @@ impl BudgetConfig {
 
     /// Reads typed options (a budget object whose durations may be bare
     /// numbers of `unit_ns` nanoseconds; see
-    /// [`BreakerConfig::from_typed_value`](crate::breaker::BreakerConfig::from_typed_value)).
+    /// [`BreakerConfig::from_typed_value`](crate::breaker::BreakerConfig::from_typed_value));
+    /// a `null` is refused with `invalid_type`.
     pub fn from_typed_value(v: &Value, unit_ns: f64) -> Result<BudgetConfig> {
+        crate::doc::refuse_null(v, "")?;
         Self::from_value_in(v, "", Some(unit_ns))
     }
 
@@ -585,7 +587,8 @@ impl BudgetConfig {
     /// configuration given as a document (`document`, or null): bare
     /// numbers are durations in host units of `unit_ns` nanoseconds only
     /// among the keyword options; in the document they are refused with
-    /// `invalid_duration`, as in any document.
+    /// `invalid_duration`, as in any document. A `null` among the keyword
+    /// options is `invalid_type`; in the document it means "not given".
     pub fn from_typed_over(document: &Value, typed: &Value, unit_ns: f64) -> Result<BudgetConfig> {
         let (v, keys) = crate::doc::typed_over(document, typed)?;
         Self::from_obj(Obj::typed_only(&v, "", unit_ns, &keys)?, "")

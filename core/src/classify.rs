@@ -45,6 +45,14 @@ pub const fn seen_status(n: i128) -> Option<u16> {
 /// open-breaker rejection.
 pub const BREAKER_OPEN_NAME: &str = "retrycore:breaker_open";
 
+/// The prefix of a browser `DOMException`'s name in a cause chain: a
+/// `DOMException` named `N` is `DOMException:N` (`core/data/names.tsv`).
+pub const DOM_EXCEPTION_PREFIX: &str = "DOMException:";
+
+/// The name a JS binding appends after the cause chain of a fetch network
+/// `TypeError` (see [`FETCH_FAILURE_MESSAGES`]; a row of `core/data/names.tsv`).
+pub const FETCH_NETWORK_NAME: &str = "FetchNetworkError";
+
 /// The response header a service sets when it gave up retrying, so its
 /// callers do not retry again (`x-retry-exhausted: 1`).
 pub const RETRY_EXHAUSTED_HEADER: &str = "x-retry-exhausted";
@@ -1067,7 +1075,7 @@ fn status_range(v: &Value, field: &str) -> Result<StatusRange> {
     let bad = |why: String| Error::new(ErrorCode::InvalidValue, field.to_owned(), why);
     match v {
         Value::Number(_) => {
-            let s = doc::uint(v, field, 0, MAX_STATUS.into())? as u16;
+            let s = status_value(v, field)?;
             Ok(StatusRange { lo: s, hi: s })
         }
         Value::String(s) => {
@@ -1218,15 +1226,16 @@ pub(crate) fn status_value(v: &Value, field: &str) -> Result<u16> {
     Ok(doc::uint(v, field, 0, MAX_STATUS.into())? as u16)
 }
 
-/// Reads a failure's HTTP status as a host passes it, a number: a whole
-/// number 0 to [`MAX_STATUS`], as a rule's status. Every host applies this
-/// one rule to the status it is given (docs/hosts.md).
+/// Checks an HTTP status a caller gives as a host number (a JS number, a
+/// Python int as the nearest double): a whole number 0 to [`MAX_STATUS`]
+/// (three digits; 0 for "no valid response", as go-retryablehttp retries
+/// it). Every host takes a failure's status through this one rule, as a
+/// rule's `status` is read by the document reader.
 ///
 /// # Errors
-/// `out_of_range`, naming `field`, for anything else (NaN, fractions,
-/// negative values, 1000 and above).
-pub fn status_from_f64(value: f64, field: &str) -> Result<u16> {
-    Ok(crate::limits::count_from_f64(value, MAX_STATUS.into(), field)? as u16)
+/// `out_of_range` naming `field`: not a whole number, or outside 0–999.
+pub fn check_status(value: f64, field: &str) -> Result<u16> {
+    crate::limits::count_from_f64(value, MAX_STATUS.into(), field).map(|n| n as u16)
 }
 
 /// Reads a list (or one item) of methods, without repeats.
@@ -1353,19 +1362,21 @@ pub fn rule_to_json(r: &Rule) -> Value {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_host_status_is_a_whole_number_to_999() {
-        assert_eq!(status_from_f64(503.0, "status"), Ok(503));
-        assert_eq!(status_from_f64(0.0, "status"), Ok(0));
-        assert_eq!(status_from_f64(f64::from(MAX_STATUS), "status"), Ok(999));
-        for bad in [1000.0, -1.0, 200.5, f64::NAN, f64::INFINITY, -0.5] {
-            let e = status_from_f64(bad, "status").unwrap_err();
-            assert_eq!((e.code(), e.field()), ("out_of_range", "status"), "{bad}");
-        }
-    }
-
     fn names<'a>(n: &'a [&'a str]) -> Failure<'a> {
         Failure { error_names: n, ..Default::default() }
+    }
+
+    #[test]
+    fn a_given_status_is_a_whole_number_0_to_999_as_a_rule_reads_it() {
+        assert_eq!(check_status(0.0, "status").unwrap(), 0);
+        assert_eq!(check_status(999.0, "status").unwrap(), 999);
+        for bad in [-1.0, 1000.0, 503.5, f64::NAN, f64::INFINITY] {
+            let e = check_status(bad, "status").unwrap_err();
+            assert_eq!((e.code(), e.field()), ("out_of_range", "status"), "{bad}");
+        }
+        // The rule reader's range is the same one.
+        assert!(status_value(&serde_json::json!(999), "s").is_ok());
+        assert_eq!(status_value(&serde_json::json!(1000), "s").unwrap_err().code(), "out_of_range");
     }
 
     #[test]

@@ -99,6 +99,34 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     }
 }
 
+/// The message of a `null` in typed options (see [`refuse_null`]).
+pub const NULL_OPTION: &str = "must not be null or None (leave it out for the default)";
+
+/// Refuses a `null` anywhere in typed options (a host's keyword arguments or
+/// option object): there, leaving a key out gives its default, and a `null`
+/// (Python's `None`) would silently do the same (docs/policy.md, "Typed
+/// options" in docs/python.md and docs/js.md). A document keeps reading
+/// `null` as "not given". A `null` at the top is left to the reader, which
+/// takes or refuses it as the whole value.
+///
+/// # Errors
+/// `invalid_type` naming the first `null` met (members in key order, then
+/// list items), its path written `a.b[0].c` under `path`.
+pub fn refuse_null(v: &Value, path: &str) -> Result<()> {
+    match v {
+        Value::Object(m) => m.iter().try_for_each(|(k, x)| inner_null(x, &join(path, k))),
+        Value::Array(xs) => xs.iter().enumerate().try_for_each(|(i, x)| inner_null(x, &format!("{path}[{i}]"))),
+        _ => Ok(()),
+    }
+}
+
+fn inner_null(v: &Value, path: &str) -> Result<()> {
+    match v {
+        Value::Null => Err(Error::new(ErrorCode::InvalidType, path.to_owned(), NULL_OPTION)),
+        _ => refuse_null(v, path),
+    }
+}
+
 /// Lays a host's keyword options (`typed`, an object) over a document (an
 /// object, or null for none): returns the merged object and the keys that
 /// came from `typed`, whose bare numbers are durations in host units while
@@ -119,6 +147,7 @@ pub fn typed_over(document: &Value, typed: &Value) -> Result<(Value, Vec<String>
         }
     };
     let mut merged = object(document, "config")?;
+    refuse_null(typed, "")?;
     let typed = object(typed, "")?;
     let keys: Vec<String> = typed.keys().cloned().collect();
     merged.extend(typed);

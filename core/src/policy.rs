@@ -230,10 +230,15 @@ impl PolicyConfig {
     /// are durations is the document reader's knowledge, so no host keeps
     /// a list of duration keys.
     ///
+    /// A `null` anywhere in typed options is refused (leaving a key out
+    /// gives its default; see `doc::refuse_null`).
+    ///
     /// # Errors
     /// As [`from_json_value`](Self::from_json_value); a numeric duration
-    /// that is NaN, infinite or negative is `out_of_range`.
+    /// that is NaN, infinite or negative is `out_of_range`; a `null` is
+    /// `invalid_type` naming its field.
     pub fn from_typed_value(v: &Value, unit_ns: f64) -> Result<PolicyConfig> {
+        crate::doc::refuse_null(v, "")?;
         Self::from_value_in(v, Some(unit_ns))
     }
 
@@ -783,6 +788,30 @@ mod tests {
         // A jitter factor is not a duration.
         let c = PolicyConfig::from_typed_value(&serde_json::json!({"jitter": 0.5}), 1e6).unwrap();
         assert_eq!(c.backoff.jitter(), crate::backoff::Jitter::Proportional(0.5));
+    }
+
+    #[test]
+    fn typed_options_refuse_null_where_a_document_reads_it_as_not_given() {
+        use crate::breaker::BreakerConfig;
+        use crate::budget::BudgetConfig;
+        use serde_json::json;
+        let field = |r: Result<()>| r.map_err(|e| (e.code(), e.field().to_owned(), e.reason().to_owned()));
+        let refused = |f: &str| Err(("invalid_type", f.to_owned(), crate::doc::NULL_OPTION.to_owned()));
+        assert!(PolicyConfig::from_json_value(&json!({"max_attempts": null})).is_ok());
+        let p = |v| field(PolicyConfig::from_typed_value(&v, 1e9).map(drop));
+        assert_eq!(p(json!({"max_attempts": null})), refused("max_attempts"));
+        assert_eq!(p(json!({"breaker": {"kind": "consecutive", "name": null}})), refused("breaker.name"));
+        assert_eq!(p(json!({"budgets": [{"kind": "ratio", "window": null}]})), refused("budgets[0].window"));
+        assert_eq!(p(json!({"budget": null})), refused("budget"));
+        let b = |v| field(BreakerConfig::from_typed_value(&v, 1e6).map(drop));
+        assert_eq!(b(json!({"wait_duration_in_open_state": null})), refused("wait_duration_in_open_state"));
+        let over = |t| field(BreakerConfig::from_typed_over(&json!({"name": null}), &t, 1e9).map(drop));
+        assert_eq!(over(json!({})), Ok(()), "the document's null is not given");
+        assert_eq!(over(json!({"name": null})), refused("name"));
+        let g = |v| field(BudgetConfig::from_typed_value(&v, 1e6).map(drop));
+        assert_eq!(g(json!({"kind": "ratio", "window": null})), refused("window"));
+        let g2 = |t| field(BudgetConfig::from_typed_over(&serde_json::Value::Null, &t, 1e9).map(drop));
+        assert_eq!(g2(json!({"kind": "token_bucket", "capacity": null})), refused("capacity"));
     }
 
     #[test]

@@ -133,6 +133,93 @@ impl Ending {
     }
 }
 
+/// What the message of an ending's error says besides its class, code and
+/// reason: the numbers and names the host has at the end of the call, all
+/// from the session's gate or decision (and the breaker, for its name and
+/// state).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct EndingFacts<'a> {
+    /// The calls made (0: the first attempt was refused).
+    pub attempts: u32,
+    /// The category of the last failure, if one was seen.
+    pub category: Option<&'a str>,
+    /// The budget that refused, if one did.
+    pub budget: Option<&'a str>,
+    /// That budget's own reason (`budget_exhausted`, `throttled`, …), if it differs.
+    pub budget_reason: Option<&'a str>,
+    /// The breaker's name (a refused first attempt), if it has one.
+    pub breaker: Option<&'a str>,
+    /// The breaker's state when it refused (default `open`).
+    pub state: Option<&'a str>,
+    /// How long until the breaker lets a call through, in nanoseconds
+    /// (`None`: not by waiting, or not known).
+    pub retry_after: Option<u64>,
+}
+
+impl Ending {
+    /// Returns the message of the error this ending raises (`None` for an
+    /// ending that raises none of retrycore's errors): one text per ending
+    /// for every host (docs/sessions.md, "What the caller observes"). The
+    /// last error is the raised error's cause, not part of its message.
+    ///
+    /// - a refused first attempt by a breaker: `circuit breaker "payments"
+    ///   is open; retry after 1.5s`;
+    /// - any other refused first attempt: `gave up before the first attempt:
+    ///   throttled (budget "b": throttled)`;
+    /// - after attempts: `gave up after 3 attempts: attempts_exhausted (last
+    ///   failure: timeout)`, a budget's give-up adding `(budget "b":
+    ///   budget_exhausted)`.
+    pub fn message(&self, f: &EndingFacts<'_>) -> Option<String> {
+        let Ending::Raise { class, reason, .. } = *self else { return None };
+        if class == Raise::CircuitOpen {
+            let mut m = String::from("circuit breaker");
+            if let Some(name) = f.breaker {
+                m.push_str(&format!(" {name:?}"));
+            }
+            m.push_str(" is ");
+            m.push_str(f.state.unwrap_or("open"));
+            if let Some(ns) = f.retry_after {
+                m.push_str("; retry after ");
+                m.push_str(&crate::duration::format_duration(ns));
+            }
+            return Some(m);
+        }
+        let mut m = match f.attempts {
+            0 => format!("gave up before the first attempt: {reason}"),
+            1 => format!("gave up after 1 attempt: {reason}"),
+            n => format!("gave up after {n} attempts: {reason}"),
+        };
+        if let (Some(c), true) = (f.category, f.attempts > 0) {
+            m.push_str(&format!(" (last failure: {c})"));
+        }
+        if let Some(b) = f.budget {
+            m.push_str(&format!(" (budget {b:?}: {})", f.budget_reason.unwrap_or(reason)));
+        }
+        Some(m)
+    }
+}
+
+/// The longest part of a thrown value's message a host quotes in
+/// "could not be read" (see [`unreadable`]), in characters.
+pub const UNREADABLE_MESSAGE_CHARS: usize = 200;
+
+/// Returns the message of the `invalid_type` error a host raises when a
+/// caller's value raised (or threw) while the host read it — a hostile
+/// getter, a revoked proxy, a `__str__` that fails: `could not be read:
+/// <type>: <message>`, the message cut to [`UNREADABLE_MESSAGE_CHARS`]
+/// characters. The host gives the type name (Python's class name, a JS
+/// error's `name`) and the message (`str(e)`, `e.message`) as it could
+/// read them, `""` when it could not; the original is the error's cause.
+pub fn unreadable(type_name: &str, message: &str) -> String {
+    let cut = message.char_indices().nth(UNREADABLE_MESSAGE_CHARS).map_or(message, |(i, _)| &message[..i]);
+    match (type_name.is_empty(), cut.is_empty()) {
+        (false, false) => format!("could not be read: {type_name}: {cut}"),
+        (false, true) => format!("could not be read: {type_name}"),
+        (true, false) => format!("could not be read: {cut}"),
+        (true, true) => "could not be read".to_owned(),
+    }
+}
+
 /// Returns true when an `on_give_up` hook fires at the end of a call:
 /// after every give-up that followed at least one attempt — a failure
 /// nothing retries, a server's decline, a thrown cancellation error, a
@@ -223,6 +310,55 @@ mod tests {
             Ending::of_reject(RejectReason::ConcurrencyLimited, 1, Some(GiveUpReason::BudgetExhausted)),
             Ending::Raise { class: Raise::BudgetExhausted, code: "budget_exhausted", reason: "budget_exhausted", .. }
         ));
+    }
+
+    #[test]
+    fn one_message_per_ending() {
+        let f = |attempts| EndingFacts { attempts, category: Some("timeout"), ..Default::default() };
+        let m = |e: Ending, f: EndingFacts<'_>| e.message(&f).unwrap();
+        assert_eq!(
+            m(Ending::of_give_up(GiveUpReason::AttemptsExhausted), f(3)),
+            "gave up after 3 attempts: attempts_exhausted (last failure: timeout)"
+        );
+        assert_eq!(
+            m(Ending::of_give_up(GiveUpReason::DeadlineExceeded), f(1)),
+            "gave up after 1 attempt: deadline_exceeded (last failure: timeout)"
+        );
+        let budget = EndingFacts { budget: Some("b"), budget_reason: Some("throttled"), ..f(2) };
+        assert_eq!(
+            m(Ending::of_give_up(GiveUpReason::BudgetExhausted), budget),
+            "gave up after 2 attempts: budget_exhausted (last failure: timeout) (budget \"b\": throttled)"
+        );
+        assert_eq!(
+            m(Ending::of_reject(RejectReason::DeadlineExceeded, 0, None), EndingFacts::default()),
+            "gave up before the first attempt: deadline_exceeded"
+        );
+        let throttled = EndingFacts { budget: Some("b"), ..EndingFacts::default() };
+        assert_eq!(
+            m(Ending::of_reject(RejectReason::Throttled, 0, None), throttled),
+            "gave up before the first attempt: throttled (budget \"b\": throttled)"
+        );
+        let open =
+            EndingFacts { breaker: Some("payments"), retry_after: Some(1_500_000_000), ..EndingFacts::default() };
+        assert_eq!(
+            m(Ending::of_reject(RejectReason::BreakerOpen, 0, None), open),
+            "circuit breaker \"payments\" is open; retry after 1.5s"
+        );
+        let forced = EndingFacts { state: Some("forced_open"), ..EndingFacts::default() };
+        assert_eq!(m(Ending::of_reject(RejectReason::BreakerOpen, 0, None), forced), "circuit breaker is forced_open");
+        for e in [Ending::Return, Ending::Propagate, Ending::Cancelled] {
+            assert_eq!(e.message(&f(1)), None);
+        }
+    }
+
+    #[test]
+    fn unreadable_values_are_named_and_quoted() {
+        assert_eq!(unreadable("ValueError", "boom"), "could not be read: ValueError: boom");
+        assert_eq!(unreadable("Error", ""), "could not be read: Error");
+        assert_eq!(unreadable("", ""), "could not be read");
+        let long = "é".repeat(UNREADABLE_MESSAGE_CHARS + 5);
+        let m = unreadable("E", &long);
+        assert_eq!(m.chars().filter(|&c| c == 'é').count(), UNREADABLE_MESSAGE_CHARS);
     }
 
     #[test]

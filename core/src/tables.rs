@@ -11,7 +11,10 @@
 use crate::backoff::{BackoffKind, Jitter};
 use crate::breaker::{BreakerConfig, BreakerKind, Counted, State};
 use crate::budget::BudgetConfig;
-use crate::classify::{Category, CATEGORY_BITS, FETCH_FAILURE_MESSAGES, NETWORK_CODE_PATTERN};
+use crate::classify::{
+    Category, BREAKER_OPEN_NAME, CATEGORY_BITS, DOM_EXCEPTION_PREFIX, FETCH_FAILURE_MESSAGES, FETCH_NETWORK_NAME,
+    NETWORK_CODE_PATTERN, RETRY_EXHAUSTED_NAME,
+};
 use crate::error::{ErrorClass, ErrorCode, ErrorDomain};
 use crate::policy::PolicyConfig;
 use crate::profile::Profile;
@@ -98,6 +101,12 @@ pub fn host_tables() -> Value {
         "limits": limits,
         "fetch_failure_messages": FETCH_FAILURE_MESSAGES,
         "network_code_pattern": NETWORK_CODE_PATTERN,
+        "error_markers": {
+            "retry_exhausted": RETRY_EXHAUSTED_NAME,
+            "breaker_open": BREAKER_OPEN_NAME,
+            "dom_exception_prefix": DOM_EXCEPTION_PREFIX,
+            "fetch_network": FETCH_NETWORK_NAME,
+        },
         "max_key_length": crate::idempotency::DEFAULT_MAX_KEY_LEN,
         "seen_status": [crate::classify::SEEN_STATUS.0, crate::classify::SEEN_STATUS.1],
         "defaults": {
@@ -159,5 +168,13 @@ mod tests {
         assert!(t["defaults"]["budgets"]["grpc"].is_null());
         assert_eq!(t["limits"]["max_items"], 65_536);
         assert_eq!(t["seen_status"], json!([100, 999]));
+        // The markers a JS host writes into a cause chain are names the core's table reads.
+        let m = &t["error_markers"];
+        assert_eq!(m["retry_exhausted"], "retrycore:retry_exhausted");
+        assert_eq!(m["breaker_open"], "retrycore:breaker_open");
+        let fetch = crate::classify::lookup_name(m["fetch_network"].as_str().unwrap());
+        assert_eq!(fetch.map(|(c, _)| c), Some(Category::ConnectionLost));
+        let dom = format!("{}TimeoutError", m["dom_exception_prefix"].as_str().unwrap());
+        assert_eq!(crate::classify::lookup_name(&dom).map(|(c, _)| c), Some(Category::Timeout));
     }
 }

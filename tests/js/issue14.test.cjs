@@ -188,3 +188,97 @@ test('the class of an error is the core\'s, as in Python', () => {
     assert.equal(kind === 'type', cls.endsWith('_type'), what);
   }
 });
+
+// ---- issue 14, second part: rules both hosts wrote (docs/hosts.md, "Moved into the core").
+// tests/python/test_issue14.py makes the same calls.
+
+test('a null option is refused by the core\'s typed reader, as in Python', () => {
+  const NULL_TEXT = 'must not be null or None (leave it out for the default)';
+  for (const [call, field] of [
+    [() => new RetryPolicy({ maxAttempts: null }), 'maxAttempts'],
+    [() => new RetryPolicy({ budgets: [{ kind: 'ratio', window: null }] }), 'budgets[0].window'],
+    [() => new rc.CircuitBreaker({ waitDurationInOpenState: null }), 'waitDurationInOpenState'],
+    [() => new rc.Budget({ kind: 'ratio', window: null }), 'window'],
+  ]) {
+    assert.throws(call, (e) => e instanceof TypeError && e.code === 'invalid_type' && e.field === field && e.message.includes(NULL_TEXT), field);
+  }
+  // A document still reads null as "not given".
+  assert.equal(RetryPolicy.fromJSON({ max_attempts: null }).toJSON().max_attempts, new RetryPolicy().toJSON().max_attempts);
+});
+
+test('a given status is 0 to 999 by the core\'s check, as in Python', () => {
+  for (const status of [-1, 1000, 2 ** 70]) {
+    assert.throws(() => rc.classify({ status }), (e) => e instanceof RangeError && e.code === 'out_of_range' && e.field === 'status' && e.message.includes('must be a whole number from 0 to 999'), String(status));
+  }
+  assert.equal(rc.classify({ status: 0 }).category, 'unknown');
+  assert.equal(rc.classify({ status: 999 }).category, 'unknown');
+});
+
+test('the options of a fingerprint are read by the core, as in Python', () => {
+  // Python said invalid_value on operation for a method without a path, JS invalid_type on path.
+  for (const [options, code, field] of [
+    [{ method: 'POST' }, 'missing_field', 'path'],
+    [{ path: '/v1/charges' }, 'missing_field', 'method'],
+    [{}, 'missing_field', 'operation'],
+    [{ operation: 'op', method: 'POST' }, 'invalid_value', 'operation'],
+  ]) {
+    assert.throws(() => rc.fingerprint({ a: 1 }, options), (e) => e.code === code && e.field === field, JSON.stringify(options));
+  }
+});
+
+test('a cyclic body is invalid_type, as in Python', () => {
+  const a = [];
+  a.push(a);
+  const d = { a: 1 };
+  d.self = d;
+  for (const body of [a, d]) {
+    assert.throws(() => rc.fingerprint(body, { operation: 'op' }), (e) => e instanceof TypeError && e.code === 'invalid_type' && e.message.includes('a cyclic structure is not JSON'));
+  }
+  assert.throws(() => new RetryPolicy({ classification: d }), (e) => e instanceof TypeError && e.code === 'invalid_type');
+});
+
+test('the message of an ending is the core\'s, as in Python', async () => {
+  const p = new RetryPolicy({ maxAttempts: 2, initial: 0, jitter: 'none' });
+  const e = await p.execute(() => { throw err('ECONNRESET'); }, { idempotent: true }).then(() => assert.fail('resolved'), (x) => x);
+  assert.ok(e instanceof rc.RetryError);
+  assert.equal(e.message, `gave up after 2 attempts: attempts_exhausted (last failure: ${e.category})`);
+  assert.equal(e.cause.code, 'ECONNRESET');
+  const b = new rc.CircuitBreaker({ name: 'payments' });
+  b.transitionTo('forced_open');
+  const o = await new RetryPolicy({ breaker: b }).execute(() => 'never').then(() => assert.fail('resolved'), (x) => x);
+  assert.ok(o instanceof rc.CircuitOpenError);
+  assert.equal(o.message, 'circuit breaker "payments" is forced_open');
+  // The breaker on its own says the same (it wrote "the circuit breaker is forced_open").
+  const own = await b.execute(() => 'never').then(() => assert.fail('resolved'), (x) => x);
+  assert.ok(own instanceof rc.CircuitOpenError);
+  assert.equal(own.message, 'circuit breaker "payments" is forced_open');
+});
+
+test('a value that throws while read is named and quoted, as in Python', () => {
+  const body = [1];
+  Object.defineProperty(body, 0, { get() { throw new Error('boom'); } });
+  assert.throws(() => rc.fingerprint(body, { operation: 'op' }), (e) => e instanceof TypeError && e.code === 'invalid_type' && e.message.includes('could not be read: Error: boom') && e.cause instanceof Error);
+});
+
+test('only an exhausted RetryError is marked in a cause chain, as in Python', async () => {
+  const init = { reason: 'attempts_exhausted', attempts: 3, category: 'connection_lost', exhausted: true, key: 'k' };
+  assert.ok(rc.errorNames(new rc.RetryError('gave up', init)).includes('retrycore:retry_exhausted'));
+  const plain = new rc.RetryError('not retried', { ...init, reason: 'not_retryable', exhausted: false, cause: err('ECONNRESET') });
+  assert.ok(!rc.errorNames(plain).includes('retrycore:retry_exhausted'));
+  assert.equal(rc.classify(plain).category, rc.classify(err('ECONNRESET')).category);
+  // Every give-up retrycore raises is marked by the core's Ending.
+  const e = await new RetryPolicy({ maxAttempts: 1 }).execute(() => { throw err('ECONNRESET'); }, { idempotent: true }).then(() => assert.fail('resolved'), (x) => x);
+  assert.ok(e.exhausted && rc.errorNames(e).includes('retrycore:retry_exhausted'));
+});
+
+test('hook payloads carry maxAttempts and the refusing budget, as Python\'s event does', async () => {
+  const events = [];
+  const budget = new rc.Budget({ kind: 'token_bucket', capacity: 10, retryCost: 5, name: 'b' });
+  const p = new RetryPolicy({
+    maxAttempts: 5, initial: 0, jitter: 'none', budget,
+    onRetry: (i) => events.push(['retry', i.attempt, i.maxAttempts, i.budget]),
+    onGiveUp: (i) => events.push(['give_up', i.attempt, i.maxAttempts, i.budget, i.reason]),
+  });
+  await assert.rejects(p.execute(() => { throw err('ECONNRESET'); }, { idempotent: true }), (e) => e.code === 'budget_exhausted');
+  assert.deepEqual(events, [['retry', 1, 5, null], ['retry', 2, 5, null], ['give_up', 3, 5, 'b', 'budget_exhausted']]);
+});

@@ -469,7 +469,9 @@ const kinds = {
     outcome(c, () => rc._canonicalNumber(x), (v) => assert.equal(v, c.expect));
   },
   fingerprint(c) {
-    const o = c.operation !== undefined ? { operation: c.operation } : { method: c.method, path: c.path };
+    // Exactly the options the case gives: which go together is the core's rule.
+    const o = {};
+    for (const k of ['operation', 'method', 'path']) if (c[k] !== undefined) o[k] = c[k];
     if (c.selected !== undefined) o.selected = c.selected;
     const run = () => (typeof c.body_text === 'string' ? rc.fingerprintText(c.body_text, o) : rc.fingerprint(c.body ?? null, o));
     outcome(c, run, (v) => {

@@ -94,8 +94,8 @@ def test_doc_is_the_stub_docstring(name: str) -> None:
 def test_multi_line_docstrings_keep_their_lines() -> None:
     # The stub indents a long docstring's lines; Python's cleandoc rules take the indentation off.
     doc = native_doc("Policy.delay")
-    assert doc.startswith("The delay before `retry` (≥ 1) for the draw `r` in [0, 1]; `prev`\nis the previous")
-    assert doc.endswith("(use `replay_delays`).")
+    assert doc.startswith("The delay in seconds before retry `retry` (≥ 1) for the draw `r` in [0, 1].\n\nA delay")
+    assert doc.endswith("\nretry (`invalid_combination`): use `replay_delays`.")
     assert native_doc("derive_key") == "Joins key parts with `:` (business id, operation, version)."
 
 
@@ -104,4 +104,4 @@ def test_help_shows_the_docstring() -> None:
 
     text = pydoc.render_doc(native.Policy.delay, renderer=pydoc.plaintext)
     assert "delay(self, /, retry, r, prev=None)" in text
-    assert "the polly profile's DecorrelatedJitterV2 after the" in text
+    assert "`polly` profile's exponential backoff with jitter is refused after the first" in text

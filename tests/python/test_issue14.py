@@ -225,3 +225,182 @@ def test_the_class_of_an_error_is_the_cores(what: str, call: Any, code: str, dom
     # ValueError (JS RangeError), a refused state neither.
     assert isinstance(ei.value, TypeError) == cls.endswith("_type"), what
     assert isinstance(ei.value, ValueError) == (cls not in ("state",)), what
+
+
+# ---- issue 14, second part: rules both hosts wrote (docs/hosts.md, "Moved into the core").
+# tests/js/issue14.test.cjs makes the same calls.
+
+
+def test_a_null_option_is_refused_by_the_cores_typed_reader() -> None:
+    # The hosts refused None/null themselves, each with its own text; now the core does.
+    for call, field in (
+        (lambda: retrycore.RetryPolicy(max_attempts=None), "max_attempts"),
+        (lambda: retrycore.RetryPolicy(budgets=[{"kind": "ratio", "window": None}]), "budgets[0].window"),
+        (lambda: retrycore.CircuitBreaker(wait_duration_in_open_state=None), "wait_duration_in_open_state"),
+        (lambda: retrycore.Budget(kind="ratio", window=None), "window"),
+    ):
+        with pytest.raises(retrycore.ConfigTypeError) as ei:
+            call()
+        assert (ei.value.code, ei.value.field) == ("invalid_type", field)
+        assert "must not be null or None (leave it out for the default)" in str(ei.value)
+    # A document still reads null as "not given".
+    assert retrycore.RetryPolicy.from_dict({"max_attempts": None}).max_attempts == retrycore.RetryPolicy().max_attempts
+
+
+@pytest.mark.parametrize("status", [-1, 1000, 2**70])
+def test_a_given_status_is_0_to_999_by_the_cores_check(status: int) -> None:
+    with pytest.raises(retrycore.ConfigError) as ei:
+        retrycore.classify(status=status)
+    assert (ei.value.code, ei.value.field) == ("out_of_range", "status")
+    assert "must be a whole number from 0 to 999" in str(ei.value)
+    assert retrycore.classify(status=0).category == retrycore.classify(status=999).category == "unknown"
+
+
+FINGERPRINT_MIXES = [
+    # (options, code, field): the core's FingerprintOf::read; the vectors pin the same mixes.
+    ({"method": "POST"}, "missing_field", "path"),
+    ({"path": "/v1/charges"}, "missing_field", "method"),
+    ({}, "missing_field", "operation"),
+    ({"operation": "op", "method": "POST"}, "invalid_value", "operation"),
+]
+
+
+@pytest.mark.parametrize("options, code, field", FINGERPRINT_MIXES)
+def test_the_options_of_a_fingerprint_are_read_by_the_core(options: Any, code: str, field: str) -> None:
+    # Python said invalid_value on operation for a method without a path, JS invalid_type on path.
+    assert code_of(lambda: retrycore.fingerprint({"a": 1}, **options))[1:] == (code, field)
+
+
+def test_a_cyclic_body_is_invalid_type_as_in_js() -> None:
+    # Python said too_deep (it recursed to the depth limit), JS invalid_type.
+    a: List[Any] = []
+    a.append(a)
+    d: Any = {"a": 1}
+    d["self"] = d
+    for body in (a, d):
+        with pytest.raises(retrycore.IdempotencyTypeError) as ei:
+            retrycore.fingerprint(body, operation="op")
+        assert ei.value.code == "invalid_type" and "a cyclic structure is not JSON" in str(ei.value)
+    with pytest.raises(retrycore.ConfigTypeError) as ci:
+        retrycore.RetryPolicy(classification=d)
+    assert ci.value.code == "invalid_type"
+
+
+def test_the_message_of_an_ending_is_the_cores() -> None:
+    # Python and JS wrote their own texts; codes stay the contract, the text is Ending::message.
+    p = retrycore.RetryPolicy(max_attempts=2, initial=0.0, jitter="none")
+
+    def fail() -> None:
+        raise ConnectionResetError("reset")
+
+    with pytest.raises(retrycore.RetryError) as ei:
+        retrycore.retry(p, idempotent=True)(fail)()
+    assert str(ei.value) == f"gave up after 2 attempts: attempts_exhausted (last failure: {ei.value.category})"
+    assert isinstance(ei.value.__cause__, ConnectionResetError)
+    b = retrycore.CircuitBreaker(name="payments")
+    b.transition_to("forced_open")
+    with pytest.raises(retrycore.CircuitOpenError) as bi:
+        retrycore.RetryPolicy(breaker=b).call(fail)
+    assert str(bi.value) == 'circuit breaker "payments" is forced_open'
+    # The breaker on its own says the same (JS's CircuitBreaker.execute wrote its own text).
+    with pytest.raises(retrycore.CircuitOpenError) as oi:
+        with b:
+            pass
+    assert str(oi.value) == 'circuit breaker "payments" is forced_open'
+
+
+def test_a_value_that_raises_while_read_is_named_and_quoted() -> None:
+    # Python named the exception's class, JS quoted its message; the core's text has both.
+    class Exploding(list):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            raise ValueError("boom")
+
+    with pytest.raises(retrycore.RetrycoreError) as ei:
+        retrycore.fingerprint(Exploding([1]), operation="op")
+    assert ei.value.code == "invalid_type"
+    assert "could not be read: ValueError: boom" in str(ei.value)
+
+
+def test_only_an_exhausted_retry_error_is_marked_in_a_cause_chain() -> None:
+    # Python marked every RetryError retrycore:retry_exhausted, JS only one whose exhausted is true.
+    marked = retrycore.RetryError("gave up", reason="attempts_exhausted")
+    assert marked.exhausted and "retrycore:retry_exhausted" in retrycore.error_names(marked)
+    plain = retrycore.RetryError("not retried", reason="not_retryable", exhausted=False)
+    plain.__cause__ = ConnectionResetError()
+    assert "retrycore:retry_exhausted" not in retrycore.error_names(plain)
+    assert retrycore.classify(plain).category == retrycore.classify(ConnectionResetError()).category
+    # Every give-up retrycore raises is marked by the core's Ending.
+    def fail() -> None:
+        raise ConnectionResetError()
+
+    with pytest.raises(retrycore.RetryError) as ei:
+        retrycore.retry(retrycore.RetryPolicy(max_attempts=1), idempotent=True)(fail)()
+    assert ei.value.exhausted and "retrycore:retry_exhausted" in retrycore.error_names(ei.value)
+
+
+def test_hook_events_carry_max_attempts_and_the_refusing_budget() -> None:
+    # JS's HookInfo had neither; both come from the core's decision (tests/js/issue14.test.cjs).
+    events: List[Any] = []
+    budget = retrycore.Budget.token_bucket(capacity=10, retry_cost=5, name="b")
+    p = retrycore.RetryPolicy(
+        max_attempts=5, initial=0.0, jitter="none", budget=budget,
+        on_retry=lambda e: events.append(("retry", e.attempt, e.max_attempts, e.budget)),
+        on_give_up=lambda e: events.append(("give_up", e.attempt, e.max_attempts, e.budget, e.reason)),
+    )
+
+    @retrycore.retry(p, idempotent=True)
+    def fail() -> None:
+        raise ConnectionResetError()
+
+    with pytest.raises(retrycore.BudgetExhaustedError):
+        fail()
+    assert events == [("retry", 1, 5, None), ("retry", 2, 5, None), ("give_up", 3, 5, "b", "budget_exhausted")]
+
+
+# docs/hosts.md, "Copies to remove", items 2 and 4: the facade picked exception classes
+# and HTTP statuses by hand. Its own checks now raise through the core's class table
+# (`_native.error`, `ErrorCode::class` in the check's domain), and a refused record
+# decision carries the status of the core's HTTP answer.
+def test_raise_for_decision_takes_the_class_and_the_status_from_the_core() -> None:
+    fp = retrycore.fingerprint({"amount": 1}, operation="pay")
+    # missing_field raised by an idempotency function: the core names idempotency_type (it was InvalidKeyError).
+    missing = retrycore.decide(None, None, fp, 1000)
+    assert code_of(lambda: retrycore.raise_for_decision(missing)) == ("IdempotencyTypeError", "missing_field", "key")
+    for stripe, status in ((False, 422), (True, 400)):
+        cfg = retrycore.RecordConfig(stripe=stripe)
+        d = retrycore.decide(None, "k1", fp, 1000, cfg)
+        done = retrycore.complete(d["record"], d["fence"], {"state": "succeeded"}, 2000, cfg)
+        mismatch = retrycore.decide(done, "k1", "0" * 64, 3000, cfg)
+        with pytest.raises(retrycore.IdempotencyMismatchError) as em:
+            retrycore.raise_for_decision(mismatch)
+        assert em.value.status == mismatch["http"]["status"] == status
+    running = retrycore.decide(d["record"], "k1", fp, 1500)
+    with pytest.raises(retrycore.IdempotencyInProgressError) as ei:
+        retrycore.raise_for_decision(running)
+    assert ei.value.status == running["http"]["status"] == 409 and ei.value.retry_after > 0
+    # A refused decision without its HTTP answer is refused, never given a status of the facade's.
+    assert code_of(lambda: retrycore.raise_for_decision({"decision": "mismatch"})) == (
+        "IdempotencyTypeError", "missing_field", "http.status")
+    assert code_of(lambda: retrycore.raise_for_decision([])) == ("IdempotencyTypeError", "invalid_type", "decision")
+    assert retrycore.raise_for_decision(retrycore.decide(None, "k2", fp, 1000))["decision"] == "execute"
+
+
+def test_the_facades_own_checks_raise_the_class_the_core_names() -> None:
+    def nowhere() -> Any:
+        return retrycore.RetryPolicy.from_file("\ud800")
+
+    cases = [
+        (lambda: retrycore.RetryPolicy.from_json("{}", on_retyr=print), "unknown_key", "on_retyr"),
+        (lambda: retrycore.RetryPolicy.from_file(5), "invalid_type", "path"),  # type: ignore[arg-type]
+        (nowhere, "invalid_string", "path"),
+        (lambda: retrycore.retry(5), "invalid_type", "policy"),  # type: ignore[call-overload]
+        (lambda: retrycore.CircuitBreaker()(5), "invalid_type", "fn"),  # type: ignore[type-var]
+    ]
+    classes = {c["code"]: c["classes"]["config"] for c in _native.host_tables()["error_codes"]}
+    for call, code, field in cases:
+        with pytest.raises(retrycore.RetrycoreError) as ei:
+            call()
+        assert (ei.value.code, ei.value.field) == (code, field)
+        assert type(ei.value) is _native.error(code, field, "why").__class__ is PY_CLASS[classes[code]]
+    assert type(_native.error("missing_field", "key", "why", "idempotency")) is retrycore.IdempotencyTypeError
+    assert code_of(lambda: _native.error("nope", "f", "why")) == ("ConfigError", "invalid_value", "code")

@@ -510,11 +510,9 @@ def k_jcs_number(case: Dict[str, Any]) -> None:
 
 
 def k_fingerprint(case: Dict[str, Any]) -> None:
+    # Exactly the options the case gives: which go together is the core's rule.
     where: Dict[str, Any] = {"selected": case.get("selected")}
-    if case.get("operation") is not None:
-        where["operation"] = case["operation"]
-    else:
-        where["method"], where["path"] = case["method"], case["path"]
+    where.update({k: case[k] for k in ("operation", "method", "path") if k in case})
 
     def run(canonical: bool) -> str:
         if isinstance(case.get("body_text"), str):

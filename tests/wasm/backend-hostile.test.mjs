@@ -76,7 +76,7 @@ function answers(w) {
     fail: p.fail(id, 1, 503, undefined, ['ECONNRESET'], 'GET', true, false, ['retry-after', '2'], 5, 1_700_000_000_000),
     decision: p.decision(id),
     key: p.key(id),
-    fp: w.fingerprint('POST', '/v1/x', '{"b":[1,2],"a":"\u00e9"}', undefined, false),
+    fp: w.fingerprint('POST', '/v1/x', undefined, '{"b":[1,2],"a":"\u00e9"}', undefined, false),
     canon: w.canonicalize(JSON.stringify(deep(100))),
     rng: new w.NativeRng('18446744073709551615').nextU64(),
     verdict: w.classify(undefined, 'UNAVAILABLE', ['x'], undefined, undefined, undefined, ['grpc-retry-pushback-ms', '10'], undefined),
@@ -216,7 +216,7 @@ test('item 2: array parameters refuse a sparse array of length 2**32-1 before re
   too('serverAdvice headers', () => w.serverAdvice(sparse(), undefined));
   too('classify names', () => w.classify(undefined, undefined, sparse(), undefined, undefined, undefined, undefined, undefined));
   too('classify headers', () => w.classify(503, undefined, undefined, undefined, undefined, undefined, sparse(), undefined));
-  too('fingerprint selected', () => w.fingerprint('POST', '/x', '{}', sparse(), false));
+  too('fingerprint selected', () => w.fingerprint('POST', '/x', undefined, '{}', sparse(), false));
   too('deadLetter ops', () => w.deadLetter('{}', sparse()));
   too('recordFailure headers', () => {
     if (Number.isNaN(b.recordFailure(0, 0, 0, 503, undefined, undefined, sparse()))) throw w.takeError();

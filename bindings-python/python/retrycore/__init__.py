@@ -17,146 +17,41 @@ seconds, like ``time.sleep``.
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 import functools
 import inspect
 import os
 import types as _types
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, TypeVar, Union, cast, overload
+from contextvars import ContextVar
+from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
 from . import _native
 from ._context import CURRENT as _CURRENT
 from ._errors import (
-    BudgetExhaustedError,
-    CircuitOpenError,
-    ConfigError,
-    ConfigTypeError,
-    DeadLetterError,
-    FenceError,
-    FingerprintError,
-    IdempotencyError,
-    IdempotencyInProgressError,
-    IdempotencyMismatchError,
-    IdempotencyTypeError,
-    InvalidKeyError,
-    RetrycoreError,
-    RetryError,
-    SnapshotError,
-    StateError,
+    BudgetExhaustedError, CircuitOpenError, ConfigError, ConfigTypeError, DeadLetterError, FenceError,
+    FingerprintError, IdempotencyError, IdempotencyInProgressError, IdempotencyMismatchError, IdempotencyTypeError,
+    InvalidKeyError, RetrycoreError, RetryError, SnapshotError, StateError,
 )
 from ._native import (
-    Acquired,
-    DeadLetter,
-    Finding,
-    GiveUp,
-    Permit,
-    Proceed,
-    Random,
-    RecordConfig,
-    Refusal,
-    Reject,
-    Retry,
-    RetryEvent,
-    RetrySession,
-    ScheduleRow,
-    ServerAdvice,
-    Transition,
-    Verdict,
-    canonicalize,
-    canonicalize_json,
-    classify,
-    complete,
-    decide,
-    derive_key,
-    error_names,
-    fingerprint,
-    fingerprint_json,
-    format_duration,
-    format_header,
-    format_number,
-    format_rfc3339_ms,
-    mint_key,
-    parse_duration,
-    parse_header,
-    parse_http_date,
-    parse_rfc3339_ms,
-    renew_lease,
-    scoped_key,
-    server_advice,
-    storage_key,
-    validate_key,
+    Acquired, DeadLetter, Finding, GiveUp, Permit, Proceed, Random, RecordConfig, Refusal, Reject, Retry, RetryEvent,
+    RetrySession, ScheduleRow, ServerAdvice, Transition, Verdict, canonicalize, canonicalize_json, classify, complete,
+    decide, derive_key, error_names, fingerprint, fingerprint_json, format_duration, format_header, format_number,
+    format_rfc3339_ms, mint_key, parse_duration, parse_header, parse_http_date, parse_rfc3339_ms, renew_lease,
+    scoped_key, server_advice, storage_key, validate_key,
 )
 
 __version__: str = _native.__version__
 
 __all__ = [
-    "Acquired",
-    "Budget",
-    "BudgetExhaustedError",
-    "CircuitBreaker",
-    "CircuitOpenError",
-    "ConfigError",
-    "ConfigTypeError",
-    "DeadLetter",
-    "DeadLetterError",
-    "FenceError",
-    "Finding",
-    "FingerprintError",
-    "GiveUp",
-    "IdempotencyError",
-    "IdempotencyInProgressError",
-    "IdempotencyMismatchError",
-    "IdempotencyTypeError",
-    "InvalidKeyError",
-    "Permit",
-    "Proceed",
-    "Random",
-    "RecordConfig",
-    "Refusal",
-    "Reject",
-    "Retry",
-    "RetryError",
-    "RetryEvent",
-    "RetryPolicy",
-    "RetrySession",
-    "RetrycoreError",
-    "ScheduleRow",
-    "ServerAdvice",
-    "SnapshotError",
-    "StateError",
-    "Transition",
-    "Verdict",
-    "canonicalize",
-    "canonicalize_json",
-    "categories",
-    "classify",
-    "complete",
-    "current_attempt",
-    "decide",
-    "derive_key",
-    "error_codes",
-    "error_names",
-    "fingerprint",
-    "fingerprint_json",
-    "format_duration",
-    "format_header",
-    "format_number",
-    "format_rfc3339_ms",
-    "give_up_reasons",
-    "LIMITS",
-    "lint",
-    "mint_key",
-    "parse_duration",
-    "parse_header",
-    "parse_http_date",
-    "parse_rfc3339_ms",
-    "raise_for_decision",
-    "renew_lease",
-    "retry",
-    "scoped_key",
-    "server_advice",
-    "storage_key",
-    "validate_key",
+    "Acquired", "Budget", "BudgetExhaustedError", "CircuitBreaker", "CircuitOpenError", "ConfigError",
+    "ConfigTypeError", "DeadLetter", "DeadLetterError", "FenceError", "Finding", "FingerprintError", "GiveUp",
+    "IdempotencyError", "IdempotencyInProgressError", "IdempotencyMismatchError", "IdempotencyTypeError",
+    "InvalidKeyError", "Permit", "Proceed", "Random", "RecordConfig", "Refusal", "Reject", "Retry", "RetryError",
+    "RetryEvent", "RetryPolicy", "RetrySession", "RetrycoreError", "ScheduleRow", "ServerAdvice", "SnapshotError",
+    "StateError", "Transition", "Verdict", "canonicalize", "canonicalize_json", "categories", "classify", "complete",
+    "current_attempt", "decide", "derive_key", "error_codes", "error_names", "fingerprint", "fingerprint_json",
+    "format_duration", "format_header", "format_number", "format_rfc3339_ms", "give_up_reasons", "LIMITS", "lint",
+    "mint_key", "parse_duration", "parse_header", "parse_http_date", "parse_rfc3339_ms", "raise_for_decision",
+    "renew_lease", "retry", "scoped_key", "server_advice", "storage_key", "validate_key",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -215,7 +110,11 @@ async def _default_async_sleep(delay: float) -> None:
 
 def _callable(fn: Any, field: str) -> None:
     if not callable(fn):
-        raise ConfigTypeError(f"must be callable, got {type(fn).__name__}", "invalid_type", field)
+        raise _native.error("invalid_type", field, f"must be callable, got {type(fn).__name__}")
+
+
+#: The permits of the ``with breaker:`` blocks open in this context, innermost last.
+_BREAKER_PERMITS: "ContextVar[Tuple[Permit, ...]]" = ContextVar("retrycore_breaker_permits", default=())
 
 
 class CircuitBreaker(_native.CircuitBreaker):
@@ -242,42 +141,23 @@ class CircuitBreaker(_native.CircuitBreaker):
         """Guards a function (sync or ``async def``) with the breaker."""
         _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
-            acquire, record = self.acquire, self.record
 
             @functools.wraps(fn)
             async def guarded(*args: Any, **kwargs: Any) -> Any:
-                permit = acquire()
-                try:
-                    result = await fn(*args, **kwargs)
-                except BaseException as e:
-                    record(permit, e)
-                    raise
-                record(permit, "success")
-                return result
+                async with self:
+                    return await fn(*args, **kwargs)
 
             return cast(F, guarded)
         call = self.call
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return call(fn, args, kwargs)
-
-        return cast(F, wrapper)
-
-    def _permits(self) -> "List[Permit]":
-        var = _BREAKER_PERMITS
-        stack = var.get()
-        if stack is None:
-            stack = []
-            var.set(stack)
-        return stack
+        return cast(F, functools.wraps(fn)(lambda *args, **kwargs: call(fn, args, kwargs)))
 
     def __enter__(self) -> "CircuitBreaker":
-        self._permits().append(self.acquire())
+        _BREAKER_PERMITS.set(_BREAKER_PERMITS.get() + (self.acquire(),))
         return self
 
     def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
-        permit = self._permits().pop()
+        *outer, permit = _BREAKER_PERMITS.get()
+        _BREAKER_PERMITS.set(tuple(outer))
         self.record(permit, exc if exc is not None else "success")
 
     async def __aenter__(self) -> "CircuitBreaker":
@@ -285,11 +165,6 @@ class CircuitBreaker(_native.CircuitBreaker):
 
     async def __aexit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
         self.__exit__(exc_type, exc, tb)
-
-
-from contextvars import ContextVar  # noqa: E402
-
-_BREAKER_PERMITS: "ContextVar[Optional[List[Permit]]]" = ContextVar("retrycore_breaker_permits", default=None)
 
 
 class Budget(_native.Budget):
@@ -343,7 +218,7 @@ class Budget(_native.Budget):
 _HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
 
 
-class RetryPolicy:
+class RetryPolicy(_native.Policy):
     """A retry policy: the policy document's settings plus its shared
     generator, breaker, budgets and counters.
 
@@ -356,23 +231,23 @@ class RetryPolicy:
     and :func:`retry`.
     """
 
-    __slots__ = ("_p", "on_retry", "on_give_up", "on_state_change", "_runner")
+    __slots__ = ("on_retry", "on_give_up", "on_state_change", "_runner")
+    on_retry: Hook
+    on_give_up: Hook
+    on_state_change: StateHook
+    _runner: Optional[_native.Runner]
 
-    _p: _native.Policy
-
-    def __init__(self, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> None:
+    def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> "RetryPolicy":
         # Only exact types are looked at here (no caller code runs); the native module
         # converts everything else, bounded, and refuses what is not a document.
-        for k in ("breaker", "budget", "budgets"):
-            if k in kwargs and kwargs[k] is None:  # as the native module refuses every other None
-                raise ConfigTypeError("must not be None (leave it out for the default)", "invalid_type", k)
-        if "budget" in kwargs and "budgets" not in kwargs:
+        # A None stays in the document: the core's typed reader refuses it (invalid_type).
+        if kwargs.get("budget") is not None and "budgets" not in kwargs:
             # Both (or an alias of budget with budgets): the core's reader refuses the pair.
             kwargs["budgets"] = [kwargs.pop("budget")]
-        breaker = kwargs.pop("breaker", None)
+        breaker: Any = kwargs.pop("breaker") if kwargs.get("breaker") is not None else None
         if breaker is not None and type(breaker) is dict:
             kwargs["breaker"], breaker = breaker, None
-        budgets = kwargs.pop("budgets", None)
+        budgets: Any = kwargs.pop("budgets") if kwargs.get("budgets") is not None else None
         if type(budgets) in (list, tuple) and all(type(b) is dict for b in budgets):
             kwargs["budgets"], budgets = budgets, None
         elif budgets is not None:
@@ -381,28 +256,27 @@ class RetryPolicy:
             kwargs["budgets"] = []
         p = _native.Policy.from_dict(kwargs, kwargs=True)
         if breaker is not None:
-            p = p.with_breaker(breaker)
+            p = p._with_breaker(breaker)
         if budgets is not None:
-            p = p.with_budgets(budgets)
-        self._init(p, on_retry, on_give_up, on_state_change)
-
-    def _init(self, p: _native.Policy, on_retry: Hook, on_give_up: Hook, on_state_change: StateHook) -> None:
-        # Inline breakers and budgets become facade objects (decorators, context managers).
-        b = p.breaker
-        if b is not None and not isinstance(b, CircuitBreaker):
-            p = p.with_breaker(CircuitBreaker._share(b))
-        if any(not isinstance(x, Budget) for x in p.budgets):
-            p = p.with_budgets([x if isinstance(x, Budget) else Budget._share(x) for x in p.budgets])
-        self._p = p
-        self.on_retry = on_retry
-        self.on_give_up = on_give_up
-        self.on_state_change = on_state_change
-        self._runner: Optional[_native.Runner] = None
+            p = p._with_budgets(budgets)
+        return cls._wrap(p, on_retry, on_give_up, on_state_change)
 
     @classmethod
     def _wrap(cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None) -> "RetryPolicy":
-        self = cls.__new__(cls)
-        self._init(p, on_retry, on_give_up, on_state_change)
+        # Inline breakers and budgets become facade objects (decorators, context managers).
+        b = p.breaker
+        if b is not None and not isinstance(b, CircuitBreaker):
+            p = p._with_breaker(CircuitBreaker._share(b))
+        if any(not isinstance(x, Budget) for x in p.budgets):
+            p = p._with_budgets([x if isinstance(x, Budget) else Budget._share(x) for x in p.budgets])
+        self = _native.Policy.__new__(cls, p)
+        self.on_retry, self.on_give_up, self.on_state_change = on_retry, on_give_up, on_state_change
+        self._runner = None
+        return self
+
+    @property
+    def _p(self) -> _native.Policy:
+        """The native policy (itself: kept for the callers that unwrap a facade policy)."""
         return self
 
     @classmethod
@@ -412,13 +286,13 @@ class RetryPolicy:
         return cls(profile=name, **kwargs)
 
     @classmethod
-    def from_dict(cls, document: Mapping[str, Any], **hooks: Any) -> "RetryPolicy":
+    def from_dict(cls, document: Mapping[str, Any], **hooks: Any) -> "RetryPolicy":  # type: ignore[override]
         """Reads a policy document given as a dict (the same JSON as every runtime: durations as strings)."""
         _check_hooks(hooks)
         return cls._wrap(_native.Policy.from_dict(document), **hooks)
 
     @classmethod
-    def from_json(cls, text: Union[str, bytes], **hooks: Any) -> "RetryPolicy":
+    def from_json(cls, text: Union[str, bytes], **hooks: Any) -> "RetryPolicy":  # type: ignore[override]
         """Reads a policy document from JSON text (a ``str``, or UTF-8 ``bytes``).
 
         The text is never taken for a file name, whatever its shape: use
@@ -436,86 +310,26 @@ class RetryPolicy:
         """
         _check_hooks(hooks)
         if not isinstance(path, (str, os.PathLike)):
-            raise ConfigTypeError(f"must be a path, got {type(path).__name__}", "invalid_type", "path")
+            raise _native.error("invalid_type", "path", f"must be a path, got {type(path).__name__}")
         try:
             f = open(path, "rb")
         except UnicodeError as e:  # a name with a lone surrogate has no bytes
-            raise ConfigError(f"has no file-system form: {e}", "invalid_string", "path") from e
+            raise _native.error("invalid_string", "path", f"has no file-system form: {e}") from e
         with f:
             data = f.read(LIMITS["max_document_bytes"] + 1)
         return cls._wrap(_native.Policy.from_json(data), **hooks)
 
-    def to_dict(self) -> Dict[str, Any]:
-        """The normalized document, every setting spelled out."""
-        return self._p.to_dict()
-
-    def to_json(self) -> str:
-        return self._p.to_json()
-
-    @property
-    def max_attempts(self) -> int:
-        return self._p.max_attempts
-
-    @property
-    def name(self) -> Optional[str]:
-        return self._p.name
-
     @property
     def breaker(self) -> Optional[CircuitBreaker]:
-        return cast(Optional[CircuitBreaker], self._p.breaker)
+        return cast(Optional[CircuitBreaker], super().breaker)
 
     @property
-    def budgets(self) -> List[Budget]:
-        return cast(List[Budget], self._p.budgets)
+    def budgets(self) -> List[Budget]:  # type: ignore[override]
+        return cast(List[Budget], super().budgets)
 
-    def schedule(self) -> List[ScheduleRow]:
-        """Low / mid / high delay per retry, in seconds, and the cumulative worst case."""
-        return self._p.schedule()
-
-    def worst_case(self) -> float:
-        return self._p.worst_case()
-
-    def delay(self, retry: int, r: float, prev: Optional[float] = None) -> float:
-        """The delay in seconds before retry ``retry`` (≥ 1) for the draw ``r`` in [0, 1].
-
-        A delay that depends on earlier retries is refused rather than guessed: a
-        decorrelated retry after the first needs ``prev`` (``missing_field``), and the
-        ``polly`` profile's exponential backoff with jitter is refused after the first
-        retry (``invalid_combination``): use :meth:`replay_delays`.
-        """
-        return self._p.delay(retry, r, prev)
-
-    def sample_delays(self, seed: int, count: int) -> List[float]:
-        """Delays of retries 1..count from a generator seeded with ``seed``."""
-        return self._p.sample_delays(seed, count)
-
-    def replay_delays(self, draws: List[float]) -> List[float]:
-        """Delays of retries 1..len(draws), retry n taking draw n."""
-        return self._p.replay_delays(draws)
-
-    def session(
-        self,
-        key: Optional[str] = None,
-        seed: Optional[int] = None,
-        idempotent: Optional[bool] = None,
-        idempotency_key_sent: Optional[bool] = None,
-        method: Optional[str] = None,
-        draws: Optional[List[float]] = None,
-    ) -> RetrySession:
-        """Starts one logical operation that you drive yourself.
-
-        ``draws`` replays these draws instead of the generator, retry n taking draw n;
-        they never cycle: a retry past the last one raises ``invalid_state`` (``draws``).
-        """
-        return self._p.session(key, seed, idempotent, idempotency_key_sent, method, draws)
-
-    def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":
+    def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":  # type: ignore[override]
         """A policy for your test suite: at most ``attempts`` calls, delays capped at ``max_delay`` (0: no sleep)."""
-        return RetryPolicy._wrap(self._p.testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
-
-    def counters(self) -> Dict[str, Any]:
-        """The counters of every session of this policy (the ``retry_attempts_total`` family of metric names)."""
-        return self._p.counters()
+        return RetryPolicy._wrap(super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Calls ``fn(*args, **kwargs)`` with retries; ``async`` functions return an awaitable."""
@@ -525,18 +339,21 @@ class RetryPolicy:
         runner = self._runner
         if runner is None:
             runner = self._runner = _native.Runner(
-                self._p, on_retry=self.on_retry, on_give_up=self.on_give_up, on_state_change=self.on_state_change
+                self, on_retry=self.on_retry, on_give_up=self.on_give_up, on_state_change=self.on_state_change
             )
         return runner.call(fn, args, kwargs)
 
     def __repr__(self) -> str:
-        return f"RetryPolicy.from_json({self._p.to_json()!r})"
+        return f"RetryPolicy.from_json({self.to_json()!r})"
+
+    def __copy__(self) -> "RetryPolicy":
+        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change)
 
 
 def _check_hooks(hooks: Mapping[str, Any]) -> None:
     for k in hooks:
         if k not in _HOOK_KEYS:
-            raise ConfigTypeError(f"unexpected keyword argument {k!r}", "unknown_key", k)
+            raise _native.error("unknown_key", k, f"unexpected keyword argument {k!r}")
 
 
 @overload
@@ -600,35 +417,22 @@ def retry(
         return retry()(policy)
     pol: RetryPolicy = policy if policy is not None else RetryPolicy()
     if not isinstance(pol, RetryPolicy):
-        raise ConfigTypeError(f"must be a RetryPolicy, got {type(pol).__name__}", "invalid_type", "policy")
+        raise _native.error("invalid_type", "policy", f"must be a RetryPolicy, got {type(pol).__name__}")
 
     def options(sync_sleep: Optional[Callable[[float], Any]]) -> _native.Runner:
         return _native.Runner(
-            pol._p,
-            sleep=sync_sleep,
-            clock=clock,
-            on_retry=on_retry if on_retry is not None else pol.on_retry,
+            pol, sleep=sync_sleep, clock=clock, on_retry=on_retry if on_retry is not None else pol.on_retry,
             on_give_up=on_give_up if on_give_up is not None else pol.on_give_up,
-            on_state_change=on_state_change if on_state_change is not None else pol.on_state_change,
-            key=key,
-            idempotent=idempotent,
-            idempotency_key_sent=idempotency_key_sent,
-            method=method,
-            wall_clock=wall_clock,
+            on_state_change=on_state_change if on_state_change is not None else pol.on_state_change, key=key,
+            idempotent=idempotent, idempotency_key_sent=idempotency_key_sent, method=method, wall_clock=wall_clock,
         )
 
     def decorate(fn: F) -> F:
         _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
             return cast(F, _async_wrapper(fn, options(None), sleep))
-        runner = options(sleep)
-        call = runner.call
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return call(fn, args, kwargs)
-
-        return cast(F, wrapper)
+        call = options(sleep).call
+        return cast(F, functools.wraps(fn)(lambda *args, **kwargs: call(fn, args, kwargs)))
 
     return decorate
 
@@ -636,33 +440,29 @@ def retry(
 def _async_wrapper(
     fn: Callable[..., Awaitable[Any]], runner: _native.Runner, sleep: Optional[Callable[[float], Awaitable[Any]]]
 ) -> Callable[..., Awaitable[Any]]:
-    start, before, failed, returned, cancel = (runner.start, runner.before, runner.failed_attempt, runner.returned_attempt, runner.cancel)
+    """The loop of ``Runner.call`` with the callee and the sleep awaited: every step is the runner's."""
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        session = start(args, kwargs)
+        session = runner.start(args, kwargs)
         token = _CURRENT.set(session)
         try:
             while True:
-                timeout = before(session)
+                timeout = runner.before(session)
                 try:
-                    if timeout is None:
-                        result = await fn(*args, **kwargs)
-                    else:
-                        result = await asyncio.wait_for(fn(*args, **kwargs), timeout)
+                    result = await asyncio.wait_for(fn(*args, **kwargs), timeout)
                 except Exception as e:
-                    delay = failed(session, e)
-                    if delay > 0:
-                        await (sleep or _default_async_sleep)(delay)
-                    continue
-                again = returned(session, result)
-                if again is None:
-                    return result
-                if again > 0:
-                    await (sleep or _default_async_sleep)(again)
+                    delay = runner.failed_attempt(session, e)
+                else:
+                    again = runner.returned_attempt(session, result)
+                    if again is None:
+                        return result
+                    delay = again
+                if delay > 0:
+                    await (sleep or _default_async_sleep)(delay)
         except BaseException:
             # CancelledError, KeyboardInterrupt: the session ends as cancelled (no-op once done).
-            cancel(session)
+            runner.cancel(session)
             raise
         finally:
             _CURRENT.reset(token)
@@ -678,20 +478,24 @@ def lint(policy: RetryPolicy, service: Optional[Mapping[str, Any]] = None) -> Li
 def raise_for_decision(decision: Mapping[str, Any]) -> Mapping[str, Any]:
     """Raises for a refused record decision from :func:`decide`, else returns it.
 
-    ``mismatch`` → :class:`IdempotencyMismatchError` (``.status`` 422 or 400);
-    ``in_progress`` → :class:`IdempotencyInProgressError` (``.retry_after``
-    seconds); ``missing_key`` → :class:`InvalidKeyError`.
+    ``mismatch`` → :class:`IdempotencyMismatchError`, ``in_progress`` →
+    :class:`IdempotencyInProgressError` (``.retry_after`` seconds), each with the
+    ``.status`` of the decision's ``http`` answer (422, or 400 Stripe-style; 409);
+    ``missing_key`` → :class:`IdempotencyTypeError` (``missing_field``, ``key``).
     """
     if not isinstance(decision, dict):
-        raise IdempotencyTypeError(f"must be a decision dict, got {type(decision).__name__}", "invalid_type", "decision")
+        raise _native.error("invalid_type", "decision", f"must be a decision dict, got {type(decision).__name__}", "idempotency")
     kind = decision.get("decision")
-    http = decision.get("http") or {}
-    if kind == "mismatch":
-        status = http.get("status", 422) if isinstance(http, dict) else 422
-        raise IdempotencyMismatchError(status=status if type(status) is int else 422)
-    if kind == "in_progress":
-        ms = decision.get("retry_after_ms", 0)
-        raise IdempotencyInProgressError(retry_after=ms / 1000.0 if type(ms) in (int, float) else 0.0)
     if kind == "missing_key":
-        raise InvalidKeyError("the request has no Idempotency-Key", "missing_field", "key")
-    return decision
+        raise _native.error("missing_field", "key", "the request has no Idempotency-Key", "idempotency")
+    if kind not in ("mismatch", "in_progress"):
+        return decision
+    http = decision.get("http")
+    status = http.get("status") if isinstance(http, dict) else None
+    if type(status) is not int:
+        code = "missing_field" if status is None else "invalid_type"
+        raise _native.error(code, "http.status", "a refused decision carries the status of its HTTP answer", "idempotency")
+    if kind == "mismatch":
+        raise IdempotencyMismatchError(status=status)
+    ms = decision.get("retry_after_ms", 0)
+    raise IdempotencyInProgressError(retry_after=ms / 1000.0 if type(ms) in (int, float) else 0.0, status=status)

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Type
 
+from . import _native
+
 
 class RetrycoreError(Exception):
     """Base class of every retrycore exception, with a stable ``code`` and a ``field``."""
-
-    code: str
-    field: str
 
     def __init__(self, message: str = "", code: str = "error", field: str = "") -> None:
         super().__init__(message)
@@ -48,7 +47,9 @@ class RetryError(RetrycoreError):
     ``retry_after_too_long``, ``throttled``); ``attempts`` the calls made;
     ``__cause__`` the last exception, or ``response`` the last non-ok response
     when the function returned one (``status_code`` not 2xx). Classified again by an outer layer, it
-    is ``retry_exhausted``: never retried twice.
+    is ``retry_exhausted`` when ``exhausted`` is true (every give-up retrycore raises:
+    the core's ``Ending`` marks it), so it is never retried twice; one made with
+    ``exhausted=False`` is transparent and its cause decides, as in JS.
     """
 
     reason: str
@@ -57,6 +58,7 @@ class RetryError(RetrycoreError):
     key: Optional[str]
     retry_after: Optional[float]
     response: Optional[object]
+    exhausted: bool
 
     def __init__(
         self,
@@ -67,6 +69,7 @@ class RetryError(RetrycoreError):
         category: Optional[str] = None,
         key: Optional[str] = None,
         retry_after: Optional[float] = None,
+        exhausted: bool = True,
     ) -> None:
         super().__init__(message, "retry_exhausted", "")
         self.reason = reason
@@ -75,19 +78,15 @@ class RetryError(RetrycoreError):
         self.key = key
         self.retry_after = retry_after
         self.response = None
+        self.exhausted = exhausted
 
 
 class BudgetExhaustedError(RetryError):
     """A retry budget refused the retry (or the adaptive throttle the call)."""
 
-    budget: Optional[str]
-    budget_reason: Optional[str]
-
     def __init__(self, message: str = "", *, budget: Optional[str] = None, budget_reason: Optional[str] = None, **kwargs: object) -> None:
         super().__init__(message, **kwargs)  # type: ignore[arg-type]
-        self.code = "budget_exhausted"
-        self.budget = budget
-        self.budget_reason = budget_reason
+        self.code, self.budget, self.budget_reason = "budget_exhausted", budget, budget_reason
 
 
 class CircuitOpenError(RetrycoreError):
@@ -97,22 +96,10 @@ class CircuitOpenError(RetrycoreError):
     e.g. forced open); ``state`` the state that refused; ``breaker`` its name.
     """
 
-    retry_after: Optional[float]
-    state: Optional[str]
-    breaker: Optional[str]
-
-    def __init__(
-        self,
-        message: str = "circuit breaker is open",
-        *,
-        retry_after: Optional[float] = None,
-        state: Optional[str] = "open",
-        breaker: Optional[str] = None,
-    ) -> None:
+    def __init__(self, message: str = "circuit breaker is open", *, retry_after: Optional[float] = None, state: Optional[str] = "open",
+                 breaker: Optional[str] = None) -> None:
         super().__init__(message, "breaker_open", "")
-        self.retry_after = retry_after
-        self.state = state
-        self.breaker = breaker
+        self.retry_after, self.state, self.breaker = retry_after, state, breaker
 
 
 class IdempotencyError(RetrycoreError, ValueError):
@@ -140,36 +127,29 @@ class DeadLetterError(IdempotencyError):
 
 
 class IdempotencyMismatchError(IdempotencyError):
-    """The key was used for a different request (HTTP 422, or 400 Stripe-style)."""
+    """The key was used for a different request; ``status`` is the decision's HTTP status (422, or 400 Stripe-style)."""
 
-    def __init__(self, message: str = "the idempotency key was used for another request", status: int = 422) -> None:
+    def __init__(self, message: str = "the idempotency key was used for another request", status: Optional[int] = None) -> None:
         super().__init__(message, "mismatch", "")
         self.status = status
 
 
 class IdempotencyInProgressError(IdempotencyError):
-    """The first request with this key still runs (HTTP 409); retry after ``retry_after`` seconds."""
+    """The first request with this key still runs; retry after ``retry_after`` seconds.
+    ``status`` is the decision's HTTP status (409)."""
 
-    def __init__(self, message: str = "a request with this key is in progress", retry_after: float = 0.0) -> None:
+    def __init__(self, message: str = "a request with this key is in progress", retry_after: float = 0.0, status: Optional[int] = None) -> None:
         super().__init__(message, "in_progress", "")
-        self.retry_after = retry_after
-        self.status = 409
+        self.retry_after, self.status = retry_after, status
 
 
-#: The class of each error class the core names (``retrycore::ErrorClass``; which class a
-#: code raised in a domain is, is the core's ``ErrorCode::class``, never a rule here).
-_BY_CLASS: Dict[str, Type[RetrycoreError]] = {
-    "config": ConfigError,
-    "config_type": ConfigTypeError,
-    "idempotency": IdempotencyError,
-    "idempotency_type": IdempotencyTypeError,
-    "state": StateError,
-    "snapshot": SnapshotError,
-    "key": InvalidKeyError,
-    "fingerprint": FingerprintError,
-    "fence": FenceError,
-    "dead_letter": DeadLetterError,
-}
+#: The class of each error class the core names, in the core's order (``host_tables()["error_classes"]``,
+#: ``retrycore::ErrorClass::ALL``; which class a code raised in a domain is, is the core's
+#: ``ErrorCode::class``, never a rule here). tests/python/test_tables.py checks the pairing.
+_BY_CLASS: Dict[str, Type[RetrycoreError]] = dict(zip(_native.host_tables()["error_classes"], (
+    ConfigError, ConfigTypeError, IdempotencyError, IdempotencyTypeError, StateError, SnapshotError, InvalidKeyError,
+    FingerprintError, FenceError, DeadLetterError,
+)))
 
 
 def _from_core(code: str, field: str, message: str, cls: str) -> RetrycoreError:
@@ -190,29 +170,17 @@ def _ending(
     key: Optional[str],
     state: Optional[str],
     breaker: Optional[str],
+    *,
+    message: str,
+    marked: bool,
 ) -> RetrycoreError:
     """Builds the error the core's ``surface::Ending`` names: ``kind`` is its class
-    (``retry_error``, ``budget_exhausted``, ``circuit_open``), ``code`` and ``reason``
-    are the core's (called by the native module)."""
+    (``retry_error``, ``budget_exhausted``, ``circuit_open``); ``code``, ``reason``,
+    ``message`` (``Ending::message``, the same text in JS) and ``marked`` are the
+    core's (called by the native module)."""
     if kind == "circuit_open":
-        wait = "" if retry_after is None else f"; retry after {retry_after:.3f}s"
-        name = f" {breaker!r}" if breaker else ""
-        return CircuitOpenError(f"circuit breaker{name} is {state or 'open'}{wait}", retry_after=retry_after, state=state, breaker=breaker)
-    if attempts == 0:
-        message = f"{reason.replace('_', ' ')} before the first attempt"
-    else:
-        message = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}: {reason}"
-    if budget is not None:
-        message += f" (budget {budget!r}: {budget_reason or reason})"
-    if isinstance(cause, BaseException):
-        try:
-            text = str(cause)
-        except Exception:  # a __str__ that raises must not replace the RetryError
-            text = "<unprintable>"
-        message += f"; last error: {type(cause).__name__}: {text}"
-    elif cause is not None:
-        message += f"; last response: status {getattr(cause, 'status_code', '?')!r}"
-    fields = dict(reason=reason, attempts=attempts, category=category, key=key, retry_after=retry_after)
+        return CircuitOpenError(message, retry_after=retry_after, state=state, breaker=breaker)
+    fields = dict(reason=reason, attempts=attempts, category=category, key=key, retry_after=retry_after, exhausted=marked)
     exc: RetryError
     if kind == "budget_exhausted":
         exc = BudgetExhaustedError(message, budget=budget, budget_reason=budget_reason or reason, **fields)

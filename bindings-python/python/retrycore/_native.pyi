@@ -27,6 +27,8 @@ from typing import (
 
 from typing_extensions import disjoint_base
 
+from ._errors import RetrycoreError
+
 if sys.version_info >= (3, 11):
     from typing import Self
 else:
@@ -48,12 +50,6 @@ class _SupportsItems(Protocol):
 # Headers: a mapping (or anything with `items()`, like `email.message.Message`) or (name, value) pairs.
 _Headers = Union[_SupportsItems, Iterable[Tuple[str, str]]]
 
-class _HasNativePolicy(Protocol):
-    """The facade's `RetryPolicy`, which keeps its native policy in `_p`."""
-
-    @property
-    def _p(self) -> Policy: ...
-
 # The core's lists (`retrycore::tables::host_tables()`); tests/python/test_tables.py fails
 # when one of these unions differs from the core's.
 _Category = Literal[
@@ -72,7 +68,7 @@ _BreakerKind = Literal["count_based", "time_based", "consecutive", "sampling"]
 _BudgetKind = Literal["token_bucket", "grpc", "ratio", "concurrency", "finagle", "adaptive"]
 _Profile = Literal["aws-standard", "aws-2026", "grpc", "polly", "resilience4j", "finagle", "tenacity", "stamina", "envoy"]
 
-_PolicyLike = Union[Policy, _HasNativePolicy]
+_PolicyLike = Policy  # the facade's RetryPolicy is one
 _RetryHook = Callable[[RetryEvent], object]
 _StateHook = Callable[[Transition], object]
 
@@ -81,6 +77,7 @@ __all__ = [
     "Policy",
     "RetrySession",
     "Runner",
+    "error",
     "Proceed",
     "Reject",
     "Retry",
@@ -132,9 +129,11 @@ __version__: str
 
 # ---------------------------------------------------------------- policies and sessions
 
-@final
+@disjoint_base
 class Policy:
-    """A live retry policy."""
+    """A live retry policy (the facade's `RetryPolicy` subclasses it, adding hooks)."""
+    def __new__(cls, share: _PolicyLike) -> Self:
+        """A policy that shares `share`'s settings, generator, breaker, budgets and counters."""
     @staticmethod
     def from_dict(doc: _Document, kwargs: Optional[bool] = None, entropy: Optional[int] = None) -> Policy:
         """Reads a policy document given as a dict (`kwargs=True`: typed options, durations also float seconds)."""
@@ -157,26 +156,26 @@ class Policy:
     @property
     def budgets(self) -> List[Budget]:
         """The retry budgets the policy's sessions share."""
-    def with_breaker(self, breaker: Optional[CircuitBreaker]) -> Policy:
+    def _with_breaker(self, breaker: Optional[CircuitBreaker]) -> Policy:
         """A policy with the same settings whose sessions share `breaker`."""
-    def with_budgets(self, budgets: Sequence[Union[Budget, _Document]]) -> Policy:
+    def _with_budgets(self, budgets: Sequence[Union[Budget, _Document]]) -> Policy:
         """A policy with the same settings whose sessions share `budgets`."""
     def schedule(self) -> List[ScheduleRow]:
-        """Low / mid / high delay per retry, in seconds."""
+        """Low / mid / high delay per retry, in seconds, and the cumulative worst case."""
     def worst_case(self) -> float:
         """The cumulative worst-case wait, in seconds."""
     def delay(self, retry: int, r: float, prev: Optional[float] = None) -> float:
-        """The delay before `retry` (≥ 1) for the draw `r` in [0, 1]; `prev`
-        is the previous decorrelated delay in seconds. A delay that depends
-        on a history it is not given is refused (`Backoff::delay_alone_ns`):
-        a decorrelated retry after the first without `prev` is
-        `missing_field`, the polly profile's DecorrelatedJitterV2 after the
-        first is `invalid_combination` (use `replay_delays`).
+        """The delay in seconds before retry `retry` (≥ 1) for the draw `r` in [0, 1].
+
+        A delay that depends on earlier retries is refused rather than guessed: a
+        decorrelated retry after the first needs `prev` (`missing_field`), and the
+        `polly` profile's exponential backoff with jitter is refused after the first
+        retry (`invalid_combination`): use `replay_delays`.
         """
     def sample_delays(self, seed: int, count: int) -> List[float]:
-        """The delays of retries 1..=count drawn from a generator seeded with `seed`."""
+        """Delays of retries 1..count from a generator seeded with `seed`."""
     def replay_delays(self, draws: _Floats) -> List[float]:
-        """The delays of retries 1..=len(draws), retry n taking draw n (anchors' vectors)."""
+        """Delays of retries 1..len(draws), retry n taking draw n."""
     def session(
         self,
         key: Optional[str] = None,
@@ -186,11 +185,15 @@ class Policy:
         method: Optional[str] = None,
         draws: Optional[_Floats] = None,
     ) -> RetrySession:
-        """Starts one logical operation."""
+        """Starts one logical operation that you drive yourself.
+
+        `draws` replays these draws instead of the generator, retry n taking draw n;
+        they never cycle: a retry past the last one raises `invalid_state` (`draws`).
+        """
     def testing(self, attempts: int, max_delay: Optional[float] = None) -> Policy:
         """A policy for test suites: at most `attempts` calls, every delay capped at `max_delay` seconds."""
     def counters(self) -> Dict[str, Any]:
-        """The counters of all sessions (the `retry_attempts_total` family of metric names)."""
+        """The counters of every session of this policy (the `retry_attempts_total` family of metric names)."""
 
 @final
 class ScheduleRow:
@@ -407,8 +410,6 @@ class Runner:
         """Gates an attempt: the timeout in seconds (or None), or raises the local rejection / `RetryError`."""
     def failed_attempt(self, session: RetrySession, exc: BaseException) -> float:
         """Answers a failed attempt: the delay in seconds, or raises (`RetryError`, or the error itself)."""
-    def succeeded_attempt(self, session: RetrySession) -> None:
-        """Records the successful attempt."""
     def returned_attempt(self, session: RetrySession, value: object) -> Optional[float]:
         """Answers a returned value: None to return it (recorded as a success, or
         a non-ok response nothing retries), the delay in seconds to retry a
@@ -416,9 +417,11 @@ class Runner:
         """
     def cancel(self, session: RetrySession) -> None:
         """Cancels the session (no-op once done)."""
-    @property
-    def sleep(self) -> Optional[Callable[[float], object]]:
-        """The sleep the loop calls with seconds, if one was given (else `time.sleep`)."""
+
+def error(code: str, field: str, why: str, domain: Optional[Literal["config", "idempotency"]] = None) -> RetrycoreError:
+    """The exception of the class the core names for `code` raised in `domain`
+    (`config`, the default, or `idempotency`; `ErrorCode::class`): the facade's own checks raise it.
+    """
 
 # ---------------------------------------------------------------- breakers and budgets
 

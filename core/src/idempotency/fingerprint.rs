@@ -276,11 +276,87 @@ pub fn fingerprint_operation<T: JsonInput>(operation: &str, body: &T, selected: 
     Ok(hex_digest(&fingerprint_operation_canonical(operation, body, selected)?))
 }
 
+/// What a fingerprint is of, as a caller's options name it: an HTTP
+/// request (`method` + `path`) or another operation (`operation`). Every
+/// host reads its `fingerprint` options with [`FingerprintOf::read`], so
+/// which options go together, and the error a wrong mix gets, is decided
+/// here once (docs/idempotency.md, "Canonical JSON and fingerprints").
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FingerprintOf<'a> {
+    /// An HTTP request: `{"method", "path", "body"}` ([`fingerprint_http`]).
+    Http {
+        /// The method, as given.
+        method: &'a str,
+        /// The path, as given.
+        path: &'a str,
+    },
+    /// Any other call: `{"operation", "body"}` ([`fingerprint_operation`]).
+    Operation(&'a str),
+}
+
+impl<'a> FingerprintOf<'a> {
+    /// Reads a fingerprint's options as the caller gave them (`None`: left out).
+    ///
+    /// # Errors
+    /// - `invalid_value` on `operation` when `operation` comes with `method`
+    ///   or `path` (one or the other, not both);
+    /// - `missing_field` on `path` when `method` comes without it, on
+    ///   `method` when `path` comes without it, and on `operation` when
+    ///   none is given.
+    pub fn read(method: Option<&'a str>, path: Option<&'a str>, operation: Option<&'a str>) -> Result<Self> {
+        let missing = |field: &'static str, why: &str| Err(Error::new(ErrorCode::MissingField, field, why.to_owned()));
+        match (operation, method, path) {
+            (Some(op), None, None) => Ok(FingerprintOf::Operation(op)),
+            (Some(_), _, _) => {
+                Err(Error::new(ErrorCode::InvalidValue, "operation", "give operation, or method and path, not both"))
+            }
+            (None, Some(method), Some(path)) => Ok(FingerprintOf::Http { method, path }),
+            (None, Some(_), None) => missing("path", "an HTTP fingerprint takes a path with its method"),
+            (None, None, Some(_)) => missing("method", "an HTTP fingerprint takes a method with its path"),
+            (None, None, None) => missing("operation", "give operation, or method and path"),
+        }
+    }
+
+    /// Returns the fingerprint of `body` ([`fingerprint_http`] or
+    /// [`fingerprint_operation`]), or with `canonical` the canonical JSON it
+    /// hashes.
+    ///
+    /// # Errors
+    /// As [`fingerprint_http`] and [`fingerprint_operation`].
+    pub fn fingerprint<T: JsonInput>(self, body: &T, selected: Option<&[&str]>, canonical: bool) -> Result<String> {
+        match (self, canonical) {
+            (FingerprintOf::Http { method, path }, false) => fingerprint_http(method, path, body, selected),
+            (FingerprintOf::Http { method, path }, true) => fingerprint_http_canonical(method, path, body, selected),
+            (FingerprintOf::Operation(op), false) => fingerprint_operation(op, body, selected),
+            (FingerprintOf::Operation(op), true) => fingerprint_operation_canonical(op, body, selected),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::idempotency::{parse_json, JsonValue};
     use serde_json::json;
+
+    #[test]
+    fn the_options_of_a_fingerprint_are_read_once() {
+        let http = FingerprintOf::read(Some("POST"), Some("/v1/charges"), None).unwrap();
+        assert_eq!(http, FingerprintOf::Http { method: "POST", path: "/v1/charges" });
+        let body = json!({"a": 1});
+        assert_eq!(
+            http.fingerprint(&body, None, false).unwrap(),
+            fingerprint_http("POST", "/v1/charges", &body, None).unwrap()
+        );
+        let op = FingerprintOf::read(None, None, Some("put")).unwrap();
+        assert_eq!(op.fingerprint(&body, None, true).unwrap(), r#"{"body":{"a":1},"operation":"put"}"#);
+        let err = |m, p, o| FingerprintOf::read(m, p, o).map(|_| ()).map_err(|e| (e.code(), e.field().to_owned()));
+        assert_eq!(err(Some("GET"), None, None), Err(("missing_field", "path".into())));
+        assert_eq!(err(None, Some("/x"), None), Err(("missing_field", "method".into())));
+        assert_eq!(err(None, None, None), Err(("missing_field", "operation".into())));
+        assert_eq!(err(Some("GET"), None, Some("put")), Err(("invalid_value", "operation".into())));
+        assert_eq!(err(None, Some("/x"), Some("put")), Err(("invalid_value", "operation".into())));
+    }
 
     #[test]
     fn equal_across_spellings_and_different_on_change() {

@@ -38,7 +38,7 @@ mod rfc3339;
 
 pub use dead_letter::{DeadLetter, DeadLetterBuilder, DeadLetterStatus};
 pub use fingerprint::{
-    fingerprint_http, fingerprint_http_canonical, fingerprint_operation, fingerprint_operation_canonical,
+    fingerprint_http, fingerprint_http_canonical, fingerprint_operation, fingerprint_operation_canonical, FingerprintOf,
 };
 pub use header::{format_header, parse_header, HeaderForm};
 pub use jcs::{canonicalize, canonicalize_any, canonicalize_json, canonicalize_value, format_number, JsonInput};

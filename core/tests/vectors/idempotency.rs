@@ -161,22 +161,19 @@ fn fingerprint(case: &Case) -> Result<(), String> {
         Ok(b) => b,
         Err(e) => return outcome(case, Err::<String, _>(e), expect_str),
     };
-    let (canonical, hex) = if let Some(op) = case.str("operation") {
-        (idem::fingerprint_operation_canonical(op, &body, sel), idem::fingerprint_operation(op, &body, sel))
-    } else {
-        let (m, p) = (need_str(case, "method")?, need_str(case, "path")?);
-        (idem::fingerprint_http_canonical(m, p, &body, sel), idem::fingerprint_http(m, p, &body, sel))
+    // The options a case gives, read as every host reads them.
+    let of = match idem::FingerprintOf::read(case.str("method"), case.str("path"), case.str("operation")) {
+        Ok(of) => of,
+        Err(e) => return outcome(case, Err::<String, _>(e), expect_str),
     };
+    let (canonical, hex) = (of.fingerprint(&body, sel, true), of.fingerprint(&body, sel, false));
     if let (Some(want), Ok(got)) = (case.str("canonical"), &canonical) {
         eq("canonical", got.as_str(), want)?;
     }
     // The serde_json path must agree whenever the body is given as a value.
     if case.str("body_text").is_none() {
         let raw = case.v.get("body").unwrap_or(&Value::Null);
-        let other = match case.str("operation") {
-            Some(op) => idem::fingerprint_operation(op, raw, sel),
-            None => idem::fingerprint_http(need_str(case, "method")?, need_str(case, "path")?, raw, sel),
-        };
+        let other = of.fingerprint(raw, sel, false);
         if other.as_ref().map_err(|e| e.code()) != hex.as_ref().map_err(|e| e.code()) {
             return Err(format!("serde_json and JsonValue paths disagree: {other:?} vs {hex:?}"));
         }

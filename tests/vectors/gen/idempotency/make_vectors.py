@@ -291,6 +291,12 @@ fpc += [
  err("bad escape", "invalid_pointer", operation="put", body={"a": 1}, selected=["/a~2"]),
  err("empty method", "invalid_value", method="", path="/v1/charges", body=charge, error_field="method"),
  err("empty operation", "invalid_value", operation="", body=charge, error_field="operation"),
+ # Which options go together: the core's FingerprintOf::read (docs/idempotency.md, "Which options").
+ err("method without path", "missing_field", method="POST", body=charge, error_field="path"),
+ err("path without method", "missing_field", path="/v1/charges", body=charge, error_field="method"),
+ err("neither method and path nor operation", "missing_field", body=charge, error_field="operation"),
+ err("operation with method and path", "invalid_value", operation="charge", method="POST", path="/v1/charges", body=charge, error_field="operation"),
+ err("operation with method alone", "invalid_value", operation="charge", method="POST", body=charge, error_field="operation"),
  err("body integer 2^53 + 1", "invalid_number", method="POST", path="/v1/charges", body_text='{"amount":9007199254740993}'),
  err("body duplicate key", "invalid_json", method="POST", path="/v1/charges", body_text='{"amount":1,"amount":2}'),
  err("body too deep", "too_deep", method="POST", path="/v1/charges", body_text='['*129 + ']'*129),
