@@ -41,10 +41,8 @@
 //! method or function; not `new` or a dunder, whose docs Python never shows)
 //! and writes each to `$OUT_DIR/doc/<name>.txt` (`Policy.delay`, `derive_key`)
 //! for the hand-written items, which take it with `stub_doc!` (`lib.rs`). A
-//! generated item without a docstring fails the build; a `///` doc left on
-//! one in `src/surface.rs` must be the stub's text (the `policy` and
-//! `breaker` sections keep theirs until they move). `///` docs on `priv`
-//! fields and groups are for Rust readers and stay here.
+//! generated item without a docstring, or with a `///` doc here, fails the
+//! build. `///` docs on `priv` fields and groups are for Rust readers only.
 //!
 //! `$OUT_DIR/exports.rs` holds `add_declared`, which adds every declared
 //! function and every class with declared members to the module (`lib.rs`).
@@ -456,7 +454,7 @@ fn methods(
         if m.form != "new" && !m.name.starts_with("__") {
             doc_attr(out, "    ", &doc_of(docs, &format!("{prefix}{}", m.name), &m.doc)?);
         } else if !m.doc.is_empty() {
-            return Err(format!("{}: Python shows no doc of `new` or a dunder", m.name));
+            return Err(format!("{}: write its docs in {STUB} (`__new__` or the class), not as `///`", m.name));
         }
         match m.form.as_str() {
             _ if functions => out.push_str("    #[pyfunction]\n"),
@@ -546,14 +544,13 @@ fn doc_attr(out: &mut String, indent: &str, doc: &str) {
     let _ = writeln!(out, "{indent}#[doc = {doc:?}]");
 }
 
-/// The docs of the Python item `name`: its docstring in the stub. A `///`
-/// doc declared on it in `src/surface.rs` must say the same.
+/// The docs of the Python item `name`: its docstring in the stub, the one
+/// place they are written (`declared`, a `///` doc on it here, is refused).
 fn doc_of(docs: &Docs, name: &str, declared: &[String]) -> Result<String, String> {
-    let doc = docs.text.get(name).ok_or_else(|| format!("{name} has no docstring in {STUB}"))?;
-    if !declared.is_empty() && declared.join("\n") != *doc {
-        return Err(format!("{name}: the `///` doc in src/surface.rs differs from the docstring in {STUB}"));
+    if !declared.is_empty() {
+        return Err(format!("{name}: write its docs as its docstring in {STUB}, not as `///`"));
     }
-    Ok(doc.clone())
+    docs.text.get(name).cloned().ok_or_else(|| format!("{name} has no docstring in {STUB}"))
 }
 
 /// The Python name of every `#[pyclass]`, by its Rust name: the declared

@@ -18,11 +18,6 @@ import retrycore._native as native
 
 STUB = Path(__file__).resolve().parents[2] / "bindings-python" / "python" / "retrycore" / "_native.pyi"
 
-# Items whose doc is still written in Rust (a hand-written `#[pyo3(get)]` field without a doc)
-# until their module's docs move to the stub; each must still have no doc, so this fails when
-# it gets one written somewhere else than the stub.
-NOT_YET_MOVED = {"RetrySession.max_attempts"}
-
 
 def stub_docs() -> Dict[str, Optional[str]]:
     """Every class and def of the stub by qualified name, with its docstring (None: none)."""
@@ -85,9 +80,6 @@ def test_every_public_item_has_a_docstring(name: str) -> None:
 
 @pytest.mark.parametrize("name", PUBLIC)
 def test_doc_is_the_stub_docstring(name: str) -> None:
-    if name in NOT_YET_MOVED:
-        assert native_doc(name) == ""
-        return
     assert native_doc(name) == STUB_DOCS[name]
 
 
