@@ -72,7 +72,7 @@ pub fn fire(py: Python<'_>, hooks: &[Option<&Py<PyAny>>], ts: &[Transition]) -> 
     Ok(())
 }
 
-/// A permission to make one call.
+#[doc = stub_doc!("Permit")]
 #[pyclass(frozen, name = "Permit", module = "retrycore._native")]
 pub struct PyPermit {
     pub p: Permit,
@@ -135,7 +135,7 @@ fn counted_exc(cfg: &BreakerConfig, e: &Obj) -> PyResult<Counted> {
 /// The transition a breaker call caused, fired to the hook (None: none).
 type Fired = PyResult<Option<Py<PyTransition>>>;
 
-/// A circuit breaker shared by reference.
+#[doc = stub_doc!("CircuitBreaker")]
 #[pyclass(frozen, subclass, name = "CircuitBreaker", module = "retrycore._native")]
 pub struct Breaker {
     pub shared: SharedBreaker,
@@ -219,7 +219,7 @@ pub fn refusal(r: Refusal) -> PyRefusal {
     PyRefusal { budget: r.budget, reason: r.reason, detail: r.detail.to_string() }
 }
 
-/// A retry budget shared by reference.
+#[doc = stub_doc!("Budget")]
 #[pyclass(frozen, subclass, name = "Budget", module = "retrycore._native")]
 pub struct PyBudget {
     pub shared: SharedBudget,

@@ -24,7 +24,7 @@ fn opt_s(py: Python<'_>, o: Option<&Obj>, field: &str) -> PyResult<Option<String
     conv::opt_str(o, field).map_err(|e| conv::as_idempotency(py, e))
 }
 
-/// Joins key parts with `:` (business id, operation, version).
+#[doc = stub_doc!("derive_key")]
 #[pyfunction]
 #[pyo3(signature = (*parts))]
 pub fn derive_key(py: Python<'_>, parts: &Bound<'_, PyTuple>) -> PyResult<String> {
@@ -73,7 +73,7 @@ fn fp(
 
 // ---------------------------------------------------------------- records
 
-/// How records are kept: lease, retention and failure handling.
+#[doc = stub_doc!("RecordConfig")]
 #[pyclass(frozen, name = "RecordConfig", module = "retrycore._native")]
 pub struct RecordConfig {
     pub c: idem::RecordConfig,
@@ -109,7 +109,7 @@ fn response_of(py: Python<'_>, o: Option<Obj<'_>>) -> PyResult<Option<idem::Stor
 
 // ---------------------------------------------------------------- dead letters
 
-/// The envelope of a message whose retries ran out.
+#[doc = stub_doc!("DeadLetter")]
 #[pyclass(frozen, name = "DeadLetter", module = "retrycore._native")]
 pub struct PyDeadLetter {
     l: Mutex<idem::DeadLetter>,

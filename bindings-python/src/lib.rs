@@ -8,6 +8,15 @@
 //! wraps this module with decorators, async support and typing.
 #![forbid(unsafe_code)]
 
+/// The docstring `python/retrycore/_native.pyi` gives the Python item
+/// `$name` (`"Class"`, `"Class.member"`, `"function"`), which `build.rs`
+/// writes to `$OUT_DIR/doc/`: `#[doc = stub_doc!("DeadLetter")]`.
+macro_rules! stub_doc {
+    ($name:literal) => {
+        include_str!(concat!(env!("OUT_DIR"), "/doc/", $name, ".txt"))
+    };
+}
+
 mod breaker;
 mod conv;
 mod entropy;
@@ -35,14 +44,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // `add_declared`: the functions and classes declared in `src/surface.rs`, expanded by `build.rs`.
 include!(concat!(env!("OUT_DIR"), "/exports.rs"));
 
-/// Does nothing (the benchmarks' floor for a call with one int and one float).
+#[doc = stub_doc!("noop")]
 #[pyfunction]
 #[pyo3(signature = (a=None, b=None))]
 fn noop(a: Option<&Obj>, b: Option<&Obj>) {
     let _ = (a, b);
 }
 
-/// Returns its argument (the benchmarks' floor for a call with one object).
+#[doc = stub_doc!("noop_obj")]
 #[pyfunction]
 fn noop_obj(a: Obj<'_>) -> Obj<'_> {
     a

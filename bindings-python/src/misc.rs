@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use retrycore::lint::Service;
 use retrycore::rng::{Rng, Xoshiro256pp};
 
-/// The pinned generator (xoshiro256++ seeded by SplitMix64).
+#[doc = stub_doc!("Random")]
 #[pyclass(frozen, name = "Random", module = "retrycore._native")]
 pub struct Random {
     g: std::sync::Mutex<Xoshiro256pp>,

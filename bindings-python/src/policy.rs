@@ -20,7 +20,7 @@ use retrycore::surface::{fires_on_give_up, Ending, Raise, RetryNumbers};
 use retrycore::ErrorCode;
 use std::sync::Mutex;
 
-/// A live retry policy (the facade's `RetryPolicy` subclasses it, adding hooks).
+#[doc = stub_doc!("Policy")]
 #[pyclass(frozen, subclass, name = "Policy", module = "retrycore._native")]
 pub struct Policy {
     pub inner: RetryPolicy,
@@ -139,14 +139,14 @@ struct State {
     last_exc: Option<Py<PyAny>>,
 }
 
-/// One logical operation (also what `retrycore.current_attempt()` returns
-/// inside a decorated call).
+#[doc = stub_doc!("RetrySession")]
 #[pyclass(frozen, name = "RetrySession", module = "retrycore._native")]
 pub struct Session {
     st: Mutex<State>,
     /// The key as a Python string, made on first read (the core formats a
     /// minted key only then too): a call whose key nobody reads mints nothing.
     key: GILOnceCell<Py<PyString>>,
+    #[doc = stub_doc!("RetrySession.max_attempts")]
     #[pyo3(get)]
     max_attempts: u32,
     /// The policy reads a failure's message (`Policy::needs_message`).
@@ -219,8 +219,7 @@ struct End {
     retry_after: Option<f64>,
 }
 
-/// The retry loop of one decorator (or `policy.call`): its policy, sleep,
-/// clock, hooks and declarations.
+#[doc = stub_doc!("Runner")]
 #[pyclass(frozen, module = "retrycore._native")]
 pub struct Runner {
     policy: Py<Policy>,

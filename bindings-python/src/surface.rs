@@ -8,7 +8,6 @@
 pub const DECLARATIONS: &str = r#"
 module policy
 
-/// One row of a schedule, in seconds.
 class ScheduleRow {
     retry: u32, attempt: u32, low: f64, mid: f64, high: f64, cumulative_low: f64, cumulative_high: f64
 }
@@ -16,17 +15,12 @@ class ScheduleRow {
     repr "cumulative_high={cumulative_high})"
 
 class Proceed {
-    attempt: u32, max_attempts: u32
-    /// Seconds the call may take (None: unbounded).
-    timeout: Option<f64>
+    attempt: u32, max_attempts: u32, timeout: Option<f64>
 }
     repr "Proceed(attempt={attempt}, max_attempts={max_attempts}, timeout={timeout:?})"
 
 class Reject {
-    reason: &'static str
-    /// Seconds until the call could be admitted (None: not by waiting).
-    retry_after: Option<f64>
-    budget: Option<String>
+    reason: &'static str, retry_after: Option<f64>, budget: Option<String>
 }
     repr "Reject(reason={reason:?}, retry_after={retry_after:?}, budget={budget:?})"
 
@@ -42,27 +36,16 @@ class GiveUp {
 }
     repr "GiveUp(reason={reason:?}, category={category:?}, attempts={attempts})"
 
-/// What a hook receives.
 class RetryEvent {
-    /// The attempt that failed (or was refused).
-    attempt: u32
-    /// The retry number about to happen (on_retry), else None.
-    retry: Option<u32>
-    max_attempts: u32, category: Option<&'static str>
-    /// The decided delay in seconds (on_retry).
-    delay: Option<f64>
-    /// The give-up reason (on_give_up).
-    reason: Option<&'static str>
-    budget: Option<String>, exception: Option<Py<PyAny>>, key: Py<PyString>
+    attempt: u32, retry: Option<u32>, max_attempts: u32, category: Option<&'static str>, delay: Option<f64>
+    reason: Option<&'static str>, budget: Option<String>, exception: Option<Py<PyAny>>, key: Py<PyString>
 }
     repr "RetryEvent(attempt={attempt}, retry={retry:?}, category={category:?}, delay={delay:?}, reason={reason:?})"
 
 methods Policy
-    /// A policy that shares `share`'s settings, generator, breaker, budgets and counters.
     new new(share: =native_policy) -> Self =
         let (p, needs_message) = (share.get(), share.get().needs_message);
         Policy { inner: p.inner.clone(), breaker: p.breaker(py), budgets: p.budgets(py), needs_message }
-    /// Parses a policy document (JSON text, as a str or UTF-8 bytes); never reads a file.
     static from_json(text: obj, entropy: obj?) -> try Policy =
         let text = match text.downcast::<PyBytes>() {
             Ok(b) => {
@@ -75,7 +58,6 @@ methods Policy
             Err(_) => to_str(text, "text")?,
         };
         Policy::build(py, PolicyConfig::from_json(&text).py(py)?, opt_count(entropy, "entropy", u64::MAX)?)
-    /// Reads a policy document given as a dict (`kwargs=True`: typed options, durations also float seconds).
     static from_dict(doc: obj, kwargs: obj?, entropy: obj?) -> try Policy =
         let mode = Mode::of(kwargs)?;
         let v = to_json(doc, mode)?;
@@ -84,20 +66,17 @@ methods Policy
             Mode::Document => PolicyConfig::from_json_value(&v),
         };
         Policy::build(py, cfg.py(py)?, opt_count(entropy, "entropy", u64::MAX)?)
-    /// The normalized document, every setting spelled out.
     to_dict() -> try Obj<'py> = conv::from_json(py, &self.inner.config().to_json_value())
     to_json() -> String = self.inner.config().to_json()
     get max_attempts -> u32 = self.inner.config().max_attempts
     get name -> Option<String> = self.inner.config().name.clone()
     get breaker -> Option<Py<Breaker>> = self.breaker.as_ref().map(|b| b.clone_ref(py))
     get budgets -> Vec<Py<PyBudget>> = self.budgets.iter().map(|b| b.clone_ref(py)).collect()
-    /// A policy with the same settings whose sessions share `breaker`.
     _with_breaker(breaker: nullable) -> try Policy =
         let breaker =
             conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
         let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
         Ok(Policy::of(py, inner, breaker, self.budgets(py)))
-    /// A policy with the same settings whose sessions share `budgets`.
     _with_budgets(budgets: obj) -> try Policy =
         let budgets = conv::list_arg(budgets, "budgets", "a list of Budget objects")?
             .iter()
@@ -116,7 +95,6 @@ methods Policy
             .collect::<PyResult<Vec<_>>>()?;
         let inner = self.inner.with_budgets(budgets.iter().map(|b| b.get().shared.clone()).collect());
         Ok(Policy::of(py, inner, self.breaker(py), budgets))
-    /// Low / mid / high delay per retry, in seconds, and the cumulative worst case.
     schedule() -> Vec<ScheduleRow> =
         self.inner
             .schedule()
@@ -132,54 +110,34 @@ methods Policy
                 cumulative_high: dur_secs(r.cumulative_high),
             })
             .collect()
-    /// The cumulative worst-case wait, in seconds.
     worst_case() -> f64 = to_secs(retrycore::duration::from_std(self.inner.schedule().worst_case()))
-    /// The delay in seconds before retry `retry` (≥ 1) for the draw `r` in [0, 1].
-    ///
-    /// A delay that depends on earlier retries is refused rather than guessed: a
-    /// decorrelated retry after the first needs `prev` (`missing_field`), and the
-    /// `polly` profile's exponential backoff with jitter is refused after the first
-    /// retry (`invalid_combination`): use `replay_delays`.
     delay(retry: u32, r: f64, prev: secs?) -> try f64 =
         self.inner.config().backoff.delay_alone_ns(retry, r, prev).map(to_secs).py(py)
-    /// Delays of retries 1..count from a generator seeded with `seed`.
     sample_delays(seed: count, count: obj) -> Vec<f64> =
         let count = conv::to_count(count, "count", retrycore::limits::MAX_ITEMS as u64)? as u32;
         self.inner.config().backoff.sample_sequence_ns(seed, count).into_iter().map(to_secs).collect()
-    /// Delays of retries 1..len(draws), retry n taking draw n.
     replay_delays(draws: obj) -> try Vec<f64> =
         let draws = floats(draws, "draws")?;
         Ok(self.inner.config().backoff.replay_ns(&draws).py(py)?.into_iter().map(to_secs).collect())
-    /// Starts one logical operation that you drive yourself.
-    ///
-    /// `draws` replays these draws instead of the generator, retry n taking draw n;
-    /// they never cycle: a retry past the last one raises `invalid_state` (`draws`).
     session(key: str?, seed: count?, idempotent: bool?, idempotency_key_sent: bool?, method: str?, draws: obj?)
             -> try Session =
         let draws = conv::opt(draws, |d| floats(d, "draws"))?;
         let key_entropy = crate::entropy::bytes::<16>();
         let opts = SessionOptions { key, key_entropy, seed, idempotent, idempotency_key_sent, method, draws };
         Session::new(py, self, opts)
-    /// A policy for test suites: at most `attempts` calls, every delay capped at `max_delay` seconds.
     testing(attempts: u32, max_delay: secs?) -> try Policy =
         let inner = self.inner.testing(attempts, max_delay.unwrap_or(0)).py(py)?;
         Ok(Policy::of(py, inner, self.breaker(py), self.budgets(py)))
-    /// The counters of every session of this policy (the `retry_attempts_total` family of metric names).
     counters() -> try Obj<'py> = conv::from_json(py, &self.inner.counters().snapshot().to_json_value())
     __repr__() -> String = format!("Policy({})", self.inner.config().to_json())
 
 methods Session
-    /// The idempotency key every attempt carries.
     get key -> Py<PyString> = self.key_str(py)
-    /// True when the session minted the key itself (it then does not make a request safe to repeat).
     get key_minted -> bool = self.with(py, |st| st.s.key_minted())
-    /// The number of the current (or last) attempt; 0 before the first.
     get attempt -> u32 = self.with(py, |st| st.s.attempts())
-    /// Seconds the current attempt may take (min of `attempt_timeout` and the time left), or None.
     get timeout -> Option<f64> = self.with(py, |st| st.timeout).map(to_secs)
     get done -> bool = self.with(py, |st| st.s.is_done())
     get give_up_reason -> Option<&'static str> = self.with(py, |st| st.s.give_up_reason()).map(|r| r.code())
-    /// Gates the next attempt: a `Proceed` or a `Reject`.
     before_attempt(now: now?) -> try Py<PyAny> =
         let g = self.with(py, |st| {
             let g = st.s.before_attempt_ns(now);
@@ -189,22 +147,16 @@ methods Session
             g
         });
         gate_obj(py, &g.py(py)?)
-    /// Answers a failed attempt — an exception, a dict of failure fields, or
-    /// keyword fields — with a `Retry` or a `GiveUp`.
     on_failure(failure: obj?, now: obj?, *, fields: ..Fields) -> try Py<PyAny> =
         let f = OwnedFailure::read(failure, &fields, self.needs_message)?;
         let now = now_or_clock(now)?;
         let d = self.with(py, |st| f.with(|x| st.s.on_failure_ns(now, x)));
         decision_obj(py, &d.py(py)?)
-    /// Records a successful attempt and finishes the session.
     on_success(now: now?, elapsed: secs?) -> try () =
         // The refusal (a session not in flight) becomes an exception after the lock is released.
         self.with(py, |st| st.s.on_success_ns(now, elapsed)).py(py)
-    /// Ends the session as cancelled (does nothing once done).
     cancel(now: now?) -> () = self.with(py, |st| st.s.cancel_ns(now));
-    /// Gives back a permit and slots without counting anything.
     release() -> () = self.with(py, |st| st.s.release());
-    /// The breaker transitions this session's calls caused since the last call.
     take_transitions() -> try Vec<Py<PyTransition>> =
         let ts = self.with(py, |st| st.s.take_transitions());
         ts.iter().map(|t| Py::new(py, crate::breaker::transition(t))).collect()
@@ -222,7 +174,6 @@ methods Runner
         Ok(Runner {
             policy, sleep, clock, on_retry, on_give_up, on_state_change, key_fn, wall_clock, idempotent, key_sent, method,
         })
-    /// Calls `func(*args, **kwargs)` with retries (synchronous; sleeps with `sleep`, default `time.sleep`).
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         let call = call_args(func, args, kwargs)?;
         let s = self.new_session(py, call)?;
@@ -231,27 +182,18 @@ methods Runner
         let r = self.run(py, s.get(), func, call);
         var.reset.call1(py, (token,))?;
         r
-    /// Starts a session for one call (the async loop's first step).
     start(args: obj, kwargs: obj?) -> try Py<Session> = self.new_session(py, args_of(args, kwargs)?)
-    /// Gates an attempt: the timeout in seconds (or None), or raises the local rejection / `RetryError`.
     before(session: =session_of) -> Option<f64> = self.gate(py, session.get())?.map(to_secs)
-    /// Answers a failed attempt: the delay in seconds, or raises (`RetryError`, or the error itself).
     failed_attempt(session: =session_of, exc: obj) -> try f64 =
         if !exc.is_instance_of::<pyo3::exceptions::PyBaseException>() {
             return Err(err(py, ErrorCode::InvalidType, "exc", "must be an exception"));
         }
         Ok(self.step(py, session.get(), exc, true)?.map_or(0.0, to_secs))
-    /// Answers a returned value: None to return it (recorded as a success, or
-    /// a non-ok response nothing retries), the delay in seconds to retry a
-    /// non-ok response, or raises `RetryError`.
     returned_attempt(session: =session_of, value: obj) -> try Option<f64> =
         Ok(self.step(py, session.get(), value, false)?.map(to_secs))
-    /// Cancels the session (no-op once done).
     cancel(session: =session_of) -> try () = self.cancelled(py, session.get())
 
 functions
-    /// The exception of the class the core names for `code` raised in `domain`
-    /// (`config`, the default, or `idempotency`; `ErrorCode::class`): the facade's own checks raise it.
     error(code: str, field: str, why: str, domain: str?) -> try Py<PyAny> =
         let kind = ErrorCode::ALL.iter().find(|c| c.code() == code);
         let kind = *kind.ok_or_else(|| err(py, ErrorCode::InvalidValue, "code", format!("is unknown: {code:?}")))?;
@@ -265,36 +207,22 @@ functions
 
 module breaker
 
-/// A breaker state change.
 class PyTransition = Transition {
-    /// The state before.
-    from_state: &'static str
-    /// The state after.
-    to_state: &'static str
-    /// Why (`failure_rate`, `wait_elapsed`, `manual`, …).
-    reason: &'static str
-    /// When, in seconds on the monotonic clock.
-    at: f64
+    from_state: &'static str, to_state: &'static str, reason: &'static str, at: f64
 }
     repr "Transition({from_state} -> {to_state}, reason={reason:?}, at={at})"
 
-/// The answer of `try_acquire`.
 class Acquired {
-    permitted: bool, permit: Option<Py<PyPermit>>, trial: bool, state: &'static str
-    /// Seconds until a trial call would be admitted (None: not by waiting).
-    retry_after: Option<f64>
+    permitted: bool, permit: Option<Py<PyPermit>>, trial: bool, state: &'static str, retry_after: Option<f64>
     transition: Option<Py<PyTransition>>
 }
 
-/// A budget refusal.
 class PyRefusal = Refusal { budget: String, reason: &'static str, detail: String }
     repr "Refusal(budget={budget:?}, reason={reason:?})"
     truthy
 
 methods PyPermit
-    /// True for a half-open trial call.
     get trial -> bool = self.p.is_trial()
-    /// When the permit was taken, in monotonic seconds.
     get started -> f64 = to_secs(self.p.started())
 
 methods Breaker
@@ -311,19 +239,14 @@ methods Breaker
         .py(py)?;
         let b = CircuitBreaker::new(cfg.clone()).py(py)?;
         Ok(Breaker { shared: b.shared(), config: cfg, on_state_change })
-    /// The settings as a document.
     to_dict() -> try Obj<'py> = conv::from_json(py, &self.config.to_json_value())
     get name -> Option<String> = self.config.name.clone()
     get on_state_change -> Option<Py<PyAny>> = self.on_state_change.as_ref().map(|h| h.clone_ref(py))
-    /// The current state (`closed`, `open`, `half_open`, `disabled`, `forced_open`, `metrics_only`).
     get state -> &'static str = self.with(py, |b| b.state().code())
-    /// Calls refused so far.
     get rejections -> u64 = self.with(py, |b| b.rejections())
-    /// The window's totals: calls, failures, slow.
     totals() -> try Bound<'py, PyDict> =
         let t = self.with(py, |b| b.totals());
         [("calls", t.calls), ("failures", t.failures), ("slow", t.slow)].into_py_dict(py)
-    /// Asks to make one call.
     try_acquire(now: now?) -> try Acquired =
         let (a, t, state) = self.with(py, |b| {
             let (a, t) = b.try_acquire(now);
@@ -337,18 +260,13 @@ methods Breaker
         let (permitted, trial) = (p.is_some(), p.is_some_and(|p| p.is_trial()));
         let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
         Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
-    /// Takes a permit, or raises `CircuitOpenError`.
     acquire(now: now?) -> try PyPermit = Ok(PyPermit { p: self.permit(py, now)? })
-    /// Records a permitted call's outcome: `"success"`, `"failure"`,
-    /// `"ignored"`, or an exception (classified; cancellations are ignored).
     record(permit: =permit_of, outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
         let counted = outcome_of(py, &self.config, outcome)?;
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(permit.started()));
         self.step(py, |b| b.on_result(permit, now, counted, duration))
-    /// Gives a permit back without an outcome.
     release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.release(permit, now))
-    /// Calls `fn(*args, **kwargs)` through the breaker.
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
         let p = self.permit(py, conv::mono_ns())?;
@@ -364,19 +282,14 @@ methods Breaker
         };
         self.step(py, |b| b.on_result(p, end, counted, end.saturating_sub(p.started())))?;
         r.map(Bound::unbind)
-    /// Moves to `state` by hand.
     transition_to(state: =state_of, now: now?) -> try Py<PyTransition> =
         self.manual(py, |b| b.transition_to(state, now))
-    /// Returns to closed with an empty window.
     reset(now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.reset(now))
-    /// Seconds until a call could be admitted (0.0 if now; inf when forced open).
     remaining_open(now: now?) -> f64 = wait_secs(self.with(py, |b| b.remaining_open(now))).unwrap_or(f64::INFINITY)
-    /// Captures the state as a JSON-ready dict.
     snapshot(now: now?, wall_now_ms: ~conv::wall_or_clock) -> try Obj<'py> =
         let text = self.with(py, |b| b.snapshot(now, wall_now_ms).to_json());
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         conv::from_json(py, &v)
-    /// Replaces the state with a snapshot (a dict or JSON text) taken with the same settings.
     restore(snapshot: obj, now: obj?, wall_now_ms: obj?) -> try () =
         let text = if snapshot.is_instance_of::<PyString>() {
             to_str(snapshot, "snapshot")?
@@ -393,35 +306,21 @@ methods Breaker
     __repr__() -> String =
         let state = self.with(py, |b| b.state().code());
         format!("CircuitBreaker(name={:?}, state={:?})", self.config.name, state)
-    /// The current state's metrics (resilience4j's `CircuitBreaker.Metrics`):
-    /// rates in percent (-1.0 below the minimum number of calls) and counts,
-    /// `not_permitted_calls` included (per state; `rejections` is the running total).
     state_metrics(now: now?) -> try Obj<'py> =
         let m = self.with(py, |b| b.metrics(now));
         conv::from_json(py, &serde_json::to_value(m).unwrap_or_default())
-    /// Records an outcome without a permit (resilience4j's `onError` /
-    /// `onSuccess` without `tryAcquirePermission`): it counts in the current
-    /// state's metrics and cannot be voided by a transition.
     record_without_permit(outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
         let counted = outcome_of(py, &self.config, outcome)?;
         let now = now_or_clock(now)?;
         let duration = opt_secs(duration, "duration")?.unwrap_or(0);
         self.step(py, |b| b.record(now, counted, duration))
-    /// Opens for `duration` seconds by hand (resilience4j's `transitionToOpenStateFor`).
     transition_to_open_for(duration: secs, now: now?) -> try Py<PyTransition> =
         self.manual(py, |b| b.transition_to_open_for(duration, now))
-    /// Opens until `until`, in seconds on the clock `now` uses
-    /// (resilience4j's `transitionToOpenStateUntil`).
     transition_to_open_until(until: instant, now: now?) -> try Py<PyTransition> =
         self.manual(py, |b| b.transition_to_open_until(until, now))
-    /// What a break-duration generator sees now (Polly's
-    /// `BreakDurationGeneratorArguments`): `failure_rate` (0-1),
-    /// `failure_count`, `half_open_attempts`.
     break_arguments(now: now?) -> try Obj<'py> =
         let a = self.with(py, |b| b.break_arguments(now));
         conv::from_json(py, &serde_json::to_value(a).unwrap_or_default())
-    /// Replaces the current open period's wait with `duration` seconds,
-    /// counted from when it opened (a host-computed break duration).
     set_break_duration(duration: secs) -> try () = self.with(py, |b| b.set_break_duration(duration)).py(py)
 
 methods PyBudget
@@ -432,45 +331,26 @@ methods PyBudget
     get kind -> &'static str = self.config.kind_name()
     get refusals -> u64 = self.with(py, |b| b.refusals())
     get withdrawals -> u64 = self.with(py, |b| b.withdrawals())
-    /// The level: tokens, or window counts, as a dict.
     level(now: ~self.now) -> try Obj<'py> = conv::from_json(py, &self.with(py, |b| b.level(now)))
-    /// A logical operation starts (ratio deposit, concurrency call).
     on_operation_start(now: ~self.now) -> () = self.with(py, |b| b.on_operation_start(now));
-    /// A logical operation ends.
     on_operation_end(held_retry_slot: false?) -> () = self.with(py, |b| b.on_operation_end(held_retry_slot));
-    /// Checks whether a retry after `category` is affordable: a `Refusal` or None.
-    /// `category` left out (None) is `"server_error"`, as in the shared vectors.
     check(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try Option<PyRefusal> =
         let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
         Ok(self.with(py, |b| b.check(now, c, refused, holds)).err().map(refusal))
-    /// Pays for a retry that `check` allowed: (token cost or None, took a concurrency slot).
-    /// `category` left out (None) is `"server_error"`.
     withdraw(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try (Option<u32>, bool) =
         let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
         Ok(self.with(py, |b| b.withdraw(now, c, refused, holds)))
-    /// Checks and pays in one step under one lock: None when paid, else the `Refusal`.
-    /// `category` left out (None) is `"server_error"`.
     try_withdraw(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try Option<PyRefusal> =
         let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
         Ok(self.with(py, |b| b.try_withdraw(now, c, refused, holds)).err().map(refusal))
-    /// Takes `n` tokens from a token bucket if it holds that many, after its
-    /// refill (smithy-rs `try_acquire_many`, botocore `RetryQuota.acquire`):
-    /// True when taken. Counts no withdrawal or refusal. Another kind of
-    /// budget raises `invalid_state`.
     acquire(n: u32, now: ~self.now) -> try bool = self.with(py, |b| b.acquire(now, n)).py(py)
-    /// Gives `n` tokens back to a token bucket, up to its capacity (botocore
-    /// `RetryQuota.release`). Another kind of budget raises `invalid_state`.
     release(n: u32, now: ~self.now) -> try () = self.with(py, |b| b.release(now, n)).py(py)
-    /// Records a failed attempt; `category` left out (None) is `"server_error"`.
     on_failure(category: ~category_of, now: obj?, counts: true?, reached_backend: true?, declined_pushback: false?,
             refused: false?) -> () =
         let facts = FailureFacts { category, counts, reached_backend, declined_pushback, refused };
         let now = self.now(now)?;
         self.with(py, |b| b.on_failure(now, facts));
-    /// Records a success; `retry_cost` is what the token bucket took for the retry that led to it.
     on_success(now: ~self.now, retry_cost: u32?) -> () = self.with(py, |b| b.on_success(now, retry_cost));
-    /// The adaptive throttle before an attempt: a `Refusal` or None. `r`
-    /// is the draw in [0, 1) (default: from the OS).
     before_attempt(now: ~self.now, r: obj?) -> try Option<PyRefusal> =
         let r = conv::opt(r, |x| {
             let v = conv::to_f64(x, "r")?;
@@ -483,16 +363,12 @@ methods PyBudget
 module idem
 
 functions
-    /// Checks a key: 1–`max_len` visible ASCII characters, not starting with `sha256:`.
     validate_key(key: obj, max_len: count?) -> try () =
         let max = max_len.map_or(idem::DEFAULT_MAX_KEY_LEN, |m| usize::try_from(m).unwrap_or(usize::MAX));
         idem::validate_key(&s(key, "key")?, max).py_in(py, I)
-    /// `len(tenant) ":" tenant ":" key`.
     scoped_key(tenant: istr, key: istr) -> try String = idem::scoped_key(&tenant, &key).py_in(py, I)
-    /// The key itself when short enough, else `sha256:` + hex.
     storage_key(key: obj, max_len: count) -> try String =
         idem::storage_key(&s(key, "key")?, usize::try_from(max_len).unwrap_or(usize::MAX)).py_in(py, I)
-    /// A random UUIDv4 key from 16 bytes (default: from the OS).
     mint_key(entropy: obj?) -> try String =
         let bytes = match entropy.filter(|e| !e.is_none()) {
             None => crate::entropy::bytes::<16>()
@@ -503,20 +379,13 @@ functions
             },
         };
         Ok(idem::mint_key(bytes.map_err(|(code, why)| err_in(py, I, code, "entropy", why))?))
-    /// The `Idempotency-Key` header value for a key (an RFC 8941 sf-string).
     format_header(key: istr) -> try String = idem::format_header(&key).py_in(py, I)
-    /// Reads an `Idempotency-Key` header value; `allow_token=True` also takes Stripe's bare token.
     parse_header(value: obj, allow_token: false?) -> try String =
         let form = if allow_token { idem::HeaderForm::SfStringOrToken } else { idem::HeaderForm::SfString };
         idem::parse_header(&s(value, "value")?, form).py_in(py, I)
-    /// The RFC 8785 canonical JSON of a Python value.
     canonicalize(value: obj) -> try String = idem::canonicalize(&to_host_json(value)?).py_in(py, I)
-    /// The RFC 8785 canonical form of JSON text.
     canonicalize_json(text: istr) -> try String = py.allow_threads(|| idem::canonicalize_json(&text)).py_in(py, I)
-    /// A float as RFC 8785 (ECMAScript) writes it.
     format_number(x: obj) -> try String = idem::format_number(conv::to_f64(x, "value")?).py_in(py, I)
-    /// The fingerprint of a request: lowercase hex SHA-256 of the canonical JSON
-    /// of `{"method", "path", "body"}` or `{"operation", "body"}`.
     fingerprint(body: obj?, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
             -> try String =
         let v = match body {
@@ -524,11 +393,8 @@ functions
             None => Value::Null,
         };
         fp(py, Body::Value(v), method, path, operation, selected, canonical)
-    /// `fingerprint` of a body given as JSON text (duplicate keys and inexact numbers are errors).
     fingerprint_json(text: obj, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
             -> try String = fp(py, Body::Text(s(text, "text")?), method, path, operation, selected, canonical)
-    /// Decides what an incoming request gets from its stored record (a dict, or None).
-    /// A `key` of None is a request without the required key (400).
     decide(record: nullable, key: nullable, fingerprint: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let Some(key) = key.filter(|k| !k.is_none()) else {
@@ -545,8 +411,6 @@ functions
             v["record"] = to_value(&c.to_record(&key, &fpr));
         }
         conv::from_json(py, &v)
-    /// Completes a record for the holder of `fence`: `outcome` is
-    /// `{"state": "succeeded" | "failed", "category": ..., "response": ...}`.
     complete(record: obj, fence: obj, outcome: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let rec = record_of(py, record)?;
@@ -559,16 +423,13 @@ functions
         let now = conv::wall_or_clock(wall_now_ms)?;
         let r = idem::complete(&rec, conv::to_count(fence, "fence", u64::MAX)?, out, now, &cfg).py_in(py, I)?;
         conv::from_json(py, &to_value(&r))
-    /// Renews the lease of a processing record (a heartbeat).
     renew_lease(record: obj, fence: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
         let cfg = config_or_default(config)?;
         let rec = record_of(py, record)?;
         let now = conv::wall_or_clock(wall_now_ms)?;
         let r = idem::renew_lease(&rec, conv::to_count(fence, "fence", u64::MAX)?, now, &cfg).py_in(py, I)?;
         conv::from_json(py, &to_value(&r))
-    /// Unix milliseconds as RFC 3339 UTC (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
     format_rfc3339_ms(unix_ms: count) -> try String = idem::format_rfc3339_ms(unix_ms).py_in(py, I)
-    /// RFC 3339 text as Unix milliseconds (rounded down).
     parse_rfc3339_ms(text: istr) -> try i64 = idem::parse_rfc3339_ms(&text).py_in(py, I)
 
 methods RecordConfig
@@ -623,15 +484,12 @@ methods PyDeadLetter
             b = b.source(t, p, conv::opt_count(offset, "offset", u64::MAX)?);
         }
         Ok(PyDeadLetter { l: Mutex::new(b.build().py_in(py, I)?) })
-    /// Reads a letter from a dict (validated).
     static from_dict(d: json) -> try Self =
         Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_value(&d).py_in(py, I)?) })
-    /// Reads a letter from JSON text (validated).
     static from_json(text: istr) -> try Self =
         Ok(PyDeadLetter { l: Mutex::new(idem::DeadLetter::from_json(&text).py_in(py, I)?) })
     to_dict() -> try Obj<'py> = conv::from_json(py, &self.with(py, |l| l.to_value()))
     to_json() -> String = self.with(py, |l| l.to_json())
-    /// Marks the letter for replay (its target must be idempotent).
     mark_replayable() -> try () = self.with(py, |l| l.mark_replayable()).py_in(py, I)
     mark_replayed() -> try () = self.with(py, |l| l.mark_replayed()).py_in(py, I)
     discard() -> try () = self.with(py, |l| l.discard()).py_in(py, I)
@@ -643,24 +501,9 @@ methods PyDeadLetter
 
 module failure
 
-/// The outcome of classifying one failure.
 class Verdict_ = Verdict {
-    /// The category code (`"connection_lost"`, …).
-    category: &'static str
-    /// `"always"`, `"if_idempotent"` or `"never"`.
-    retry: &'static str
-    /// Repeating the request is safe (method or declaration).
-    safe: bool
-    /// The rule allows a retry given `safe`, and the server did not decline.
-    retryable: bool
-    /// The server declined a retry.
-    server_declined: bool
-    /// The server's delay in seconds, if any.
-    server_delay: Option<f64>
-    /// The header it came from.
-    server_delay_source: Option<&'static str>
-    /// The HTTP status seen, if any.
-    status: Option<u16>
+    category: &'static str, retry: &'static str, safe: bool, retryable: bool, server_declined: bool
+    server_delay: Option<f64>, server_delay_source: Option<&'static str>, status: Option<u16>
     /// The classified names, turned into Python strings only when asked for.
     priv names: Vec<Name>
 }
@@ -674,7 +517,6 @@ group Fields of failure {
 }
 
 functions
-    /// Classifies an exception or a failure.
     classify(failure: obj?, *, policy: obj?, fields: ..Fields) -> try Verdict_ =
         let Some(p) = conv::opt(policy, crate::policy::native_policy)? else {
             let c = Classifier::default();
@@ -687,7 +529,6 @@ functions
         let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
         let v = f.with(|x| p.inner.config().classify(x));
         Ok(verdict(f, &v))
-    /// Returns the flattened cause chain of names of an exception (what classification reads).
     error_names(e: obj) -> try Bound<'py, PyList> =
         if !e.is_instance_of::<PyBaseException>() {
             return Err(err(e.py(), ErrorCode::InvalidType, "exception", "must be an exception"));
@@ -695,40 +536,23 @@ functions
         PyList::new(e.py(), OwnedFailure::from_exception(e, false)?.names.iter().map(|n| &**n))
 
 methods Verdict_
-    /// The error names that were classified (the flattened cause chain).
     get error_names -> Vec<&str> = self.names.iter().map(|n| &**n).collect()
-    /// The chain holds a refused connection.
     get refused -> bool =
         let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
         retrycore::classify::is_refused(&names)
 
 module misc
 
-/// What response headers say about retrying.
 class ServerAdvice {
-    /// The delay the server asked for, in seconds.
-    delay: Option<f64>
-    /// The header it came from.
-    source: Option<&'static str>
-    /// A negative or malformed gRPC pushback: don't retry.
-    declined: bool
-    /// `Stripe-Should-Retry` / `x-should-retry`.
-    should_retry: Option<bool>
-    /// `x-retry-exhausted: 1`.
-    retry_exhausted: bool
+    delay: Option<f64>, source: Option<&'static str>, declined: bool, should_retry: Option<bool>, retry_exhausted: bool
 }
 
-/// One lint finding.
 class Finding { code: &'static str, severity: &'static str, field: String, message: String }
     repr "Finding({code:?}, {severity:?}, field={field:?})"
 functions
-    /// Parses a duration string (`"250ms"`, `"1.5s"`) into float seconds.
     parse_duration(text: obj) -> try f64 =
         retrycore::duration::parse_duration(&to_str(text, "duration")?, "duration").map(to_secs).py(py)
-    /// Writes float seconds as the shortest exact duration string.
     format_duration(seconds: secs) -> String = retrycore::duration::format_duration(seconds)
-    /// Reads `Retry-After`, `retry-after-ms`, `grpc-retry-pushback-ms` and the retry hints
-    /// (an HTTP-date needs `wall_now_ms`, Unix epoch milliseconds; without it the date is ignored).
     server_advice(headers: obj, wall_now_ms: obj?) -> try ServerAdvice =
         let fields = Fields { headers: Some(headers.clone()), wall_now_ms: wall_now_ms.cloned(), ..Default::default() };
         let f = OwnedFailure::read(None, &fields, false)?;
@@ -742,24 +566,18 @@ functions
             should_retry: a.should_retry,
             retry_exhausted: a.retry_exhausted,
         })
-    /// An HTTP-date as Unix seconds, or None when it is not one.
     parse_http_date(value: str, wall_now_ms: wall) -> Option<i64> =
         retrycore::retry_after::parse_http_date(&value, wall_now_ms)
-    /// Lints a policy, optionally with its service description (a dict).
     lint(policy: =crate::policy::native_policy, service: obj?) -> try Vec<Finding> =
         let service = conv::opt(service, |s| Service::from_json_value(&to_json(s, Mode::Document)?).py(py))?;
         Ok(retrycore::lint::lint(policy.get().inner.config(), service.as_ref())
             .into_iter()
             .map(|f| Finding { code: f.code, severity: f.severity.code(), field: f.field, message: f.message })
             .collect())
-    /// Every list and table the core shows hosts (kinds, categories, reasons,
-    /// error codes with their families, profiles, limits, defaults), as a dict.
     host_tables() -> try Obj<'py> = conv::from_json(py, &retrycore::tables::host_tables())
 
 methods Random
     new new(seed: count) -> Random = Random { g: std::sync::Mutex::new(Xoshiro256pp::seed_from_u64(seed)) }
-    /// The next 64-bit output.
     next_u64() -> u64 = crate::locks::with(py, &self.g, |g| g.next_u64())
-    /// The next draw in [0, 1): `(x >> 11) · 2⁻⁵³`.
     random() -> f64 = crate::locks::with(py, &self.g, |g| g.next_f64())
 "#;
