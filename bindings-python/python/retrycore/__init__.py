@@ -1,18 +1,6 @@
-"""retrycore: one retry-policy engine for every runtime, in Python.
-
-Backoff with jitter, failure classification, Retry-After, retry budgets,
-circuit breakers and idempotency keys, decided by the same Rust core as the
-Node, wasm and Rust users of the same policy document. Durations are float
-seconds, like ``time.sleep``.
-
-    import retrycore
-
-    policy = retrycore.RetryPolicy(max_attempts=4, initial=0.2, deadline=10.0)
-
-    @retrycore.retry(policy, idempotent=True)
-    def fetch(url):
-        ...
-"""
+# The facade of the native module. Its public contract, types and docs, is __init__.pyi;
+# the docstrings are set at import time from _docs.py, generated from the stubs by
+# scripts/gen-py-docs.py (see the end of this file).
 
 from __future__ import annotations
 
@@ -20,12 +8,14 @@ import asyncio
 import functools
 import inspect
 import os
+import sys as _sys
 import types as _types
 from contextvars import ContextVar
 from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
 from . import _native
 from ._context import CURRENT as _CURRENT
+from ._docs import DOCS as _DOCS
 from ._errors import (
     BudgetExhaustedError, CircuitOpenError, ConfigError, ConfigTypeError, DeadLetterError, FenceError,
     FingerprintError, IdempotencyError, IdempotencyInProgressError, IdempotencyMismatchError, IdempotencyTypeError,
@@ -61,36 +51,23 @@ StateHook = Optional[Callable[[Transition], object]]
 
 
 def current_attempt() -> Optional[RetrySession]:
-    """Returns the session of the decorated call running in this context, or ``None``.
-
-    Inside a function wrapped by :func:`retry` (or run by
-    :meth:`RetryPolicy.call`) it gives the idempotency ``key`` (the same for
-    every attempt), the ``attempt`` number, ``max_attempts`` and the
-    ``timeout`` left for this attempt.
-    """
     return _CURRENT.get()
 
 
 _TABLES = _native.host_tables()
 
-#: The input limits every entry point applies (``retrycore::limits`` of the core, by name):
-#: ``max_items`` elements per list, ``max_depth`` levels of nesting, ``max_document_bytes``
-#: per document, ``max_headers`` per failure, ``max_chain`` exceptions per cause chain, …
 LIMITS: Mapping[str, int] = _types.MappingProxyType(dict(_TABLES["limits"]))
 
 
 def error_codes() -> List[str]:
-    """Every error code the core can raise."""
     return [c["code"] for c in _TABLES["error_codes"]]
 
 
 def categories() -> List[str]:
-    """Every failure category."""
     return [c["code"] for c in _TABLES["categories"]]
 
 
 def give_up_reasons() -> List[str]:
-    """Every give-up reason."""
     return [c["code"] for c in _TABLES["give_up_reasons"]]
 
 
@@ -118,17 +95,6 @@ _BREAKER_PERMITS: "ContextVar[Tuple[Permit, ...]]" = ContextVar("retrycore_break
 
 
 class CircuitBreaker(_native.CircuitBreaker):
-    """A circuit breaker shared by reference (resilience4j's model, docs/breakers-and-budgets.md).
-
-    ``CircuitBreaker(failure_rate_threshold=50, minimum_number_of_calls=20,
-    wait_duration_in_open_state=30.0)`` takes the document's keys (durations
-    as float seconds); ``CircuitBreaker({"kind": "consecutive"})`` a document
-    dict. Use it as a decorator (sync and ``async def``), as a context manager
-    (``with breaker:`` / ``async with breaker:``), or call
-    ``try_acquire``/``record`` yourself. Share it among policies with
-    ``RetryPolicy(breaker=breaker)``.
-    """
-
     def __new__(cls, config: Optional[Mapping[str, Any]] = None, *, on_state_change: StateHook = None, **kwargs: Any) -> "CircuitBreaker":
         # The native module reads `config` and the keywords (bounded, `timedelta`s included).
         return super().__new__(cls, config, kwargs=True, on_state_change=on_state_change, overrides=kwargs)
@@ -138,7 +104,6 @@ class CircuitBreaker(_native.CircuitBreaker):
         return _native.CircuitBreaker.__new__(cls, None, share=native, on_state_change=on_state_change)
 
     def __call__(self, fn: F) -> F:
-        """Guards a function (sync or ``async def``) with the breaker."""
         _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
 
@@ -168,13 +133,6 @@ class CircuitBreaker(_native.CircuitBreaker):
 
 
 class Budget(_native.Budget):
-    """A retry budget shared by reference (docs/breakers-and-budgets.md).
-
-    ``Budget.token_bucket()``, ``Budget.grpc(max_tokens=10, token_ratio=0.1)``,
-    ``Budget.ratio(ratio=0.2)``, ``Budget.concurrency()``, ``Budget.finagle()``, ``Budget.adaptive()``,
-    or ``Budget(kind="ratio", window=10.0)`` / ``Budget({"kind": ...})``.
-    """
-
     def __new__(cls, config: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> "Budget":
         return super().__new__(cls, config, kwargs=True, overrides=kwargs)
 
@@ -186,32 +144,26 @@ class Budget(_native.Budget):
     # tests/python/test_tables.py); the defaults are the core's, never written here.
     @classmethod
     def token_bucket(cls, **kwargs: Any) -> "Budget":
-        """AWS SDK standard mode (a token bucket)."""
         return cls(kind="token_bucket", **kwargs)
 
     @classmethod
     def grpc(cls, max_tokens: float, token_ratio: float, **kwargs: Any) -> "Budget":
-        """gRFC A6 retry throttling (no defaults: both numbers are required)."""
         return cls(kind="grpc", max_tokens=max_tokens, token_ratio=token_ratio, **kwargs)
 
     @classmethod
     def ratio(cls, **kwargs: Any) -> "Budget":
-        """Retries ≤ ratio × first attempts + a minimum per second."""
         return cls(kind="ratio", **kwargs)
 
     @classmethod
     def concurrency(cls, **kwargs: Any) -> "Budget":
-        """Envoy's budget: retries in flight < max(ratio × calls in flight, minimum)."""
         return cls(kind="concurrency", **kwargs)
 
     @classmethod
     def finagle(cls, **kwargs: Any) -> "Budget":
-        """Finagle's RetryBudget."""
         return cls(kind="finagle", **kwargs)
 
     @classmethod
     def adaptive(cls, **kwargs: Any) -> "Budget":
-        """Google SRE client-side throttling."""
         return cls(kind="adaptive", **kwargs)
 
 
@@ -219,18 +171,6 @@ _HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
 
 
 class RetryPolicy(_native.Policy):
-    """A retry policy: the policy document's settings plus its shared
-    generator, breaker, budgets and counters.
-
-    Keyword arguments are the document's keys (``max_attempts``,
-    ``initial``, ``max_delay``, ``jitter``, ``deadline``, ``breaker``,
-    ``budget``, …) with durations as float seconds (or duration strings, or
-    ``timedelta``); ``breaker`` and ``budget``/``budgets`` may also be shared
-    :class:`CircuitBreaker`/:class:`Budget` objects. ``on_retry``,
-    ``on_give_up`` and ``on_state_change`` are hooks used by :meth:`call`
-    and :func:`retry`.
-    """
-
     __slots__ = ("on_retry", "on_give_up", "on_state_change", "_runner")
     on_retry: Hook
     on_give_up: Hook
@@ -281,33 +221,20 @@ class RetryPolicy(_native.Policy):
 
     @classmethod
     def profile(cls, name: str, **kwargs: Any) -> "RetryPolicy":
-        """The policy of the compatibility profile ``name`` (docs/profiles.md), ``kwargs`` (keys
-        and hooks, as for the constructor) laid over its defaults."""
         return cls(profile=name, **kwargs)
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any], **hooks: Any) -> "RetryPolicy":  # type: ignore[override]
-        """Reads a policy document given as a dict (the same JSON as every runtime: durations as strings)."""
         _check_hooks(hooks)
         return cls._wrap(_native.Policy.from_dict(document), **hooks)
 
     @classmethod
     def from_json(cls, text: Union[str, bytes], **hooks: Any) -> "RetryPolicy":  # type: ignore[override]
-        """Reads a policy document from JSON text (a ``str``, or UTF-8 ``bytes``).
-
-        The text is never taken for a file name, whatever its shape: use
-        :meth:`from_file` to read a file.
-        """
         _check_hooks(hooks)
         return cls._wrap(_native.Policy.from_json(text), **hooks)
 
     @classmethod
     def from_file(cls, path: Union[str, "os.PathLike[str]"], **hooks: Any) -> "RetryPolicy":
-        """Reads a policy document from the JSON file at ``path``.
-
-        Reads at most ``LIMITS["max_document_bytes"]`` + 1 bytes (a longer file is
-        ``too_large``); an unreadable file raises the ``OSError`` of ``open()``.
-        """
         _check_hooks(hooks)
         if not isinstance(path, (str, os.PathLike)):
             raise _native.error("invalid_type", "path", f"must be a path, got {type(path).__name__}")
@@ -328,11 +255,9 @@ class RetryPolicy(_native.Policy):
         return cast(List[Budget], super().budgets)
 
     def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":  # type: ignore[override]
-        """A policy for your test suite: at most ``attempts`` calls, delays capped at ``max_delay`` (0: no sleep)."""
         return RetryPolicy._wrap(super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        """Calls ``fn(*args, **kwargs)`` with retries; ``async`` functions return an awaitable."""
         _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
             return cast(T, retry(self)(fn)(*args, **kwargs))
@@ -391,28 +316,6 @@ def retry(
     method: Optional[str] = None,
     wall_clock: Optional[Callable[[], float]] = None,
 ) -> Any:
-    """Retries a function (plain or ``async def``) under a policy.
-
-    - ``sleep``: how to wait (default ``time.sleep``; ``asyncio.sleep`` for
-      coroutines); never called when the delay is 0.
-    - ``clock``: monotonic float seconds (default: the ``time.monotonic`` clock);
-      ``wall_clock``: Unix epoch milliseconds, for HTTP-date ``Retry-After``
-      values (default: the system clock).
-    - ``idempotent`` / ``idempotency_key_sent``: the caller's declarations
-      (docs/classification-rules.md); ``method``: the HTTP method when exceptions do not carry it.
-    - ``key``: ``key(*args, **kwargs) -> str`` gives the idempotency key
-      (default: a minted UUID); the same key is used for every attempt and
-      is readable through :func:`current_attempt`.
-    - ``on_retry`` / ``on_give_up`` / ``on_state_change``: hooks (default:
-      the policy's).
-
-    Giving up raises :class:`RetryError` (``__cause__`` = the last error)
-    when retrying ran out; an error that is not retryable propagates as is.
-    A returned response (an object with an int ``status_code``, as requests
-    and httpx return) that is not 2xx is answered like a failure: retried when
-    its status is, else returned as is (``RetryError.response`` when retrying
-    ran out).
-    """
     if callable(policy) and not isinstance(policy, RetryPolicy):
         return retry()(policy)
     pol: RetryPolicy = policy if policy is not None else RetryPolicy()
@@ -471,18 +374,10 @@ def _async_wrapper(
 
 
 def lint(policy: RetryPolicy, service: Optional[Mapping[str, Any]] = None) -> List[Finding]:
-    """Findings about a policy (and its service description), each with a stable code."""
     return _native.lint(policy, service)
 
 
 def raise_for_decision(decision: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Raises for a refused record decision from :func:`decide`, else returns it.
-
-    ``mismatch`` → :class:`IdempotencyMismatchError`, ``in_progress`` →
-    :class:`IdempotencyInProgressError` (``.retry_after`` seconds), each with the
-    ``.status`` of the decision's ``http`` answer (422, or 400 Stripe-style; 409);
-    ``missing_key`` → :class:`IdempotencyTypeError` (``missing_field``, ``key``).
-    """
     if not isinstance(decision, dict):
         raise _native.error("invalid_type", "decision", f"must be a decision dict, got {type(decision).__name__}", "idempotency")
     kind = decision.get("decision")
@@ -499,3 +394,18 @@ def raise_for_decision(decision: Mapping[str, Any]) -> Mapping[str, Any]:
         raise IdempotencyMismatchError(status=status)
     ms = decision.get("retry_after_ms", 0)
     raise IdempotencyInProgressError(retry_after=ms / 1000.0 if type(ms) in (int, float) else 0.0, status=status)
+
+
+def _document() -> None:
+    """Sets the docstrings written in the stubs (``"module:qualname"`` in ``_docs.DOCS``)."""
+    for key, text in _DOCS.items():
+        module, _, path = key.partition(":")
+        obj: Any = _sys.modules[module]
+        for part in filter(None, path.split(".")):
+            obj = inspect.getattr_static(obj, part)
+        for target in (obj, getattr(obj, "__func__", None)):  # a classmethod and its function
+            if target is not None:
+                target.__doc__ = text
+
+
+_document()

@@ -1,11 +1,5 @@
-"""Exceptions of retrycore.
-
-Every exception carries the core's stable snake_case ``code`` (compare codes,
-never messages) and the ``field`` it concerns (``"backoff.initial"``, or
-``""``). Configuration errors are ``ValueError``s; those about a wrong type or
-shape (``invalid_type``, ``invalid_json``, ``unknown_key``,
-``missing_field``) are also ``TypeError``s.
-"""
+# The exceptions of retrycore. Their public contract, types and docs, is _errors.pyi; the
+# docstrings are set when the package is imported (retrycore/__init__.py, from _docs.py).
 
 from __future__ import annotations
 
@@ -15,8 +9,6 @@ from . import _native
 
 
 class RetrycoreError(Exception):
-    """Base class of every retrycore exception, with a stable ``code`` and a ``field``."""
-
     def __init__(self, message: str = "", code: str = "error", field: str = "") -> None:
         super().__init__(message)
         self.code = code
@@ -24,34 +16,22 @@ class RetrycoreError(Exception):
 
 
 class ConfigError(RetrycoreError, ValueError):
-    """A configuration, document or argument is invalid."""
+    pass
 
 
 class ConfigTypeError(ConfigError, TypeError):
-    """A configuration value has the wrong type or shape (also a ``TypeError``)."""
+    pass
 
 
 class StateError(RetrycoreError, RuntimeError):
-    """A call that the object's current state does not allow (``invalid_state``, ``invalid_transition``)."""
+    pass
 
 
 class SnapshotError(RetrycoreError, ValueError):
-    """A breaker snapshot that is corrupt, of an unknown version, or from other settings."""
+    pass
 
 
 class RetryError(RetrycoreError):
-    """Retrying stopped: attempts, deadline, breaker or budget ran out.
-
-    ``reason`` is the give-up reason (``attempts_exhausted``,
-    ``deadline_exceeded``, ``breaker_open``, ``budget_exhausted``,
-    ``retry_after_too_long``, ``throttled``); ``attempts`` the calls made;
-    ``__cause__`` the last exception, or ``response`` the last non-ok response
-    when the function returned one (``status_code`` not 2xx). Classified again by an outer layer, it
-    is ``retry_exhausted`` when ``exhausted`` is true (every give-up retrycore raises:
-    the core's ``Ending`` marks it), so it is never retried twice; one made with
-    ``exhausted=False`` is transparent and its cause decides, as in JS.
-    """
-
     reason: str
     attempts: int
     category: Optional[str]
@@ -82,20 +62,12 @@ class RetryError(RetrycoreError):
 
 
 class BudgetExhaustedError(RetryError):
-    """A retry budget refused the retry (or the adaptive throttle the call)."""
-
     def __init__(self, message: str = "", *, budget: Optional[str] = None, budget_reason: Optional[str] = None, **kwargs: object) -> None:
         super().__init__(message, **kwargs)  # type: ignore[arg-type]
         self.code, self.budget, self.budget_reason = "budget_exhausted", budget, budget_reason
 
 
 class CircuitOpenError(RetrycoreError):
-    """The circuit breaker refused the call.
-
-    ``retry_after`` is the remaining wait in seconds (``None``: not by waiting,
-    e.g. forced open); ``state`` the state that refused; ``breaker`` its name.
-    """
-
     def __init__(self, message: str = "circuit breaker is open", *, retry_after: Optional[float] = None, state: Optional[str] = "open",
                  breaker: Optional[str] = None) -> None:
         super().__init__(message, "breaker_open", "")
@@ -103,41 +75,36 @@ class CircuitOpenError(RetrycoreError):
 
 
 class IdempotencyError(RetrycoreError, ValueError):
-    """An idempotency key, header, canonical JSON, fingerprint, record or dead letter is invalid."""
+    pass
 
 
 class IdempotencyTypeError(IdempotencyError, TypeError):
-    """A value of the wrong type for canonical JSON (a non-``str`` key, a ``set``, …)."""
+    pass
 
 
 class InvalidKeyError(IdempotencyError):
-    """An idempotency key (or ``Idempotency-Key`` header) that breaks the key rules."""
+    pass
 
 
 class FingerprintError(IdempotencyError):
-    """A value that has no canonical JSON: non-finite or inexact numbers, lone surrogates, too deep."""
+    pass
 
 
 class FenceError(IdempotencyError):
-    """A completion or renewal with a stale (or future) fencing token."""
+    pass
 
 
 class DeadLetterError(IdempotencyError):
-    """A dead letter that misses a required field or has an invalid one."""
+    pass
 
 
 class IdempotencyMismatchError(IdempotencyError):
-    """The key was used for a different request; ``status`` is the decision's HTTP status (422, or 400 Stripe-style)."""
-
     def __init__(self, message: str = "the idempotency key was used for another request", status: Optional[int] = None) -> None:
         super().__init__(message, "mismatch", "")
         self.status = status
 
 
 class IdempotencyInProgressError(IdempotencyError):
-    """The first request with this key still runs; retry after ``retry_after`` seconds.
-    ``status`` is the decision's HTTP status (409)."""
-
     def __init__(self, message: str = "a request with this key is in progress", retry_after: float = 0.0, status: Optional[int] = None) -> None:
         super().__init__(message, "in_progress", "")
         self.retry_after, self.status = retry_after, status
