@@ -9,6 +9,7 @@
 //! here).
 
 use crate::error::{Error, Result};
+use retrycore::rng::EntropyPool;
 use retrycore::ErrorCode;
 use retrycore::{duration, limits};
 use std::cell::RefCell;
@@ -22,7 +23,7 @@ pub trait Host {
     /// Reads the host's monotonic clock (`performance.now()`), in milliseconds.
     fn clock_ms() -> f64;
 
-    /// Fills `out` (at most 4 KiB) with bytes from the host's generator.
+    /// Fills `out` (at most `EntropyPool::BLOCK` bytes) with bytes from the host's generator.
     fn entropy(out: &mut [u8]) -> Result<()>;
 }
 
@@ -122,70 +123,13 @@ thread_local! {
     static POOL: RefCell<EntropyPool> = const { RefCell::new(EntropyPool::new()) };
 }
 
-/// Fills `out` from this thread's [`EntropyPool`], refilled by `fill` (the FFI
-/// crate's OS source, named `source` in errors); see [`EntropyPool::take`].
+/// Fills `out` from this thread's [`EntropyPool`] (the core's), refilled by
+/// `fill` (the FFI crate's OS source, named `source` in errors); see
+/// [`EntropyPool::take`].
 pub fn pooled_entropy<E: std::fmt::Display>(
     out: &mut [u8],
     source: &str,
     fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
 ) -> Result<()> {
-    POOL.with(|p| p.borrow_mut().take(out, source, fill))
-}
-
-/// OS entropy drawn 4 KiB at a time, so minting a key costs no system call
-/// (or call into JS): a per-thread pool each binding fills from its own source.
-#[derive(Debug, Default)]
-pub struct EntropyPool {
-    buf: Vec<u8>,
-    pos: usize,
-}
-
-impl EntropyPool {
-    /// The bytes one refill draws.
-    pub const BLOCK: usize = 4096;
-
-    /// Creates an empty pool (filled on first use).
-    pub const fn new() -> Self {
-        EntropyPool { buf: Vec::new(), pos: 0 }
-    }
-
-    /// Fills `out` from the pool, refilling it with `fill` when it runs
-    /// dry. A failed refill leaves nothing half-filled to hand out later;
-    /// bytes handed out are zeroed so none is handed out twice.
-    ///
-    /// # Errors
-    /// `invalid_state` when `fill` fails (naming `source`), `out_of_range`
-    /// when more than [`BLOCK`](Self::BLOCK) bytes are asked at once.
-    pub fn take<E: std::fmt::Display>(
-        &mut self,
-        out: &mut [u8],
-        source: &str,
-        fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
-    ) -> Result<()> {
-        if out.len() > Self::BLOCK {
-            return Err(Error::config(ErrorCode::OutOfRange, "entropy", "too many bytes asked"));
-        }
-        let end = match self.pos.checked_add(out.len()).filter(|e| *e <= self.buf.len()) {
-            Some(e) => e,
-            None => {
-                self.buf.resize(Self::BLOCK, 0);
-                self.pos = 0;
-                if let Err(e) = fill(&mut self.buf) {
-                    self.buf.clear();
-                    return Err(Error::config(
-                        ErrorCode::InvalidState,
-                        "entropy",
-                        format!("{source} gave no entropy: {e}"),
-                    ));
-                }
-                out.len()
-            }
-        };
-        if let Some(src) = self.buf.get_mut(self.pos..end) {
-            out.copy_from_slice(src);
-            src.fill(0);
-        }
-        self.pos = end;
-        Ok(())
-    }
+    POOL.with(|p| p.borrow_mut().take(out, source, fill)).map_err(Error::of_config)
 }

@@ -3,7 +3,7 @@
 
 use retrycore::classify::{Category, Classifier, RetryableTrait};
 use retrycore::{ErrorClass, ErrorCode, ErrorDomain};
-use retrycore_js::host::{count, ms, ms_or_infinity, now_ns, ns, quote, u64_arg, wall_ms, whole_ms, EntropyPool};
+use retrycore_js::host::{count, ms, ms_or_infinity, now_ns, ns, pooled_entropy, quote, u64_arg, wall_ms, whole_ms};
 use retrycore_js::idem::{dead_letter, decide_record, mint_key, RecordArgs};
 use retrycore_js::options::read_object;
 use retrycore_js::verdict::{classify_status, classify_status_with, StatusCache};
@@ -169,35 +169,21 @@ mod host {
     }
 
     #[test]
-    fn pool_refills_zeroes_and_survives_failures() {
-        let mut p = EntropyPool::new();
-        let mut fills = 0;
+    fn pooled_entropy_raises_the_cores_refusals() {
+        // The pool itself is the core's (`retrycore::rng::EntropyPool`, tested there).
+        type R = std::result::Result<(), &'static str>;
         let mut out = [0u8; 16];
-        p.take(&mut out, "test", |b: &mut [u8]| -> std::result::Result<(), &str> {
-            fills += 1;
-            b.fill(7);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(out, [7; 16]);
-        for _ in 0..(EntropyPool::BLOCK / 16 - 1) {
-            p.take(&mut out, "test", |_: &mut [u8]| -> std::result::Result<(), &str> { unreachable!() }).unwrap();
-        }
-        let e = p.take(&mut out, "test", |_: &mut [u8]| Err("down")).unwrap_err();
-        assert_eq!(e.code, "invalid_state");
-        // Nothing half-filled is handed out after a failure.
-        p.take(&mut out, "test", |b: &mut [u8]| -> std::result::Result<(), &str> {
+        let e = pooled_entropy(&mut out, "test", |_: &mut [u8]| -> R { Err("down") }).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), ("invalid_state", "entropy"));
+        pooled_entropy(&mut out, "test", |b: &mut [u8]| -> R {
             b.fill(9);
             Ok(())
         })
         .unwrap();
         assert_eq!(out, [9; 16]);
-        let mut big = vec![0u8; EntropyPool::BLOCK + 1];
-        assert_eq!(
-            p.take(&mut big, "test", |_: &mut [u8]| -> std::result::Result<(), &str> { Ok(()) }).unwrap_err().code,
-            "out_of_range"
-        );
-        assert_eq!(fills, 1);
+        let mut big = vec![0u8; retrycore::rng::EntropyPool::BLOCK + 1];
+        let e = pooled_entropy(&mut big, "test", |_: &mut [u8]| -> R { Ok(()) }).unwrap_err();
+        assert_eq!(e.code, "out_of_range");
     }
 }
 

@@ -298,10 +298,7 @@ pub fn mono_ns() -> u64 {
 
 /// `now` given as float seconds, or the monotonic clock.
 pub fn now_or_clock(now: Option<&Obj>) -> PyResult<u64> {
-    match now {
-        Some(x) if !x.is_none() => instant(x, "now"),
-        _ => Ok(mono_ns()),
-    }
+    Ok(opt(now, |x| instant(x, "now"))?.unwrap_or_else(mono_ns))
 }
 
 /// The wall clock in Unix epoch milliseconds.

@@ -1,27 +1,16 @@
 //! OS entropy, drawn in blocks: minting a session's idempotency key must
 //! not cost a system call per session.
 
-use retrycore::rng::Rng;
+use retrycore::rng::{EntropyPool, Rng};
 use std::sync::Mutex;
 
-const BLOCK: usize = 4096;
-
-/// A block of entropy and how much of it was handed out.
-static POOL: Mutex<([u8; BLOCK], usize)> = Mutex::new(([0; BLOCK], BLOCK));
+/// The process's pool (the core's), refilled from the operating system.
+static POOL: Mutex<EntropyPool> = Mutex::new(EntropyPool::new());
 
 /// Returns `N` bytes from the operating system's generator.
 pub fn bytes<const N: usize>() -> Option<[u8; N]> {
-    let mut guard = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    let (buf, at) = &mut *guard;
-    if *at + N > BLOCK {
-        getrandom::fill(buf).ok()?;
-        *at = 0;
-    }
     let mut out = [0u8; N];
-    out.copy_from_slice(&buf[*at..*at + N]);
-    // Never hand the same bytes out twice.
-    buf[*at..*at + N].fill(0);
-    *at += N;
+    crate::locks::lock(&POOL).take(&mut out, "the operating system", getrandom::fill).ok()?;
     Some(out)
 }
 

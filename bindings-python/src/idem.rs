@@ -4,7 +4,7 @@
 use crate::conv::{self, err_in, to_host_json, to_json, to_str, CoreResult, Mode, Obj};
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use retrycore::idempotency::{self as idem, JsonValue};
 use retrycore::{ErrorCode, ErrorDomain};
 use serde_json::{json, Value};
@@ -52,10 +52,8 @@ fn fp(
     let path = opt_s(py, path, "path")?;
     let operation = opt_s(py, operation, "operation")?;
     let selected: Option<Vec<String>> = conv::opt(selected, |l| {
-        if !(l.is_instance_of::<PyList>() || l.is_instance_of::<PyTuple>()) {
-            return Err(err_in(py, I, ErrorCode::InvalidType, "selected", "must be a list of JSON pointers"));
-        }
-        let items = conv::items(l, "selected").map_err(|e| conv::as_idempotency(py, e))?;
+        let items =
+            conv::list_arg(l, "selected", "a list of JSON pointers").map_err(|e| conv::as_idempotency(py, e))?;
         items.iter().map(|p| s(p, "selected")).collect()
     })?;
     // Which options go together is the core's rule (`FingerprintOf::read`), as in JS.

@@ -219,7 +219,7 @@ impl<'py> Exc<'_, 'py> {
 
 /// An `int` (not a bool) in the u16 range.
 fn u16_of(v: &Obj) -> Option<u16> {
-    (v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>()).then(|| v.extract().ok()).flatten()
+    crate::conv::is_int(v).then(|| v.extract().ok()).flatten()
 }
 
 /// An HTTP status found on an attribute: the core's range (100–999, as in

@@ -136,6 +136,63 @@ impl Rng for FixedDraws {
     }
 }
 
+/// OS entropy served from a block the host refills, so minting a key costs
+/// no system call (or call into JS) per key. The pool does no I/O: the host
+/// keeps one (per thread or behind a lock) and passes its source to
+/// [`take`](Self::take).
+#[derive(Debug, Default)]
+pub struct EntropyPool {
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl EntropyPool {
+    /// The bytes one refill draws.
+    pub const BLOCK: usize = 4096;
+
+    /// Creates an empty pool (filled on first use).
+    pub const fn new() -> Self {
+        EntropyPool { buf: Vec::new(), pos: 0 }
+    }
+
+    /// Fills `out` from the pool, refilling it with `fill` when it runs
+    /// dry. A failed refill leaves nothing half-filled to hand out later;
+    /// bytes handed out are zeroed so none is handed out twice.
+    ///
+    /// # Errors
+    /// `invalid_state` on `entropy` when `fill` fails (naming `source`),
+    /// `out_of_range` when more than [`BLOCK`](Self::BLOCK) bytes are asked at once.
+    pub fn take<E: core::fmt::Display>(
+        &mut self,
+        out: &mut [u8],
+        source: &str,
+        fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+    ) -> crate::Result<()> {
+        if out.len() > Self::BLOCK {
+            return Err(crate::Error::new(crate::ErrorCode::OutOfRange, "entropy", "too many bytes asked"));
+        }
+        let end = match self.pos.checked_add(out.len()).filter(|e| *e <= self.buf.len()) {
+            Some(e) => e,
+            None => {
+                self.buf.resize(Self::BLOCK, 0);
+                self.pos = 0;
+                if let Err(e) = fill(&mut self.buf) {
+                    self.buf.clear();
+                    let why = format!("{source} gave no entropy: {e}");
+                    return Err(crate::Error::new(crate::ErrorCode::InvalidState, "entropy", why));
+                }
+                out.len()
+            }
+        };
+        if let Some(src) = self.buf.get_mut(self.pos..end) {
+            out.copy_from_slice(src);
+            src.fill(0);
+        }
+        self.pos = end;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +223,36 @@ mod tests {
             let r = g.next_f64();
             assert!((0.0..1.0).contains(&r));
         }
+    }
+
+    #[test]
+    fn pool_refills_zeroes_and_survives_failures() {
+        type R = core::result::Result<(), &'static str>;
+        let mut p = EntropyPool::new();
+        let mut fills = 0;
+        let mut out = [0u8; 16];
+        p.take(&mut out, "test", |b: &mut [u8]| -> R {
+            fills += 1;
+            b.fill(7);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out, [7; 16]);
+        for _ in 0..(EntropyPool::BLOCK / 16 - 1) {
+            p.take(&mut out, "test", |_: &mut [u8]| -> R { unreachable!() }).unwrap();
+        }
+        let e = p.take(&mut out, "test", |_: &mut [u8]| Err("down")).unwrap_err();
+        assert_eq!((e.code(), e.field()), ("invalid_state", "entropy"));
+        assert!(e.to_string().contains("test gave no entropy: down"), "{e}");
+        // Nothing half-filled is handed out after a failure.
+        p.take(&mut out, "test", |b: &mut [u8]| -> R {
+            b.fill(9);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out, [9; 16]);
+        let mut big = vec![0u8; EntropyPool::BLOCK + 1];
+        assert_eq!(p.take(&mut big, "test", |_: &mut [u8]| -> R { Ok(()) }).unwrap_err().code(), "out_of_range");
+        assert_eq!(fills, 1);
     }
 }
