@@ -11,7 +11,7 @@ import os
 import sys as _sys
 import types as _types
 from contextvars import ContextVar
-from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
+from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from . import _native
 from ._context import CURRENT as _CURRENT
@@ -279,27 +279,6 @@ def _check_hooks(hooks: Mapping[str, Any]) -> None:
     for k in hooks:
         if k not in _HOOK_KEYS:
             raise _native.error("unknown_key", k, f"unexpected keyword argument {k!r}")
-
-
-@overload
-def retry(policy: F) -> F: ...
-
-
-@overload
-def retry(
-    policy: Optional[RetryPolicy] = None,
-    *,
-    sleep: Optional[Callable[[float], Any]] = None,
-    clock: Optional[Callable[[], float]] = None,
-    on_retry: Hook = None,
-    on_give_up: Hook = None,
-    on_state_change: StateHook = None,
-    key: Optional[Callable[..., str]] = None,
-    idempotent: Optional[bool] = None,
-    idempotency_key_sent: Optional[bool] = None,
-    method: Optional[str] = None,
-    wall_clock: Optional[Callable[[], float]] = None,
-) -> Callable[[F], F]: ...
 
 
 def retry(
