@@ -142,29 +142,23 @@ class Budget(_native.Budget):
 
     # One helper per kind the core lists (`host_tables()["budget_kinds"]`, checked by
     # tests/python/test_tables.py); the defaults are the core's, never written here.
-    @classmethod
-    def token_bucket(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="token_bucket", **kwargs)
-
+    # grpc's has required arguments; the others are made below, one per kind.
     @classmethod
     def grpc(cls, max_tokens: float, token_ratio: float, **kwargs: Any) -> "Budget":
         return cls(kind="grpc", max_tokens=max_tokens, token_ratio=token_ratio, **kwargs)
 
-    @classmethod
-    def ratio(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="ratio", **kwargs)
 
-    @classmethod
-    def concurrency(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="concurrency", **kwargs)
+def _budget_helper(kind: str) -> "classmethod[Budget, ..., Budget]":
+    def helper(cls: "type[Budget]", **kwargs: Any) -> Budget:
+        return cls(kind=kind, **kwargs)
 
-    @classmethod
-    def finagle(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="finagle", **kwargs)
+    helper.__name__, helper.__qualname__ = kind, f"Budget.{kind}"
+    return classmethod(helper)
 
-    @classmethod
-    def adaptive(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="adaptive", **kwargs)
+
+for _kind in _TABLES["budget_kinds"]:
+    if _kind not in vars(Budget):
+        setattr(Budget, _kind, _budget_helper(_kind))
 
 
 _HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
