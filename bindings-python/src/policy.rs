@@ -79,24 +79,10 @@ fn dur_secs(d: std::time::Duration) -> f64 {
 
 // ---------------------------------------------------------------- sessions
 
-struct State {
+pub struct State {
     s: RetrySession,
     timeout: Option<u64>,
     last_exc: Option<Py<PyAny>>,
-}
-
-#[doc = stub_doc!("RetrySession")]
-#[pyclass(frozen, name = "RetrySession", module = "retrycore._native")]
-pub struct Session {
-    st: Mutex<State>,
-    /// The key as a Python string, made on first read (the core formats a
-    /// minted key only then too): a call whose key nobody reads mints nothing.
-    key: GILOnceCell<Py<PyString>>,
-    #[doc = stub_doc!("RetrySession.max_attempts")]
-    #[pyo3(get)]
-    max_attempts: u32,
-    /// The policy reads a failure's message (`Policy::needs_message`).
-    needs_message: bool,
 }
 
 impl Session {

@@ -14,6 +14,16 @@ class Policy { priv inner: RetryPolicy, priv breaker: Option<Py<Breaker>>, priv 
 }
     subclass
 
+class Session = RetrySession {
+    priv st: Mutex<State>
+    /// The key as a Python string, made on first read (the core formats a
+    /// minted key only then too): a call whose key nobody reads mints nothing.
+    priv key: GILOnceCell<Py<PyString>>
+    max_attempts: u32
+    /// The policy reads a failure's message (`Policy::needs_message`).
+    priv needs_message: bool
+}
+
 class Runner {
     priv policy: Py<Policy>, priv sleep: Option<Py<PyAny>>, priv clock: Option<Py<PyAny>>
     priv on_retry: Option<Py<PyAny>>, priv on_give_up: Option<Py<PyAny>>, priv on_state_change: Option<Py<PyAny>>
