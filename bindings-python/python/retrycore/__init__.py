@@ -240,14 +240,6 @@ class RetryPolicy(_native.Policy):
             data = f.read(LIMITS["max_document_bytes"] + 1)
         return cls._wrap(_native.Policy.from_json(data), **hooks)
 
-    @property
-    def breaker(self) -> Optional[CircuitBreaker]:
-        return cast(Optional[CircuitBreaker], super().breaker)
-
-    @property
-    def budgets(self) -> List[Budget]:  # type: ignore[override]
-        return cast(List[Budget], super().budgets)
-
     def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":  # type: ignore[override]
         return RetryPolicy._wrap(super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
 
