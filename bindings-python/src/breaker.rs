@@ -8,7 +8,7 @@
 //! hook runs after the state changed: an exception it raises is a
 //! `RuntimeWarning`, never a lost permit (docs/python.md, "Hooks").
 
-use crate::conv::{self, err, now_or_clock, opt_secs, to_json_over, to_secs, to_str, CoreResult, Mode, Obj};
+use crate::conv::{self, err, now_or_clock, to_json_over, to_secs, to_str, CoreResult, Mode, Obj};
 use crate::failure::OwnedFailure;
 use crate::locks::with;
 use pyo3::exceptions::PyBaseException;
@@ -205,6 +205,20 @@ impl Breaker {
         }
     }
 
+    /// Reads an outcome: `"success"` (the default),
+    /// `"failure"`, `"ignored"` (read by the core's [`Counted::parse`]), or an
+    /// exception the breaker's rules count.
+    fn outcome(&self, o: Option<&Obj>) -> PyResult<Counted> {
+        match o.filter(|o| !o.is_none()) {
+            None => Ok(Counted::Success),
+            Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(&self.config, o),
+            // The literals a caller writes are interned: most outcomes are found by identity.
+            Some(o) if o.is(intern!(o.py(), "success")) => Ok(Counted::Success),
+            Some(o) if o.is(intern!(o.py(), "failure")) => Ok(Counted::Failure),
+            Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(o.py()),
+        }
+    }
+
     fn open_error(&self, py: Python<'_>, state: State, retry_after: u64) -> PyErr {
         // A refused call of the breaker's own: the first attempt refused.
         let ending = Ending::of_reject(RejectReason::BreakerOpen, 0, None);
@@ -268,20 +282,6 @@ impl PyBudget {
             _ if self.config.depends_on_time() => Ok(conv::mono_ns()),
             _ => Ok(0),
         }
-    }
-}
-
-/// Reads an outcome: `"success"` (the default),
-/// `"failure"`, `"ignored"` (read by the core's [`Counted::parse`]), or an
-/// exception the breaker's rules count.
-fn outcome_of(py: Python<'_>, cfg: &BreakerConfig, o: Option<&Bound<'_, PyAny>>) -> PyResult<Counted> {
-    match o.filter(|o| !o.is_none()) {
-        None => Ok(Counted::Success),
-        Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(cfg, o),
-        // The literals a caller writes are interned: most outcomes are found by identity.
-        Some(o) if o.is(intern!(py, "success")) => Ok(Counted::Success),
-        Some(o) if o.is(intern!(py, "failure")) => Ok(Counted::Failure),
-        Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py),
     }
 }
 

@@ -289,11 +289,9 @@ methods Breaker
         let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
         Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
     acquire(now: now?) -> try PyPermit = Ok(PyPermit { p: self.permit(py, now)? })
-    record(permit: =permit_of, outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
-        let counted = outcome_of(py, &self.config, outcome)?;
-        let now = now_or_clock(now)?;
-        let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(permit.started()));
-        self.step(py, |b| b.on_result(permit, now, counted, duration))
+    record(permit: =permit_of, outcome: ~self.outcome, now: now?, duration: secs?) -> try Option<Py<PyTransition>> =
+        let duration = duration.unwrap_or_else(|| now.saturating_sub(permit.started()));
+        self.step(py, |b| b.on_result(permit, now, outcome, duration))
     release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.release(permit, now))
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
@@ -337,11 +335,8 @@ methods Breaker
     state_metrics(now: now?) -> try Obj<'py> =
         let m = self.with(py, |b| b.metrics(now));
         conv::from_json(py, &serde_json::to_value(m).unwrap_or_default())
-    record_without_permit(outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
-        let counted = outcome_of(py, &self.config, outcome)?;
-        let now = now_or_clock(now)?;
-        let duration = opt_secs(duration, "duration")?.unwrap_or(0);
-        self.step(py, |b| b.record(now, counted, duration))
+    record_without_permit(outcome: ~self.outcome, now: now?, duration: secs?) -> try Option<Py<PyTransition>> =
+        self.step(py, |b| b.record(now, outcome, duration.unwrap_or(0)))
     transition_to_open_for(duration: secs, now: now?) -> try Py<PyTransition> =
         self.manual(py, |b| b.transition_to_open_for(duration, now))
     transition_to_open_until(until: instant, now: now?) -> try Py<PyTransition> =
