@@ -16,7 +16,22 @@
 //!     `{field:?}` standing for the fields (Rust's `format!` syntax; a
 //!     `bool` shows as `True` or `False`); further `repr` lines continue
 //!     the string;
-//!   - `truthy`: `__bool__` answers True.
+//!   - `truthy`: `__bool__` answers True;
+//!   - `subclass`: Python may subclass it (the facade's classes do).
+//!
+//!   `class Rust[ = Py] from Core { … }` also says which core value the
+//!   class is made from: a struct (`retrycore::breaker::Transition`; the
+//!   expansion is `impl From<&Core> for Rust`) or an enum's variant
+//!   (`Gate::Proceed`: its second-to-last segment is capitalised; the
+//!   expansion is `fn gate_obj(py, &Gate) -> PyResult<Py<PyAny>>`, the
+//!   declared class of each variant, so every variant needs one). A field
+//!   `name: Type` takes the core's field of its name (`*name`, or
+//!   `name.clone()` for a `String`); `name: Type = how` converts another:
+//!   `code(f)` is `f.code()`, `secs(f)` a `Duration` in seconds,
+//!   `secs?(f)` an `Option<Duration>`, `ns(f)` nanoseconds in seconds,
+//!   `f` the field as it is, and anything else a Rust expression (no
+//!   commas) whose first word is the core field it reads. The core's
+//!   fields are bound by reference.
 //! - `methods Rust`: the `#[pymethods]` of a class the module defines, one
 //!   member per indented item:
 //!   `[new|static|get] name(params) -> [try] Ret = body` — `new` is the
@@ -100,6 +115,11 @@ struct Class {
     fields: Vec<(Vec<String>, String, String)>,
     repr: Option<String>,
     truthy: bool,
+    subclass: bool,
+    /// The core value it is made from (`class … from Core`), if any.
+    from: Option<String>,
+    /// (field, how it converts) for the fields that say `= how`.
+    how: BTreeMap<String, String>,
 }
 
 /// A member of a `#[pymethods]` block.
@@ -175,6 +195,7 @@ fn main() {
             let own = m.methods.iter().any(|(k, _)| k == &c.rust);
             class(&mut code, c, !own, &docs).unwrap_or_else(|e| panic!("src/surface.rs: class {}: {e}", c.rust));
         }
+        conversions(&mut code, &m.classes);
         for (class, members) in &m.methods {
             let extra = m.classes.iter().find(|c| &c.rust == class).map(class_methods).unwrap_or_default();
             methods(&mut code, class, members, &groups, &extra, &docs)
@@ -264,12 +285,25 @@ fn parse(decls: &str) -> Result<Vec<Module>, String> {
                 body.push('\n');
                 body.push_str(l.trim());
             }
+            let (head, from) = match head.split_once(" from ") {
+                Some((h, f)) => (h, Some(f.trim().to_owned())),
+                None => (head, None),
+            };
             let (rust, py) = match head.split_once('=') {
                 Some((r, p)) => (r.trim().to_owned(), p.trim().to_owned()),
                 None => (head.trim().to_owned(), head.trim().to_owned()),
             };
-            let mut c = Class { doc: docs(&mut doc), rust, py, ..Class::default() };
+            let mut c = Class { doc: docs(&mut doc), rust, py, from, ..Class::default() };
             c.fields = fields(body.trim_end().trim_end_matches('}')).map_err(at)?;
+            for (_, name, ty) in &mut c.fields {
+                if let Some((t, how)) = ty.split_once(" = ") {
+                    c.how.insert(name.clone(), how.trim().to_owned());
+                    *ty = t.trim().to_owned();
+                }
+            }
+            if c.from.is_none() && !c.how.is_empty() {
+                return Err(at("a field's `= how` needs the class's `from Core`".into()));
+            }
             let m = modules.last_mut().ok_or_else(|| at("a class before any `module`".into()))?;
             m.classes.push(c);
         } else if let Some(r) = line.strip_prefix("repr ") {
@@ -277,6 +311,8 @@ fn parse(decls: &str) -> Result<Vec<Module>, String> {
             c.repr.get_or_insert_with(String::new).push_str(r.trim().trim_matches('"'));
         } else if line == "truthy" {
             last(&mut modules).map_err(at)?.truthy = true;
+        } else if line == "subclass" {
+            last(&mut modules).map_err(at)?.subclass = true;
         } else {
             return Err(at(format!("cannot read {line:?}")));
         }
@@ -708,7 +744,8 @@ fn placeholders(fmt: &str) -> Vec<&str> {
 /// A value class; with `methods`, its `__repr__` / `__bool__` in a block of their own.
 fn class(out: &mut String, c: &Class, methods: bool, docs: &Docs) -> Result<(), String> {
     doc_attr(out, "", &doc_of(docs, &c.py, &c.doc)?);
-    let _ = writeln!(out, "#[pyclass(frozen, name = {:?}, module = \"retrycore._native\")]", c.py);
+    let sub = if c.subclass { ", subclass" } else { "" };
+    let _ = writeln!(out, "#[pyclass(frozen{sub}, name = {:?}, module = \"retrycore._native\")]", c.py);
     let _ = writeln!(out, "pub struct {} {{", c.rust);
     for (doc, name, ty) in &c.fields {
         match name.strip_prefix("priv ") {
@@ -746,4 +783,95 @@ fn class_methods(c: &Class) -> String {
         out.push_str("    fn __bool__(&self) -> bool {\n        true\n    }\n");
     }
     out
+}
+
+/// A variant path (`Gate::Proceed`) split into its enum and variant; None
+/// for a struct (`retrycore::breaker::Transition`).
+fn variant(from: &str) -> Option<(&str, &str)> {
+    let (e, v) = from.rsplit_once("::")?;
+    let last = e.rsplit("::").next().unwrap_or(e);
+    last.starts_with(char::is_uppercase).then_some((e, v))
+}
+
+/// The expression of a field of a class made from a core value, and the
+/// core field it reads (see the module docs).
+fn field_source(name: &str, ty: &str, how: Option<&str>) -> (String, String) {
+    // A `&'static str` is taken through auto-deref (clippy's `explicit_auto_deref`).
+    let plain = |f: &str| match ty {
+        _ if ty.contains("String") => format!("{f}.clone()"),
+        _ if ty.starts_with('&') => f.to_owned(),
+        _ => format!("*{f}"),
+    };
+    let Some(how) = how else { return (plain(name), name.to_owned()) };
+    let word = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if word(how) {
+        return (plain(how), how.to_owned());
+    }
+    if let Some((f, arg)) = how.strip_suffix(')').and_then(|h| h.split_once('(')).filter(|(_, a)| word(a)) {
+        let expr = match f {
+            "code" => Some(format!("{arg}.code()")),
+            "secs" => Some(format!("dur_secs(*{arg})")),
+            "secs?" => Some(format!("{arg}.map(dur_secs)")),
+            "ns" => Some(format!("to_secs(*{arg})")),
+            _ => None,
+        };
+        if let Some(expr) = expr {
+            return (expr, arg.to_owned());
+        }
+    }
+    let first = how.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or_default();
+    (how.to_owned(), first.to_owned())
+}
+
+/// A class's struct literal from the bound core fields, and the fields it binds.
+fn literal(c: &Class) -> (String, Vec<String>) {
+    let mut bound: Vec<String> = Vec::new();
+    let mut inits = Vec::new();
+    for (_, name, ty) in &c.fields {
+        let name = name.strip_prefix("priv ").unwrap_or(name);
+        let (expr, source) = field_source(name, ty, c.how.get(name).map(String::as_str));
+        if !bound.contains(&source) {
+            bound.push(source);
+        }
+        inits.push(if expr == name { expr } else { format!("{name}: {expr}") });
+    }
+    (format!("{} {{ {} }}", c.rust, inits.join(", ")), bound)
+}
+
+/// The conversions of the classes made from core values (`class … from Core`).
+fn conversions(out: &mut String, classes: &[Class]) {
+    let mut enums: Vec<(&str, Vec<String>)> = Vec::new();
+    for c in classes {
+        let Some(from) = &c.from else { continue };
+        let (lit, bound) = literal(c);
+        let bound = bound.join(", ");
+        match variant(from) {
+            None => {
+                let _ = writeln!(out, "impl From<&{from}> for {} {{", c.rust);
+                let _ = writeln!(out, "    fn from(v: &{from}) -> Self {{");
+                let _ = writeln!(out, "        let {from} {{ {bound}, .. }} = v;\n        {lit}\n    }}\n}}\n");
+            }
+            Some((e, _)) => {
+                let arm = format!("        {from} {{ {bound}, .. }} => Py::new(py, {lit})?.into_any(),");
+                match enums.iter_mut().find(|(n, _)| *n == e) {
+                    Some((_, arms)) => arms.push(arm),
+                    None => enums.push((e, vec![arm])),
+                }
+            }
+        }
+    }
+    for (e, arms) in enums {
+        let name = e.rsplit("::").next().unwrap_or(e);
+        let snake: String = name
+            .chars()
+            .enumerate()
+            .flat_map(|(i, ch)| {
+                let sep = (i > 0 && ch.is_uppercase()).then_some('_');
+                sep.into_iter().chain(ch.to_lowercase())
+            })
+            .collect();
+        let _ = writeln!(out, "/// A core `{name}` as the declared class of its variant.");
+        let _ = writeln!(out, "fn {snake}_obj(py: Python<'_>, v: &{e}) -> PyResult<Py<PyAny>> {{\n    Ok(match v {{");
+        let _ = writeln!(out, "{}\n    }})\n}}\n", arms.join("\n"));
+    }
 }

@@ -8,7 +8,7 @@
 //! hook runs after the state changed: an exception it raises is a
 //! `RuntimeWarning`, never a lost permit (docs/python.md, "Hooks").
 
-use crate::conv::{self, err, now_or_clock, opt_secs, to_json_over, to_secs, to_str, CoreResult, Mode, Obj};
+use crate::conv::{self, err, now_or_clock, to_json_over, to_secs, to_str, CoreResult, Mode, Obj};
 use crate::failure::OwnedFailure;
 use crate::locks::with;
 use pyo3::exceptions::PyBaseException;
@@ -22,7 +22,7 @@ use retrycore::breaker::{
 use retrycore::budget::{Budget, BudgetConfig, FailureFacts, Refusal, SharedBudget};
 use retrycore::classify::Category;
 use retrycore::session::RejectReason;
-use retrycore::surface::Ending;
+use retrycore::surface::{Ending, EndingFacts};
 use retrycore::ErrorCode;
 
 /// Describes an exception for a warning, even one whose `__str__` raises.
@@ -55,8 +55,40 @@ pub fn hook_done(py: Python<'_>, name: &str, r: PyResult<Py<PyAny>>) -> PyResult
     Ok(())
 }
 
-pub fn transition(t: &Transition) -> PyTransition {
-    PyTransition { from_state: t.from.code(), to_state: t.to.code(), reason: t.reason.code(), at: to_secs(t.at) }
+/// The exception `_errors._ending` makes of the core's ending (None: the
+/// ending raises none of ours): the facts are those of the core's text
+/// (`Ending::message`, the same in JS) and what the exception carries,
+/// with `cause` (the last exception or response, when the ending has one)
+/// and the session's key (read only for an exception).
+pub fn ending_error(
+    py: Python<'_>,
+    ending: &Ending,
+    facts: &EndingFacts<'_>,
+    cause: Option<&Obj>,
+    key: impl FnOnce() -> Option<Py<PyString>>,
+) -> PyResult<Option<PyErr>> {
+    let Ending::Raise { class, code, reason, marked, has_cause } = *ending else { return Ok(None) };
+    let message = ending.message(facts).unwrap_or_default();
+    let kw = PyDict::new(py);
+    kw.set_item("message", message)?;
+    kw.set_item("marked", marked)?;
+    let f = facts;
+    let args = (
+        class.code(),
+        code,
+        reason,
+        f.attempts,
+        f.category,
+        f.budget,
+        f.budget_reason,
+        f.retry_after.map(to_secs),
+        if has_cause { cause } else { None },
+        key(),
+        f.state,
+        f.breaker,
+    );
+    let e = conv::errors_module(py)?.getattr("_ending")?.call(args, Some(&kw))?;
+    Ok(Some(PyErr::from_value(e)))
 }
 
 /// Calls each hook with each transition (after the state changed; see [`hook_done`]).
@@ -66,16 +98,10 @@ pub fn fire(py: Python<'_>, hooks: &[Option<&Py<PyAny>>], ts: &[Transition]) -> 
     }
     for h in hooks.iter().flatten() {
         for t in ts {
-            hook_done(py, "on_state_change", h.call1(py, (transition(t),)))?;
+            hook_done(py, "on_state_change", h.call1(py, (PyTransition::from(t),)))?;
         }
     }
     Ok(())
-}
-
-#[doc = stub_doc!("Permit")]
-#[pyclass(frozen, name = "Permit", module = "retrycore._native")]
-pub struct PyPermit {
-    pub p: Permit,
 }
 
 fn permit_of(o: &Obj) -> PyResult<Permit> {
@@ -135,14 +161,6 @@ fn counted_exc(cfg: &BreakerConfig, e: &Obj) -> PyResult<Counted> {
 /// The transition a breaker call caused, fired to the hook (None: none).
 type Fired = PyResult<Option<Py<PyTransition>>>;
 
-#[doc = stub_doc!("CircuitBreaker")]
-#[pyclass(frozen, subclass, name = "CircuitBreaker", module = "retrycore._native")]
-pub struct Breaker {
-    pub shared: SharedBreaker,
-    pub config: BreakerConfig,
-    pub on_state_change: Option<Py<PyAny>>,
-}
-
 impl Breaker {
     pub fn wrap(py: Python<'_>, shared: SharedBreaker) -> Breaker {
         let config = with(py, &shared, |b| b.config().clone());
@@ -157,7 +175,7 @@ impl Breaker {
     fn fire(&self, py: Python<'_>, t: Option<Transition>) -> Fired {
         let Some(t) = t else { return Ok(None) };
         fire(py, &[self.on_state_change.as_ref()], &[t])?;
-        Ok(Some(Py::new(py, transition(&t))?))
+        Ok(Some(Py::new(py, PyTransition::from(&t))?))
     }
 
     /// Runs `f` on the core breaker, then fires the transition it caused.
@@ -174,7 +192,7 @@ impl Breaker {
     ) -> PyResult<Py<PyTransition>> {
         let t = self.with(py, f).py(py)?;
         self.fire(py, Some(t))?;
-        Py::new(py, transition(&t))
+        Py::new(py, PyTransition::from(&t))
     }
 
     /// Takes a permit at `now`, or returns the `CircuitOpenError` to raise.
@@ -187,43 +205,34 @@ impl Breaker {
         }
     }
 
-    fn open_error(&self, py: Python<'_>, state: State, retry_after: u64) -> PyErr {
-        let ra = wait_secs(retry_after);
-        let make = || -> PyResult<PyErr> {
-            // A refused call of the breaker's own: the first attempt refused.
-            let ending = Ending::of_reject(RejectReason::BreakerOpen, 0, None);
-            let Ending::Raise { class, code, reason, marked, .. } = ending else {
-                return Err(PyException::new_err("breaker_open"));
-            };
-            let (state, name) = (state.code(), self.config.name.as_deref());
-            let facts = retrycore::surface::EndingFacts {
-                breaker: name,
-                state: Some(state),
-                retry_after: (retry_after != u64::MAX).then_some(retry_after),
-                ..Default::default()
-            };
-            let message = ending.message(&facts).unwrap_or_default();
-            let none = None::<&str>;
-            let args = (class.code(), code, reason, 0, none, none, none, ra, none, none, state, name);
-            let kw = pyo3::types::PyDict::new(py);
-            kw.set_item("message", message)?;
-            kw.set_item("marked", marked)?;
-            let exc = conv::errors_module(py)?.getattr("_ending")?.call(args, Some(&kw))?;
-            Ok(PyErr::from_value(exc))
-        };
-        make().unwrap_or_else(|e| e)
+    /// Reads an outcome: `"success"` (the default),
+    /// `"failure"`, `"ignored"` (read by the core's [`Counted::parse`]), or an
+    /// exception the breaker's rules count.
+    fn outcome(&self, o: Option<&Obj>) -> PyResult<Counted> {
+        match o.filter(|o| !o.is_none()) {
+            None => Ok(Counted::Success),
+            Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(&self.config, o),
+            // The literals a caller writes are interned: most outcomes are found by identity.
+            Some(o) if o.is(intern!(o.py(), "success")) => Ok(Counted::Success),
+            Some(o) if o.is(intern!(o.py(), "failure")) => Ok(Counted::Failure),
+            Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(o.py()),
+        }
     }
-}
 
-pub fn refusal(r: Refusal) -> PyRefusal {
-    PyRefusal { budget: r.budget, reason: r.reason, detail: r.detail.to_string() }
-}
-
-#[doc = stub_doc!("Budget")]
-#[pyclass(frozen, subclass, name = "Budget", module = "retrycore._native")]
-pub struct PyBudget {
-    pub shared: SharedBudget,
-    pub config: BudgetConfig,
+    fn open_error(&self, py: Python<'_>, state: State, retry_after: u64) -> PyErr {
+        // A refused call of the breaker's own: the first attempt refused.
+        let ending = Ending::of_reject(RejectReason::BreakerOpen, 0, None);
+        let facts = EndingFacts {
+            breaker: self.config.name.as_deref(),
+            state: Some(state.code()),
+            retry_after: (retry_after != u64::MAX).then_some(retry_after),
+            ..Default::default()
+        };
+        match ending_error(py, &ending, &facts, None, || None) {
+            Ok(Some(e)) | Err(e) => e,
+            Ok(None) => PyException::new_err("breaker_open"),
+        }
+    }
 }
 
 impl PyBudget {
@@ -265,20 +274,6 @@ impl PyBudget {
         with(py, &self.shared, f)
     }
 
-    /// The arguments shared by `check`, `withdraw` and `try_withdraw`.
-    fn flags(
-        &self,
-        category: Option<&Obj>,
-        now: Option<&Obj>,
-        refused: Option<&Obj>,
-        holds_retry_slot: Option<&Obj>,
-    ) -> PyResult<(Category, u64, bool, bool)> {
-        let c = category_of(category)?;
-        let refused = conv::bool_or(refused, "refused", false)?;
-        let holds = conv::bool_or(holds_retry_slot, "holds_retry_slot", false)?;
-        Ok((c, self.now(now)?, refused, holds))
-    }
-
     /// `now` given as float seconds, else the monotonic clock — read only
     /// when the kind's answers depend on time (the core ignores `now` otherwise).
     fn now(&self, now: Option<&Obj>) -> PyResult<u64> {
@@ -287,20 +282,6 @@ impl PyBudget {
             _ if self.config.depends_on_time() => Ok(conv::mono_ns()),
             _ => Ok(0),
         }
-    }
-}
-
-/// Reads an outcome: `"success"` (the default),
-/// `"failure"`, `"ignored"` (read by the core's [`Counted::parse`]), or an
-/// exception the breaker's rules count.
-fn outcome_of(py: Python<'_>, cfg: &BreakerConfig, o: Option<&Bound<'_, PyAny>>) -> PyResult<Counted> {
-    match o.filter(|o| !o.is_none()) {
-        None => Ok(Counted::Success),
-        Some(o) if o.is_instance_of::<PyBaseException>() => counted_exc(cfg, o),
-        // The literals a caller writes are interned: most outcomes are found by identity.
-        Some(o) if o.is(intern!(py, "success")) => Ok(Counted::Success),
-        Some(o) if o.is(intern!(py, "failure")) => Ok(Counted::Failure),
-        Some(o) => Counted::parse(&to_str(o, "outcome")?, "outcome").py(py),
     }
 }
 

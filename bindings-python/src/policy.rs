@@ -20,16 +20,6 @@ use retrycore::surface::{fires_on_give_up, Ending, Raise, RetryNumbers};
 use retrycore::ErrorCode;
 use std::sync::Mutex;
 
-#[doc = stub_doc!("Policy")]
-#[pyclass(frozen, subclass, name = "Policy", module = "retrycore._native")]
-pub struct Policy {
-    pub inner: RetryPolicy,
-    pub breaker: Option<Py<Breaker>>,
-    pub budgets: Vec<Py<PyBudget>>,
-    /// A failure's message is read (`RetryPolicy::needs_message`), decided once.
-    pub needs_message: bool,
-}
-
 pub fn native_policy<'py>(o: &Obj<'py>) -> PyResult<Bound<'py, Policy>> {
     o.downcast::<Policy>().cloned().map_err(|_| conv::wrong_type(o, "policy", "a RetryPolicy"))
 }
@@ -87,70 +77,12 @@ fn dur_secs(d: std::time::Duration) -> f64 {
     to_secs(retrycore::duration::from_std(d))
 }
 
-fn gate_obj(py: Python<'_>, g: &Gate) -> PyResult<Py<PyAny>> {
-    Ok(match g {
-        Gate::Proceed { attempt, max_attempts, timeout } => {
-            Py::new(py, Proceed { attempt: *attempt, max_attempts: *max_attempts, timeout: timeout.map(dur_secs) })?
-                .into_any()
-        }
-        Gate::Reject { reason, retry_after, budget } => Py::new(
-            py,
-            Reject { reason: reason.code(), retry_after: retry_after.map(dur_secs), budget: budget.clone() },
-        )?
-        .into_any(),
-    })
-}
-
-fn decision_obj(py: Python<'_>, d: &Decision) -> PyResult<Py<PyAny>> {
-    Ok(match d {
-        Decision::Retry { retry, attempt, delay, backoff, server_delay, capped, category } => Py::new(
-            py,
-            Retry {
-                retry: *retry,
-                attempt: *attempt,
-                delay: dur_secs(*delay),
-                backoff: dur_secs(*backoff),
-                server_delay: server_delay.map(dur_secs),
-                capped: *capped,
-                category: category.code(),
-            },
-        )?
-        .into_any(),
-        Decision::GiveUp { reason, category, exhausted, refusal, attempts } => Py::new(
-            py,
-            GiveUp {
-                reason: reason.code(),
-                category: category.code(),
-                exhausted: *exhausted,
-                attempts: *attempts,
-                budget: refusal.as_ref().map(|r| r.budget.clone()),
-                budget_reason: refusal.as_ref().map(|r| r.reason),
-            },
-        )?
-        .into_any(),
-    })
-}
-
 // ---------------------------------------------------------------- sessions
 
-struct State {
+pub struct State {
     s: RetrySession,
     timeout: Option<u64>,
     last_exc: Option<Py<PyAny>>,
-}
-
-#[doc = stub_doc!("RetrySession")]
-#[pyclass(frozen, name = "RetrySession", module = "retrycore._native")]
-pub struct Session {
-    st: Mutex<State>,
-    /// The key as a Python string, made on first read (the core formats a
-    /// minted key only then too): a call whose key nobody reads mints nothing.
-    key: GILOnceCell<Py<PyString>>,
-    #[doc = stub_doc!("RetrySession.max_attempts")]
-    #[pyo3(get)]
-    max_attempts: u32,
-    /// The policy reads a failure's message (`Policy::needs_message`).
-    needs_message: bool,
 }
 
 impl Session {
@@ -215,24 +147,8 @@ struct End {
     category: Option<&'static str>,
     budget: Option<String>,
     budget_reason: Option<&'static str>,
-    /// Seconds.
-    retry_after: Option<f64>,
-}
-
-#[doc = stub_doc!("Runner")]
-#[pyclass(frozen, module = "retrycore._native")]
-pub struct Runner {
-    policy: Py<Policy>,
-    sleep: Option<Py<PyAny>>,
-    clock: Option<Py<PyAny>>,
-    on_retry: Option<Py<PyAny>>,
-    on_give_up: Option<Py<PyAny>>,
-    on_state_change: Option<Py<PyAny>>,
-    key_fn: Option<Py<PyAny>>,
-    wall_clock: Option<Py<PyAny>>,
-    idempotent: Option<bool>,
-    key_sent: Option<bool>,
-    method: Option<String>,
+    /// Nanoseconds.
+    retry_after: Option<u64>,
 }
 
 /// Reads a callable argument (None: not given).
@@ -315,7 +231,7 @@ impl Runner {
             Gate::Reject { reason, retry_after, budget } => {
                 let ending = Ending::of_reject(reason, attempts, give_up);
                 let last = last.as_ref().map(|e| e.bind(py));
-                let ra = retry_after.map(dur_secs);
+                let ra = retry_after.map(retrycore::duration::from_std);
                 let end =
                     End { reason: reason.code(), attempts, category, budget, budget_reason: None, retry_after: ra };
                 // An ending that is not an error of ours gives the last error back.
@@ -349,14 +265,12 @@ impl Runner {
             let ev = RetryEvent { category, reason: Some(reason), budget, ..self.event(py, s, end.attempts, exc) };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
         }
-        let Ending::Raise { class, code, reason, marked, has_cause } = ending else { return Ok(None) };
-        let (state, name) = match (class, &self.policy.get().breaker) {
-            (Raise::CircuitOpen, Some(b)) => {
+        let (state, name) = match (ending, &self.policy.get().breaker) {
+            (Ending::Raise { class: Raise::CircuitOpen, .. }, Some(b)) => {
                 (Some(crate::locks::with(py, &b.get().shared, |b| b.state().code())), b.get().config.name.clone())
             }
             _ => (None, None),
         };
-        // The text is the core's, the same in JS (`Ending::message`).
         let facts = retrycore::surface::EndingFacts {
             attempts: end.attempts,
             category: end.category,
@@ -364,30 +278,9 @@ impl Runner {
             budget_reason: end.budget_reason,
             breaker: name.as_deref(),
             state,
-            retry_after: end.retry_after.map(|s| (s * 1e9).round() as u64),
+            retry_after: end.retry_after,
         };
-        let message = ending.message(&facts).unwrap_or_default();
-        let kw = pyo3::types::PyDict::new(py);
-        kw.set_item("message", message)?;
-        kw.set_item("marked", marked)?;
-        let e = conv::errors_module(py)?.getattr("_ending")?.call(
-            (
-                class.code(),
-                code,
-                reason,
-                end.attempts,
-                end.category,
-                end.budget,
-                end.budget_reason,
-                end.retry_after,
-                if has_cause { last } else { None },
-                s.key_str(py),
-                state,
-                name,
-            ),
-            Some(&kw),
-        )?;
-        Ok(Some(PyErr::from_value(e)))
+        crate::breaker::ending_error(py, &ending, &facts, last, || Some(s.key_str(py)))
     }
 
     /// Answers an attempt's outcome, the exception it raised (`failed`) or

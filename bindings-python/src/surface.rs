@@ -8,31 +8,56 @@
 pub const DECLARATIONS: &str = r#"
 module policy
 
-class ScheduleRow {
-    retry: u32, attempt: u32, low: f64, mid: f64, high: f64, cumulative_low: f64, cumulative_high: f64
+class Policy { priv inner: RetryPolicy, priv breaker: Option<Py<Breaker>>, priv budgets: Vec<Py<PyBudget>>
+    /// A failure's message is read (`RetryPolicy::needs_message`), decided once.
+    priv needs_message: bool
+}
+    subclass
+
+class Session = RetrySession {
+    priv st: Mutex<State>
+    /// The key as a Python string, made on first read (the core formats a
+    /// minted key only then too): a call whose key nobody reads mints nothing.
+    priv key: GILOnceCell<Py<PyString>>
+    max_attempts: u32
+    /// The policy reads a failure's message (`Policy::needs_message`).
+    priv needs_message: bool
+}
+
+class Runner {
+    priv policy: Py<Policy>, priv sleep: Option<Py<PyAny>>, priv clock: Option<Py<PyAny>>
+    priv on_retry: Option<Py<PyAny>>, priv on_give_up: Option<Py<PyAny>>, priv on_state_change: Option<Py<PyAny>>
+    priv key_fn: Option<Py<PyAny>>, priv wall_clock: Option<Py<PyAny>>, priv idempotent: Option<bool>
+    priv key_sent: Option<bool>, priv method: Option<String>
+}
+
+class ScheduleRow from retrycore::backoff::ScheduleRow {
+    retry: u32, attempt: u32, low: f64 = secs(low), mid: f64 = secs(mid), high: f64 = secs(high)
+    cumulative_low: f64 = secs(cumulative_low), cumulative_high: f64 = secs(cumulative_high)
 }
     repr "ScheduleRow(retry={retry}, attempt={attempt}, low={low}, mid={mid}, high={high}, "
     repr "cumulative_high={cumulative_high})"
 
-class Proceed {
-    attempt: u32, max_attempts: u32, timeout: Option<f64>
+class Proceed from Gate::Proceed {
+    attempt: u32, max_attempts: u32, timeout: Option<f64> = secs?(timeout)
 }
     repr "Proceed(attempt={attempt}, max_attempts={max_attempts}, timeout={timeout:?})"
 
-class Reject {
-    reason: &'static str, retry_after: Option<f64>, budget: Option<String>
+class Reject from Gate::Reject {
+    reason: &'static str = code(reason), retry_after: Option<f64> = secs?(retry_after), budget: Option<String>
 }
     repr "Reject(reason={reason:?}, retry_after={retry_after:?}, budget={budget:?})"
 
-class Retry {
-    retry: u32, attempt: u32, delay: f64, backoff: f64, server_delay: Option<f64>, capped: bool
-    category: &'static str
+class Retry from Decision::Retry {
+    retry: u32, attempt: u32, delay: f64 = secs(delay), backoff: f64 = secs(backoff)
+    server_delay: Option<f64> = secs?(server_delay), capped: bool, category: &'static str = code(category)
 }
     repr "Retry(retry={retry}, attempt={attempt}, delay={delay}, category={category:?})"
 
-class GiveUp {
-    reason: &'static str, category: &'static str, exhausted: bool, attempts: u32, budget: Option<String>
-    budget_reason: Option<&'static str>
+class GiveUp from Decision::GiveUp {
+    reason: &'static str = code(reason), category: &'static str = code(category), exhausted: bool, attempts: u32
+    budget: Option<String> = refusal.as_ref().map(|r| r.budget.clone())
+    budget_reason: Option<&'static str> = refusal.as_ref().map(|r| r.reason)
 }
     repr "GiveUp(reason={reason:?}, category={category:?}, attempts={attempts})"
 
@@ -100,15 +125,7 @@ methods Policy
             .schedule()
             .rows
             .iter()
-            .map(|r| ScheduleRow {
-                retry: r.retry,
-                attempt: r.attempt,
-                low: dur_secs(r.low),
-                mid: dur_secs(r.mid),
-                high: dur_secs(r.high),
-                cumulative_low: dur_secs(r.cumulative_low),
-                cumulative_high: dur_secs(r.cumulative_high),
-            })
+            .map(ScheduleRow::from)
             .collect()
     worst_case() -> f64 = to_secs(retrycore::duration::from_std(self.inner.schedule().worst_case()))
     delay(retry: u32, r: f64, prev: secs?) -> try f64 =
@@ -159,7 +176,7 @@ methods Session
     release() -> () = self.with(py, |st| st.s.release());
     take_transitions() -> try Vec<Py<PyTransition>> =
         let ts = self.with(py, |st| st.s.take_transitions());
-        ts.iter().map(|t| Py::new(py, crate::breaker::transition(t))).collect()
+        ts.iter().map(|t| Py::new(py, PyTransition::from(t))).collect()
     __repr__() -> String =
         self.with(py, |st| {
             format!("RetrySession(key={:?}, attempt={}, done={})", st.s.key(), st.s.attempts(), st.s.is_done())
@@ -207,8 +224,19 @@ functions
 
 module breaker
 
-class PyTransition = Transition {
-    from_state: &'static str, to_state: &'static str, reason: &'static str, at: f64
+class PyPermit = Permit { priv p: Permit }
+
+class Breaker = CircuitBreaker {
+    priv shared: SharedBreaker, priv config: BreakerConfig, priv on_state_change: Option<Py<PyAny>>
+}
+    subclass
+
+class PyBudget = Budget { priv shared: SharedBudget, priv config: BudgetConfig }
+    subclass
+
+class PyTransition = Transition from Transition {
+    from_state: &'static str = code(from), to_state: &'static str = code(to), reason: &'static str = code(reason)
+    at: f64 = ns(at)
 }
     repr "Transition({from_state} -> {to_state}, reason={reason:?}, at={at})"
 
@@ -217,7 +245,7 @@ class Acquired {
     transition: Option<Py<PyTransition>>
 }
 
-class PyRefusal = Refusal { budget: String, reason: &'static str, detail: String }
+class PyRefusal = Refusal from Refusal { budget: String, reason: &'static str, detail: String = detail.to_string() }
     repr "Refusal(budget={budget:?}, reason={reason:?})"
     truthy
 
@@ -261,11 +289,9 @@ methods Breaker
         let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
         Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
     acquire(now: now?) -> try PyPermit = Ok(PyPermit { p: self.permit(py, now)? })
-    record(permit: =permit_of, outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
-        let counted = outcome_of(py, &self.config, outcome)?;
-        let now = now_or_clock(now)?;
-        let duration = opt_secs(duration, "duration")?.unwrap_or_else(|| now.saturating_sub(permit.started()));
-        self.step(py, |b| b.on_result(permit, now, counted, duration))
+    record(permit: =permit_of, outcome: ~self.outcome, now: now?, duration: secs?) -> try Option<Py<PyTransition>> =
+        let duration = duration.unwrap_or_else(|| now.saturating_sub(permit.started()));
+        self.step(py, |b| b.on_result(permit, now, outcome, duration))
     release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.release(permit, now))
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
@@ -309,11 +335,8 @@ methods Breaker
     state_metrics(now: now?) -> try Obj<'py> =
         let m = self.with(py, |b| b.metrics(now));
         conv::from_json(py, &serde_json::to_value(m).unwrap_or_default())
-    record_without_permit(outcome: obj?, now: obj?, duration: obj?) -> try Option<Py<PyTransition>> =
-        let counted = outcome_of(py, &self.config, outcome)?;
-        let now = now_or_clock(now)?;
-        let duration = opt_secs(duration, "duration")?.unwrap_or(0);
-        self.step(py, |b| b.record(now, counted, duration))
+    record_without_permit(outcome: ~self.outcome, now: now?, duration: secs?) -> try Option<Py<PyTransition>> =
+        self.step(py, |b| b.record(now, outcome, duration.unwrap_or(0)))
     transition_to_open_for(duration: secs, now: now?) -> try Py<PyTransition> =
         self.manual(py, |b| b.transition_to_open_for(duration, now))
     transition_to_open_until(until: instant, now: now?) -> try Py<PyTransition> =
@@ -334,15 +357,18 @@ methods PyBudget
     level(now: ~self.now) -> try Obj<'py> = conv::from_json(py, &self.with(py, |b| b.level(now)))
     on_operation_start(now: ~self.now) -> () = self.with(py, |b| b.on_operation_start(now));
     on_operation_end(held_retry_slot: false?) -> () = self.with(py, |b| b.on_operation_end(held_retry_slot));
-    check(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try Option<PyRefusal> =
-        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
-        Ok(self.with(py, |b| b.check(now, c, refused, holds)).err().map(refusal))
-    withdraw(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try (Option<u32>, bool) =
-        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
-        Ok(self.with(py, |b| b.withdraw(now, c, refused, holds)))
-    try_withdraw(category: obj?, now: obj?, refused: obj?, holds_retry_slot: obj?) -> try Option<PyRefusal> =
-        let (c, now, refused, holds) = self.flags(category, now, refused, holds_retry_slot)?;
-        Ok(self.with(py, |b| b.try_withdraw(now, c, refused, holds)).err().map(refusal))
+    # `now` is read after the flags, as it always was (which error two bad arguments get).
+    check(category: ~category_of, now: obj?, refused: false?, holds_retry_slot: false?) -> try Option<PyRefusal> =
+        let now = self.now(now)?;
+        Ok(self.with(py, |b| b.check(now, category, refused, holds_retry_slot)).err().as_ref().map(PyRefusal::from))
+    withdraw(category: ~category_of, now: obj?, refused: false?, holds_retry_slot: false?) -> try (Option<u32>, bool) =
+        let now = self.now(now)?;
+        Ok(self.with(py, |b| b.withdraw(now, category, refused, holds_retry_slot)))
+    try_withdraw(category: ~category_of, now: obj?, refused: false?, holds_retry_slot: false?)
+            -> try Option<PyRefusal> =
+        let now = self.now(now)?;
+        let r = self.with(py, |b| b.try_withdraw(now, category, refused, holds_retry_slot));
+        Ok(r.err().as_ref().map(PyRefusal::from))
     acquire(n: u32, now: ~self.now) -> try bool = self.with(py, |b| b.acquire(now, n)).py(py)
     release(n: u32, now: ~self.now) -> try () = self.with(py, |b| b.release(now, n)).py(py)
     on_failure(category: ~category_of, now: obj?, counts: true?, reached_backend: true?, declined_pushback: false?,
@@ -357,7 +383,7 @@ methods PyBudget
             retrycore::backoff::check_r(v).py(py).map(|()| v)
         })?
         .unwrap_or_else(crate::entropy::draw);
-        Ok(self.with(py, |b| b.before_attempt(now, r)).map(refusal))
+        Ok(self.with(py, |b| b.before_attempt(now, r)).as_ref().map(PyRefusal::from))
     __repr__() -> String = format!("Budget(kind={:?}, name={:?})", self.config.kind_name(), self.config.name)
 
 module idem

@@ -11,7 +11,7 @@ import os
 import sys as _sys
 import types as _types
 from contextvars import ContextVar
-from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
+from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from . import _native
 from ._context import CURRENT as _CURRENT
@@ -142,29 +142,23 @@ class Budget(_native.Budget):
 
     # One helper per kind the core lists (`host_tables()["budget_kinds"]`, checked by
     # tests/python/test_tables.py); the defaults are the core's, never written here.
-    @classmethod
-    def token_bucket(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="token_bucket", **kwargs)
-
+    # grpc's has required arguments; the others are made below, one per kind.
     @classmethod
     def grpc(cls, max_tokens: float, token_ratio: float, **kwargs: Any) -> "Budget":
         return cls(kind="grpc", max_tokens=max_tokens, token_ratio=token_ratio, **kwargs)
 
-    @classmethod
-    def ratio(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="ratio", **kwargs)
 
-    @classmethod
-    def concurrency(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="concurrency", **kwargs)
+def _budget_helper(kind: str) -> "classmethod[Budget, ..., Budget]":
+    def helper(cls: "type[Budget]", **kwargs: Any) -> Budget:
+        return cls(kind=kind, **kwargs)
 
-    @classmethod
-    def finagle(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="finagle", **kwargs)
+    helper.__name__, helper.__qualname__ = kind, f"Budget.{kind}"
+    return classmethod(helper)
 
-    @classmethod
-    def adaptive(cls, **kwargs: Any) -> "Budget":
-        return cls(kind="adaptive", **kwargs)
+
+for _kind in _TABLES["budget_kinds"]:
+    if _kind not in vars(Budget):
+        setattr(Budget, _kind, _budget_helper(_kind))
 
 
 _HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
@@ -246,14 +240,6 @@ class RetryPolicy(_native.Policy):
             data = f.read(LIMITS["max_document_bytes"] + 1)
         return cls._wrap(_native.Policy.from_json(data), **hooks)
 
-    @property
-    def breaker(self) -> Optional[CircuitBreaker]:
-        return cast(Optional[CircuitBreaker], super().breaker)
-
-    @property
-    def budgets(self) -> List[Budget]:  # type: ignore[override]
-        return cast(List[Budget], super().budgets)
-
     def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":  # type: ignore[override]
         return RetryPolicy._wrap(super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
 
@@ -279,27 +265,6 @@ def _check_hooks(hooks: Mapping[str, Any]) -> None:
     for k in hooks:
         if k not in _HOOK_KEYS:
             raise _native.error("unknown_key", k, f"unexpected keyword argument {k!r}")
-
-
-@overload
-def retry(policy: F) -> F: ...
-
-
-@overload
-def retry(
-    policy: Optional[RetryPolicy] = None,
-    *,
-    sleep: Optional[Callable[[float], Any]] = None,
-    clock: Optional[Callable[[], float]] = None,
-    on_retry: Hook = None,
-    on_give_up: Hook = None,
-    on_state_change: StateHook = None,
-    key: Optional[Callable[..., str]] = None,
-    idempotent: Optional[bool] = None,
-    idempotency_key_sent: Optional[bool] = None,
-    method: Optional[str] = None,
-    wall_clock: Optional[Callable[[], float]] = None,
-) -> Callable[[F], F]: ...
 
 
 def retry(

@@ -32,14 +32,6 @@ class SnapshotError(RetrycoreError, ValueError):
 
 
 class RetryError(RetrycoreError):
-    reason: str
-    attempts: int
-    category: Optional[str]
-    key: Optional[str]
-    retry_after: Optional[float]
-    response: Optional[object]
-    exhausted: bool
-
     def __init__(
         self,
         message: str = "",
@@ -57,7 +49,7 @@ class RetryError(RetrycoreError):
         self.category = category
         self.key = key
         self.retry_after = retry_after
-        self.response = None
+        self.response: Optional[object] = None
         self.exhausted = exhausted
 
 
