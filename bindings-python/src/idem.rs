@@ -68,9 +68,9 @@ pub struct RecordConfig {
     pub c: idem::RecordConfig,
 }
 
-fn record_of(py: Python<'_>, o: &Obj) -> PyResult<idem::IdempotencyRecord> {
+fn record_of(o: &Obj) -> PyResult<idem::IdempotencyRecord> {
     let v = to_json(o, Mode::Document)?;
-    idem::IdempotencyRecord::from_json(&v.to_string()).py_in(py, I)
+    idem::IdempotencyRecord::from_json(&v.to_string()).py_in(o.py(), I)
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {

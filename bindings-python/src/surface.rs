@@ -425,7 +425,7 @@ functions
             return conv::from_json(py, &json!({"decision": "missing_key", "http": http}));
         };
         let fpr = s(fingerprint, "fingerprint")?;
-        let rec = conv::opt(record, |r| record_of(py, r))?;
+        let rec = conv::opt(record, record_of)?;
         let now = conv::wall_or_clock(wall_now_ms)?;
         let d = idem::decide(rec.as_ref(), &key, &fpr, now, &cfg).py_in(py, I)?;
         let mut v = to_value(&d);
@@ -434,9 +434,8 @@ functions
             v["record"] = to_value(&c.to_record(&key, &fpr));
         }
         conv::from_json(py, &v)
-    complete(record: obj, fence: obj, outcome: obj, wall_now_ms: obj?, config: class<RecordConfig>?) -> try Obj<'py> reads config =
-        let cfg = config_or_default(config);
-        let rec = record_of(py, record)?;
+    complete(record: =record_of, fence: obj, outcome: obj, wall_now_ms: obj?, config: class<RecordConfig>?)
+            -> try Obj<'py> reads config, record =
         let o = outcome.downcast::<PyDict>();
         let o = o.map_err(|_| err_in(py, I, ErrorCode::InvalidType, "outcome", "must be a dict"))?;
         let response = response_of(py, o.get_item("response")?)?;
@@ -444,13 +443,12 @@ functions
         let category = conv::opt(o.get_item("category")?.as_ref(), |c| s(c, "outcome.category"))?;
         let out = idem::Outcome::read(state.as_deref(), category, response, "outcome").py_in(py, I)?;
         let now = conv::wall_or_clock(wall_now_ms)?;
-        let r = idem::complete(&rec, conv::to_count(fence, "fence", u64::MAX)?, out, now, &cfg).py_in(py, I)?;
+        let fence = conv::to_count(fence, "fence", u64::MAX)?;
+        let r = idem::complete(&record, fence, out, now, &config_or_default(config)).py_in(py, I)?;
         conv::from_json(py, &to_value(&r))
-    renew_lease(record: obj, fence: obj, wall_now_ms: obj?, config: class<RecordConfig>?) -> try Obj<'py> reads config =
-        let cfg = config_or_default(config);
-        let rec = record_of(py, record)?;
-        let now = conv::wall_or_clock(wall_now_ms)?;
-        let r = idem::renew_lease(&rec, conv::to_count(fence, "fence", u64::MAX)?, now, &cfg).py_in(py, I)?;
+    renew_lease(record: =record_of, fence: count, wall_now_ms: ~conv::wall_or_clock, config: class<RecordConfig>?)
+            -> try Obj<'py> reads config, record, wall_now_ms =
+        let r = idem::renew_lease(&record, fence, wall_now_ms, &config_or_default(config)).py_in(py, I)?;
         conv::from_json(py, &to_value(&r))
     format_rfc3339_ms(unix_ms: count) -> try String = idem::format_rfc3339_ms(unix_ms).py_in(py, I)
     parse_rfc3339_ms(text: istr) -> try i64 = idem::parse_rfc3339_ms(&text).py_in(py, I)
