@@ -65,9 +65,10 @@
 //! Parameters are `name: kind`, a lone `*` making the rest keyword-only.
 //! The kind says what Python passes and how the body sees it (`n` is the
 //! name, also the field an error names). The conversions run in parameter
-//! order before the body; where the binding reads its arguments in another
-//! order (which error a call with two bad arguments gets), the parameter
-//! is an `obj` the body reads itself.
+//! order before the body, those a member names after its return type
+//! (`-> Ret reads a, b = …`) first, in that order (which error a call with
+//! two bad arguments gets); an argument the body reads only sometimes, or
+//! between its own steps, is an `obj` the body reads itself.
 //!
 //! | kind      | the body sees                                   | default |
 //! |-----------|-------------------------------------------------|---------|
@@ -84,10 +85,14 @@
 //! | `wall`    | Unix epoch milliseconds (`conv::wall_arg`)      |         |
 //! | `str`     | `String` (`conv::to_str`)                       |         |
 //! | `json`    | a `serde_json::Value` document (`conv::to_json`)|         |
+//! | `host`    | a JSON value to fingerprint (`conv::to_host_json`) |      |
+//! | `bool`    | `bool` (`conv::to_bool`)                        |         |
+//! | `class<T>`| `&Bound<T>` of a native class (`conv::class_arg`) |       |
+//! | `list<kind>` | `Vec<T>` of a list or tuple (`conv::list_arg`) |      |
 //! | `kind?`   | `Option<T>` of any kind above: read when given and not None | None |
+//! | `nullable kind` | the same, but required                    |         |
+//! | `kind = v`| `T`, `v` when left out or None                  | None    |
 //! | `now?`    | nanoseconds, the clock's when left out          | None    |
-//! | `bool?`   | `Option<bool>`                                  | None    |
-//! | `false?`, `true?` | `bool`, that value when left out        | None    |
 //! | `hook?`   | `Option<Py<PyAny>>`, a callable or None         | None    |
 //! | `~f`      | what `f(n)?` returns for the `Option<&Obj>`     | None    |
 //! | `=f`      | what `f(n)?` returns for the `&Obj`             |         |
@@ -132,6 +137,8 @@ struct Member {
     params: Vec<(String, String)>,
     fallible: bool,
     ret: String,
+    /// The parameters whose conversions run first, in this order (`reads a, b`).
+    reads: Vec<String>,
     body: Vec<String>,
 }
 
@@ -249,7 +256,7 @@ fn parse(decls: &str) -> Result<Vec<Module>, String> {
                     break;
                 }
                 let (_, next) = lines.next().unwrap_or_default();
-                if body.is_empty() && !text.contains(" = ") && !text.ends_with(" =") {
+                if body.is_empty() && body_at(&text).is_none() && !text.ends_with(" =") {
                     text.push(' ');
                     text.push_str(next.trim());
                 } else {
@@ -324,11 +331,29 @@ fn last(modules: &mut [Module]) -> Result<&mut Class, String> {
     modules.last_mut().and_then(|m| m.classes.last_mut()).ok_or_else(|| "a member outside a class".to_owned())
 }
 
-/// Reads `[new|static|get] name(params) -> [try] Ret = body`.
+/// Where a member's ` = body` begins: the first ` = ` outside its
+/// parameters (a parameter's default is written `name: kind = v`).
+fn body_at(text: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ' ' if depth == 0 && text[i..].starts_with(" = ") => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Reads `[new|static|get] name(params) -> [try] Ret [reads a, b] = body`.
 fn member(text: &str) -> Result<Member, String> {
     let (head, body) = match text.strip_suffix(" =") {
         Some(head) => (head, ""),
-        None => text.split_once(" = ").ok_or_else(|| format!("a member needs ` = body`: {text:?}"))?,
+        None => {
+            let at = body_at(text).ok_or_else(|| format!("a member needs ` = body`: {text:?}"))?;
+            (&text[..at], &text[at + 3..])
+        }
     };
     let (sig, ret) = head.split_once(" -> ").ok_or_else(|| format!("a member needs `-> Ret`: {text:?}"))?;
     let (form, sig) = match sig.split_once(' ') {
@@ -348,6 +373,10 @@ fn member(text: &str) -> Result<Member, String> {
         let (n, k) = p.split_once(':').ok_or_else(|| format!("a parameter needs `name: kind`: {p:?}"))?;
         ps.push((n.trim().to_owned(), k.trim().to_owned()));
     }
+    let (ret, reads) = match ret.split_once(" reads ") {
+        Some((r, list)) => (r, list.split(',').map(|n| n.trim().to_owned()).collect()),
+        None => (ret, vec![]),
+    };
     let (fallible, ret) = match ret.trim().strip_prefix("try ") {
         Some(r) => (true, r.trim()),
         None => (false, ret.trim()),
@@ -360,14 +389,16 @@ fn member(text: &str) -> Result<Member, String> {
         params: ps,
         fallible,
         ret: ret.to_owned(),
+        reads,
         body,
     })
 }
 
 /// A parameter kind: the Rust type pyo3 extracts (`lt`: the lifetime
 /// arguments of `Obj`, if tied), and the conversion the body sees (`{n}`
-/// standing for the name), if any.
-fn kind(k: &str, lt: &str) -> Result<(String, Option<String>), String> {
+/// standing for the name), if any. `names` are the classes' Python names
+/// (for a `class<T>`'s error).
+fn kind(k: &str, lt: &str, names: &BTreeMap<String, String>) -> Result<(String, Option<String>), String> {
     if let Some(f) = k.strip_prefix('~') {
         return Ok((format!("Option<&Obj{lt}>"), Some(format!("{f}({{n}})?"))));
     }
@@ -379,19 +410,24 @@ fn kind(k: &str, lt: &str) -> Result<(String, Option<String>), String> {
         "obj?" | "nullable" => ("Option<&Obj>", ""),
         "any?" => ("Option<Py<PyAny>>", ""),
         "now?" => ("Option<&Obj>", "conv::now_or_clock({n})?"),
-        "bool?" => ("Option<&Obj>", "conv::opt_bool({n}, \"{n}\")?"),
-        "false?" => ("Option<&Obj>", "conv::bool_or({n}, \"{n}\", false)?"),
-        "true?" => ("Option<&Obj>", "conv::bool_or({n}, \"{n}\", true)?"),
         "hook?" => ("Option<Py<PyAny>>", "crate::policy::hook(py, {n}, \"{n}\")?"),
         _ => {
-            // A reader of one value; `kind?` reads it when given and not None.
-            let (base, opt) = k.strip_suffix('?').map_or((k, false), |b| (b, true));
-            let read = reader(base).ok_or_else(|| format!("unknown kind {k:?}"))?;
+            // A reader of one value; `kind?` (or `nullable kind`) reads it
+            // when given and not None, `kind = default` also.
+            let (base, default) = match k.split_once(" = ") {
+                Some((b, d)) => (b.trim(), Some(d.trim())),
+                None => (k, None),
+            };
+            let (base, opt) = match base.strip_prefix("nullable ") {
+                Some(b) => (b, true),
+                None => base.strip_suffix('?').map_or((base, default.is_some()), |b| (b, true)),
+            };
+            let read = reader(base, names).ok_or_else(|| format!("unknown kind {k:?}"))?;
             let ty = if opt { format!("Option<&Obj{lt}>") } else { format!("&Obj{lt}") };
-            let conv = if opt {
-                format!("conv::opt({{n}}, |x| {})?", read.replace("{x}", "x"))
-            } else {
-                read.replace("{x}", "{n}") + "?"
+            let conv = match default {
+                _ if !opt => read.replace("{x}", "{n}") + "?",
+                None => format!("conv::opt({{n}}, |x| {})?", read.replace("{x}", "x")),
+                Some(d) => format!("conv::opt({{n}}, |x| {})?.unwrap_or({d})", read.replace("{x}", "x")),
             };
             return Ok((ty, Some(conv)));
         }
@@ -401,25 +437,48 @@ fn kind(k: &str, lt: &str) -> Result<(String, Option<String>), String> {
 }
 
 /// The reader of a value kind: a `PyResult` of what the body sees, `{x}`
-/// standing for the `&Obj` and `{n}` for the name.
-fn reader(base: &str) -> Option<&'static str> {
-    Some(match base {
-        "count" => "conv::to_count({x}, \"{n}\", u64::MAX)",
-        "u32" => "conv::to_count({x}, \"{n}\", u32::MAX.into()).map(|v| v as u32)",
-        "istr" => "s({x}, \"{n}\")",
-        "f64" => "conv::to_f64({x}, \"{n}\")",
-        "secs" => "conv::secs({x}, \"{n}\")",
-        "instant" => "conv::instant({x}, \"{n}\")",
-        "wall" => "conv::wall_arg({x}, \"{n}\")",
-        "str" => "conv::to_str({x}, \"{n}\")",
-        "json" => "conv::to_json({x}, conv::Mode::Document)",
-        _ => return None,
-    })
+/// standing for the `&Obj` and `{n}` for the name. `class<T>` is a native
+/// class's object (`&Bound<T>`; else "must be a CircuitBreaker", its Python
+/// name, or "a dict" for pyo3's `PyDict`); `list<kind>` a `Vec` of the
+/// kind's values, read from a list or tuple ("must be a list of str").
+fn reader(base: &str, names: &BTreeMap<String, String>) -> Option<String> {
+    if let Some(t) = base.strip_prefix("class<").and_then(|t| t.strip_suffix('>')) {
+        let py = names.get(t).cloned().or_else(|| t.strip_prefix("Py").map(str::to_lowercase))?;
+        return Some(format!("conv::class_arg::<{t}>({{x}}, \"{{n}}\", \"a {py}\")"));
+    }
+    if let Some(k) = base.strip_prefix("list<").and_then(|t| t.strip_suffix('>')) {
+        let (read, what) = (reader(k, names)?, if k == "f64" { "floats" } else { k });
+        let each = format!("{}.iter().map(|x| {}).collect::<PyResult<Vec<_>>>()", "{it}", read.replace("{x}", "x"));
+        let list = format!("conv::list_arg({{x}}, \"{{n}}\", \"a list of {what}\")?");
+        return Some(format!("{{ let it = {list}; {} }}", each.replace("{it}", "it")));
+    }
+    Some(
+        match base {
+            "bool" => "conv::to_bool({x}, \"{n}\")",
+            "count" => "conv::to_count({x}, \"{n}\", u64::MAX)",
+            "u32" => "conv::to_count({x}, \"{n}\", u32::MAX.into()).map(|v| v as u32)",
+            "istr" => "s({x}, \"{n}\")",
+            "f64" => "conv::to_f64({x}, \"{n}\")",
+            "secs" => "conv::secs({x}, \"{n}\")",
+            "instant" => "conv::instant({x}, \"{n}\")",
+            "wall" => "conv::wall_arg({x}, \"{n}\")",
+            "str" => "conv::to_str({x}, \"{n}\")",
+            "json" => "conv::to_json({x}, conv::Mode::Document)",
+            "host" => "conv::to_host_json({x})",
+            _ => return None,
+        }
+        .to_owned(),
+    )
 }
 
 /// Whether a parameter of kind `k` may be left out (then it is None).
 fn optional(k: &str) -> bool {
-    k.ends_with('?') || k.starts_with('~')
+    k.ends_with('?') || k.starts_with('~') || k.contains(" = ")
+}
+
+/// Whether a parameter of kind `k` must be passed but may be None.
+fn nullable(k: &str) -> bool {
+    k == "nullable" || k.starts_with("nullable ")
 }
 
 /// Whether `text` names `word` (as a whole identifier).
@@ -451,7 +510,7 @@ fn methods(
         let lt = if tied { "<'py>" } else { "" };
         let mut args = Vec::new();
         let mut sig = Vec::new();
-        let mut convs = Vec::new();
+        let mut convs: Vec<(&str, String)> = Vec::new();
         for (n, k) in &m.params {
             if n == "*" {
                 sig.push("*".to_owned());
@@ -464,16 +523,23 @@ fn methods(
                     sig.push(format!("{f}=None"));
                     args.push(format!("{f}: Option<Obj{lt}>"));
                 }
-                convs.push(format!("let {n} = {g} {{ {} }};", fields.join(", ")));
+                convs.push((n.as_str(), format!("let {n} = {g} {{ {} }};", fields.join(", "))));
                 continue;
             }
-            let (ty, conv) = kind(k, lt)?;
+            let (ty, conv) = kind(k, lt, &docs.py_names)?;
             sig.push(if optional(k) { format!("{n}=None") } else { n.clone() });
             args.push(format!("{n}: {ty}"));
             if let Some(c) = conv {
-                convs.push(format!("let {n} = {};", c.replace("{n}", n)));
+                convs.push((n.as_str(), format!("let {n} = {};", c.replace("{n}", n))));
             }
         }
+        // `reads a, b`: those conversions first, in that order.
+        for (i, r) in m.reads.iter().enumerate() {
+            let at = convs.iter().position(|(n, _)| n == r).ok_or_else(|| format!("{}: reads {r:?}?", m.name))?;
+            let c = convs.remove(at);
+            convs.insert(i, c);
+        }
+        let convs: Vec<String> = convs.into_iter().map(|(_, c)| c).collect();
         let body = m.body.join("\n");
         // `x.py()` is a method, not the `py` argument.
         let uses_py = names(&body.replace(".py", ""), "py") || convs.iter().any(|c| names(c, "py"));
@@ -500,7 +566,7 @@ fn methods(
             _ => {}
         }
         // Without defaults or `*`, pyo3's own signature is the same.
-        if m.params.iter().any(|(n, k)| n == "*" || optional(k) || k == "nullable" || k.starts_with("..")) {
+        if m.params.iter().any(|(n, k)| n == "*" || optional(k) || nullable(k) || k.starts_with("..")) {
             let _ = writeln!(out, "    #[pyo3(signature = ({}))]", sig.join(", "));
         }
         let ret = match (m.fallible || !convs.is_empty(), m.ret.as_str()) {

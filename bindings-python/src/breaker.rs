@@ -104,10 +104,6 @@ pub fn fire(py: Python<'_>, hooks: &[Option<&Py<PyAny>>], ts: &[Transition]) -> 
     Ok(())
 }
 
-fn permit_of(o: &Obj) -> PyResult<Permit> {
-    Ok(conv::class_arg::<PyPermit>(o, "permit", "a Permit")?.get().p)
-}
-
 fn state_of(s: &Obj) -> PyResult<State> {
     let name = to_str(s, "state")?;
     State::from_code(&name)
@@ -241,10 +237,10 @@ impl PyBudget {
         py: Python<'_>,
         config: Option<&Obj>,
         kwargs: Option<&Obj>,
-        share: Option<&Obj>,
+        share: Option<&Bound<'_, PyBudget>>,
         overrides: Option<&Obj>,
     ) -> PyResult<PyBudget> {
-        if let Some(b) = conv::opt_class_arg::<PyBudget>(share, "share", "a Budget")? {
+        if let Some(b) = share {
             return Ok(PyBudget { shared: b.get().shared.clone(), config: b.get().config.clone() });
         }
         let (doc, typed) = config_parts(config, kwargs, overrides)?;

@@ -153,13 +153,13 @@ pub fn opt_str(o: Option<&Obj>, field: &str) -> PyResult<Option<String>> {
     opt(o, |x| to_str(x, field))
 }
 
-pub fn opt_bool(o: Option<&Obj>, field: &str) -> PyResult<Option<bool>> {
-    opt(o, |x| x.downcast::<PyBool>().map(|b| b.is_true()).map_err(|_| wrong_type(x, field, "a bool")))
+/// Reads a `bool` (not an int).
+pub fn to_bool(o: &Obj, field: &str) -> PyResult<bool> {
+    o.downcast::<PyBool>().map(|b| b.is_true()).map_err(|_| wrong_type(o, field, "a bool"))
 }
 
-/// A bool argument with a default (None is the default).
-pub fn bool_or(o: Option<&Obj>, field: &str, default: bool) -> PyResult<bool> {
-    Ok(opt_bool(o, field)?.unwrap_or(default))
+pub fn opt_bool(o: Option<&Obj>, field: &str) -> PyResult<Option<bool>> {
+    opt(o, |x| to_bool(x, field))
 }
 
 static INT_INDEX: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
@@ -258,10 +258,6 @@ pub fn secs(o: &Obj, field: &str) -> PyResult<u64> {
     retrycore::duration::from_secs_f64(n.f64(), field).py(o.py())
 }
 
-pub fn opt_secs(o: Option<&Obj>, field: &str) -> PyResult<Option<u64>> {
-    opt(o, |x| secs(x, field))
-}
-
 /// Reads an instant in float seconds on the monotonic clock (or an int) as
 /// nanoseconds by the core's rule (`retrycore::limits::time_from_host_f64`):
 /// one past the nanosecond range is `invalid_time`.
@@ -346,7 +342,7 @@ pub const UNIT_NS: f64 = 1e9;
 impl Mode {
     /// Reads `kwargs` as a mode flag (true: keyword arguments).
     pub fn of(kwargs: Option<&Obj>) -> PyResult<Mode> {
-        Ok(if bool_or(kwargs, "kwargs", false)? { Mode::Kwargs } else { Mode::Document })
+        Ok(if opt_bool(kwargs, "kwargs")?.unwrap_or(false) { Mode::Kwargs } else { Mode::Document })
     }
 }
 

@@ -131,7 +131,7 @@ impl OwnedFailure {
         if let Some(h) = some(&k.headers) {
             self.headers = headers_arg(h)?;
         }
-        self.elapsed = conv::opt_secs(k.elapsed.as_ref(), "elapsed")?.or(self.elapsed);
+        self.elapsed = conv::opt(k.elapsed.as_ref(), |x| conv::secs(x, "elapsed"))?.or(self.elapsed);
         self.wall_now_ms =
             conv::opt(k.wall_now_ms.as_ref(), |x| conv::wall_arg(x, "wall_now_ms"))?.or(self.wall_now_ms);
         let message = opt_str(k.message.as_ref(), "message")?;

@@ -18,12 +18,6 @@ fn s(o: &Obj, field: &str) -> PyResult<String> {
     to_str(o, field).map_err(|e| conv::as_idempotency(o.py(), e))
 }
 
-/// An optional `str` argument of an idempotency function, its errors raised
-/// in the idempotency domain.
-fn opt_s(py: Python<'_>, o: Option<&Obj>, field: &str) -> PyResult<Option<String>> {
-    conv::opt_str(o, field).map_err(|e| conv::as_idempotency(py, e))
-}
-
 #[doc = stub_doc!("derive_key")]
 #[pyfunction]
 #[pyo3(signature = (*parts))]
@@ -42,15 +36,12 @@ enum Body {
 fn fp(
     py: Python<'_>,
     body: Body,
-    method: Option<&Obj>,
-    path: Option<&Obj>,
-    operation: Option<&Obj>,
+    method: Option<String>,
+    path: Option<String>,
+    operation: Option<String>,
     selected: Option<&Obj>,
     canonical: bool,
 ) -> PyResult<String> {
-    let method = opt_s(py, method, "method")?;
-    let path = opt_s(py, path, "path")?;
-    let operation = opt_s(py, operation, "operation")?;
     let selected: Option<Vec<String>> = conv::opt(selected, |l| {
         let items =
             conv::list_arg(l, "selected", "a list of JSON pointers").map_err(|e| conv::as_idempotency(py, e))?;
@@ -77,9 +68,9 @@ pub struct RecordConfig {
     pub c: idem::RecordConfig,
 }
 
-fn record_of(py: Python<'_>, o: &Obj) -> PyResult<idem::IdempotencyRecord> {
+fn record_of(o: &Obj) -> PyResult<idem::IdempotencyRecord> {
     let v = to_json(o, Mode::Document)?;
-    idem::IdempotencyRecord::from_json(&v.to_string()).py_in(py, I)
+    idem::IdempotencyRecord::from_json(&v.to_string()).py_in(o.py(), I)
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -93,9 +84,8 @@ fn http_json(a: Option<idem::HttpAnswer>) -> Value {
     )
 }
 
-fn config_or_default(c: Option<&Obj>) -> PyResult<idem::RecordConfig> {
-    Ok(conv::opt_class_arg::<RecordConfig>(c, "config", "a RecordConfig")?
-        .map_or_else(idem::RecordConfig::default, |c| c.get().c.clone()))
+fn config_or_default(c: Option<&Bound<'_, RecordConfig>>) -> idem::RecordConfig {
+    c.map_or_else(idem::RecordConfig::default, |c| c.get().c.clone())
 }
 
 fn response_of(py: Python<'_>, o: Option<Obj<'_>>) -> PyResult<Option<idem::StoredResponse>> {

@@ -1,7 +1,7 @@
 //! Durations, server delays, lint, the generator and the tables' vocabulary
 //! (declared in `src/surface.rs`).
 
-use crate::conv::{self, to_json, to_secs, to_str, CoreResult, Mode, Obj};
+use crate::conv::{self, to_secs, to_str, CoreResult, Obj};
 use crate::failure::{Fields, OwnedFailure};
 use pyo3::prelude::*;
 use retrycore::lint::Service;

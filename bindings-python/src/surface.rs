@@ -97,9 +97,8 @@ methods Policy
     get name -> Option<String> = self.inner.config().name.clone()
     get breaker -> Option<Py<Breaker>> = self.breaker.as_ref().map(|b| b.clone_ref(py))
     get budgets -> Vec<Py<PyBudget>> = self.budgets.iter().map(|b| b.clone_ref(py)).collect()
-    _with_breaker(breaker: nullable) -> try Policy =
-        let breaker =
-            conv::opt_class_arg::<Breaker>(breaker, "breaker", "a CircuitBreaker")?.map(|b| b.clone().unbind());
+    _with_breaker(breaker: nullable class<Breaker>) -> try Policy =
+        let breaker = breaker.map(|b| b.clone().unbind());
         let inner = self.inner.with_breaker(breaker.as_ref().map(|b| b.get().shared.clone()));
         Ok(Policy::of(py, inner, breaker, self.budgets(py)))
     _with_budgets(budgets: obj) -> try Policy =
@@ -254,8 +253,8 @@ methods PyPermit
     get started -> f64 = to_secs(self.p.started())
 
 methods Breaker
-    new new(config: obj?, *, kwargs: obj?, on_state_change: hook?, share: obj?, overrides: obj?) -> try Self =
-        if let Some(b) = conv::opt_class_arg::<Breaker>(share, "share", "a CircuitBreaker")? {
+    new new(config: obj?, *, kwargs: obj?, on_state_change: hook?, share: class<Breaker>?, overrides: obj?) -> try Self =
+        if let Some(b) = share {
             let b = b.get();
             return Ok(Breaker { shared: b.shared.clone(), config: b.config.clone(), on_state_change });
         }
@@ -289,10 +288,13 @@ methods Breaker
         let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
         Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
     acquire(now: now?) -> try PyPermit = Ok(PyPermit { p: self.permit(py, now)? })
-    record(permit: =permit_of, outcome: ~self.outcome, now: now?, duration: secs?) -> try Option<Py<PyTransition>> =
+    record(permit: class<PyPermit>, outcome: ~self.outcome, now: now?, duration: secs?) -> try Option<Py<PyTransition>> =
+        let permit = permit.get().p;
         let duration = duration.unwrap_or_else(|| now.saturating_sub(permit.started()));
         self.step(py, |b| b.on_result(permit, now, outcome, duration))
-    release(permit: =permit_of, now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.release(permit, now))
+    release(permit: class<PyPermit>, now: now?) -> try Option<Py<PyTransition>> =
+        let permit = permit.get().p;
+        self.step(py, |b| b.release(permit, now))
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;
         let p = self.permit(py, conv::mono_ns())?;
@@ -347,7 +349,7 @@ methods Breaker
     set_break_duration(duration: secs) -> try () = self.with(py, |b| b.set_break_duration(duration)).py(py)
 
 methods PyBudget
-    new new(config: obj?, *, kwargs: obj?, share: obj?, overrides: obj?) -> try Self =
+    new new(config: obj?, *, kwargs: obj?, share: class<PyBudget>?, overrides: obj?) -> try Self =
         Self::create(py, config, kwargs, share, overrides)
     to_dict() -> try Obj<'py> = conv::from_json(py, &self.config.to_json_value())
     get name -> String = self.config.name.clone()
@@ -356,45 +358,42 @@ methods PyBudget
     get withdrawals -> u64 = self.with(py, |b| b.withdrawals())
     level(now: ~self.now) -> try Obj<'py> = conv::from_json(py, &self.with(py, |b| b.level(now)))
     on_operation_start(now: ~self.now) -> () = self.with(py, |b| b.on_operation_start(now));
-    on_operation_end(held_retry_slot: false?) -> () = self.with(py, |b| b.on_operation_end(held_retry_slot));
+    on_operation_end(held_retry_slot: bool = false) -> () = self.with(py, |b| b.on_operation_end(held_retry_slot));
     # `now` is read after the flags, as it always was (which error two bad arguments get).
-    check(category: ~category_of, now: obj?, refused: false?, holds_retry_slot: false?) -> try Option<PyRefusal> =
+    check(category: ~category_of, now: obj?, refused: bool = false, holds_retry_slot: bool = false) -> try Option<PyRefusal> =
         let now = self.now(now)?;
         Ok(self.with(py, |b| b.check(now, category, refused, holds_retry_slot)).err().as_ref().map(PyRefusal::from))
-    withdraw(category: ~category_of, now: obj?, refused: false?, holds_retry_slot: false?) -> try (Option<u32>, bool) =
+    withdraw(category: ~category_of, now: obj?, refused: bool = false, holds_retry_slot: bool = false) -> try (Option<u32>, bool) =
         let now = self.now(now)?;
         Ok(self.with(py, |b| b.withdraw(now, category, refused, holds_retry_slot)))
-    try_withdraw(category: ~category_of, now: obj?, refused: false?, holds_retry_slot: false?)
+    try_withdraw(category: ~category_of, now: obj?, refused: bool = false, holds_retry_slot: bool = false)
             -> try Option<PyRefusal> =
         let now = self.now(now)?;
         let r = self.with(py, |b| b.try_withdraw(now, category, refused, holds_retry_slot));
         Ok(r.err().as_ref().map(PyRefusal::from))
     acquire(n: u32, now: ~self.now) -> try bool = self.with(py, |b| b.acquire(now, n)).py(py)
     release(n: u32, now: ~self.now) -> try () = self.with(py, |b| b.release(now, n)).py(py)
-    on_failure(category: ~category_of, now: obj?, counts: true?, reached_backend: true?, declined_pushback: false?,
-            refused: false?) -> () =
+    on_failure(category: ~category_of, now: obj?, counts: bool = true, reached_backend: bool = true, declined_pushback: bool = false,
+            refused: bool = false) -> () =
         let facts = FailureFacts { category, counts, reached_backend, declined_pushback, refused };
         let now = self.now(now)?;
         self.with(py, |b| b.on_failure(now, facts));
     on_success(now: ~self.now, retry_cost: u32?) -> () = self.with(py, |b| b.on_success(now, retry_cost));
-    before_attempt(now: ~self.now, r: obj?) -> try Option<PyRefusal> =
-        let r = conv::opt(r, |x| {
-            let v = conv::to_f64(x, "r")?;
-            retrycore::backoff::check_r(v).py(py).map(|()| v)
-        })?
-        .unwrap_or_else(crate::entropy::draw);
+    before_attempt(now: ~self.now, r: f64?) -> try Option<PyRefusal> =
+        let r = r.map(|v| retrycore::backoff::check_r(v).py(py).map(|()| v)).transpose()?;
+        let r = r.unwrap_or_else(crate::entropy::draw);
         Ok(self.with(py, |b| b.before_attempt(now, r)).as_ref().map(PyRefusal::from))
     __repr__() -> String = format!("Budget(kind={:?}, name={:?})", self.config.kind_name(), self.config.name)
 
 module idem
 
 functions
-    validate_key(key: obj, max_len: count?) -> try () =
+    validate_key(key: istr, max_len: count?) -> try () reads max_len =
         let max = max_len.map_or(idem::DEFAULT_MAX_KEY_LEN, |m| usize::try_from(m).unwrap_or(usize::MAX));
-        idem::validate_key(&s(key, "key")?, max).py_in(py, I)
+        idem::validate_key(&key, max).py_in(py, I)
     scoped_key(tenant: istr, key: istr) -> try String = idem::scoped_key(&tenant, &key).py_in(py, I)
-    storage_key(key: obj, max_len: count) -> try String =
-        idem::storage_key(&s(key, "key")?, usize::try_from(max_len).unwrap_or(usize::MAX)).py_in(py, I)
+    storage_key(key: istr, max_len: count) -> try String reads max_len =
+        idem::storage_key(&key, usize::try_from(max_len).unwrap_or(usize::MAX)).py_in(py, I)
     mint_key(entropy: obj?) -> try String =
         let bytes = match entropy.filter(|e| !e.is_none()) {
             None => crate::entropy::bytes::<16>()
@@ -406,29 +405,27 @@ functions
         };
         Ok(idem::mint_key(bytes.map_err(|(code, why)| err_in(py, I, code, "entropy", why))?))
     format_header(key: istr) -> try String = idem::format_header(&key).py_in(py, I)
-    parse_header(value: obj, allow_token: false?) -> try String =
+    parse_header(value: istr, allow_token: bool = false) -> try String reads allow_token =
         let form = if allow_token { idem::HeaderForm::SfStringOrToken } else { idem::HeaderForm::SfString };
-        idem::parse_header(&s(value, "value")?, form).py_in(py, I)
+        idem::parse_header(&value, form).py_in(py, I)
     canonicalize(value: obj) -> try String = idem::canonicalize(&to_host_json(value)?).py_in(py, I)
     canonicalize_json(text: istr) -> try String = py.allow_threads(|| idem::canonicalize_json(&text)).py_in(py, I)
     format_number(x: obj) -> try String = idem::format_number(conv::to_f64(x, "value")?).py_in(py, I)
-    fingerprint(body: obj?, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
-            -> try String =
-        let v = match body {
-            Some(b) => to_host_json(b)?,
-            None => Value::Null,
-        };
-        fp(py, Body::Value(v), method, path, operation, selected, canonical)
-    fingerprint_json(text: obj, *, method: obj?, path: obj?, operation: obj?, selected: obj?, canonical: false?)
-            -> try String = fp(py, Body::Text(s(text, "text")?), method, path, operation, selected, canonical)
-    decide(record: nullable, key: nullable, fingerprint: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
-        let cfg = config_or_default(config)?;
-        let Some(key) = key.filter(|k| !k.is_none()) else {
+    fingerprint(body: host?, *, method: istr?, path: istr?, operation: istr?, selected: obj?, canonical: bool = false)
+            -> try String reads canonical =
+        fp(py, Body::Value(body.unwrap_or(Value::Null)), method, path, operation, selected, canonical)
+    fingerprint_json(text: istr, *, method: istr?, path: istr?, operation: istr?, selected: obj?,
+            canonical: bool = false) -> try String reads canonical =
+        fp(py, Body::Text(text), method, path, operation, selected, canonical)
+    decide(record: nullable, key: nullable istr, fingerprint: obj, wall_now_ms: obj?, config: class<RecordConfig>?)
+            -> try Obj<'py> reads config, key =
+        let cfg = config_or_default(config);
+        let Some(key) = key else {
             let http = http_json(Some(idem::missing_key_answer(&cfg)));
             return conv::from_json(py, &json!({"decision": "missing_key", "http": http}));
         };
-        let (key, fpr) = (s(key, "key")?, s(fingerprint, "fingerprint")?);
-        let rec = conv::opt(record, |r| record_of(py, r))?;
+        let fpr = s(fingerprint, "fingerprint")?;
+        let rec = conv::opt(record, record_of)?;
         let now = conv::wall_or_clock(wall_now_ms)?;
         let d = idem::decide(rec.as_ref(), &key, &fpr, now, &cfg).py_in(py, I)?;
         let mut v = to_value(&d);
@@ -437,9 +434,8 @@ functions
             v["record"] = to_value(&c.to_record(&key, &fpr));
         }
         conv::from_json(py, &v)
-    complete(record: obj, fence: obj, outcome: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
-        let cfg = config_or_default(config)?;
-        let rec = record_of(py, record)?;
+    complete(record: =record_of, fence: obj, outcome: obj, wall_now_ms: obj?, config: class<RecordConfig>?)
+            -> try Obj<'py> reads config, record =
         let o = outcome.downcast::<PyDict>();
         let o = o.map_err(|_| err_in(py, I, ErrorCode::InvalidType, "outcome", "must be a dict"))?;
         let response = response_of(py, o.get_item("response")?)?;
@@ -447,29 +443,22 @@ functions
         let category = conv::opt(o.get_item("category")?.as_ref(), |c| s(c, "outcome.category"))?;
         let out = idem::Outcome::read(state.as_deref(), category, response, "outcome").py_in(py, I)?;
         let now = conv::wall_or_clock(wall_now_ms)?;
-        let r = idem::complete(&rec, conv::to_count(fence, "fence", u64::MAX)?, out, now, &cfg).py_in(py, I)?;
+        let fence = conv::to_count(fence, "fence", u64::MAX)?;
+        let r = idem::complete(&record, fence, out, now, &config_or_default(config)).py_in(py, I)?;
         conv::from_json(py, &to_value(&r))
-    renew_lease(record: obj, fence: obj, wall_now_ms: obj?, config: obj?) -> try Obj<'py> =
-        let cfg = config_or_default(config)?;
-        let rec = record_of(py, record)?;
-        let now = conv::wall_or_clock(wall_now_ms)?;
-        let r = idem::renew_lease(&rec, conv::to_count(fence, "fence", u64::MAX)?, now, &cfg).py_in(py, I)?;
+    renew_lease(record: =record_of, fence: count, wall_now_ms: ~conv::wall_or_clock, config: class<RecordConfig>?)
+            -> try Obj<'py> reads config, record, wall_now_ms =
+        let r = idem::renew_lease(&record, fence, wall_now_ms, &config_or_default(config)).py_in(py, I)?;
         conv::from_json(py, &to_value(&r))
     format_rfc3339_ms(unix_ms: count) -> try String = idem::format_rfc3339_ms(unix_ms).py_in(py, I)
     parse_rfc3339_ms(text: istr) -> try i64 = idem::parse_rfc3339_ms(&text).py_in(py, I)
 
 methods RecordConfig
-    new new(*, lease: obj?, retention: obj?, stripe: false?, failure_handling: obj?, release_categories: obj?)
-            -> try Self =
-        let release_categories = conv::opt(release_categories, |c| {
-            let items = conv::list_arg(c, "release_categories", "a list of str")?;
-            items.iter().map(|x| conv::to_str(x, "release_categories")).collect::<PyResult<Vec<String>>>()
-        })?;
+    new new(*, lease: secs?, retention: secs?, stripe: bool = false, failure_handling: obj?,
+            release_categories: list<str>?) -> try Self reads stripe, release_categories =
         let d = idem::RecordConfig::default();
-        let time = |o, field, ms| {
-            conv::opt_secs(o, field).map(|ns| ns.map_or(Duration::from_millis(ms), Duration::from_nanos))
-        };
-        let (lease, retention) = (time(lease, "lease", d.lease_ms())?, time(retention, "retention", d.retention_ms())?);
+        let time = |ns: Option<u64>, ms| ns.map_or(Duration::from_millis(ms), Duration::from_nanos);
+        let (lease, retention) = (time(lease, d.lease_ms()), time(retention, d.retention_ms()));
         let mut c = idem::RecordConfig::new(lease, retention).py_in(py, I)?.with_stripe(stripe);
         if let Some(h) = conv::opt_str(failure_handling, "failure_handling")? {
             c = c.with_failure_handling(idem::FailureHandling::parse(&h, "failure_handling").py_in(py, I)?);
@@ -479,16 +468,13 @@ methods RecordConfig
     get retention -> f64 = self.c.retention_ms() as f64 / 1e3
 
 methods PyDeadLetter
-    new new(msg_id: obj, message: obj, *, reason: obj, attempts: obj, error: obj?, error_class: obj?,
-            error_message: obj?, first_failure_ms: obj?, last_failure_ms: obj?, first_failure_at: obj?,
+    new new(msg_id: istr, message: json, *, reason: istr, attempts: u32, error: obj?, error_class: str?,
+            error_message: str?, first_failure_ms: obj?, last_failure_ms: obj?, first_failure_at: obj?,
             last_failure_at: obj?, trace_id: obj?, topic: obj?, partition: obj?, offset: obj?,
-            target_idempotent: false?) -> try Self =
-        let mut b = idem::DeadLetter::builder(s(msg_id, "msg_id")?, to_json(message, Mode::Document)?)
-            .reason(s(reason, "reason")?)
-            .attempts(conv::to_count(attempts, "attempts", u32::MAX.into())? as u32)
-            .target_idempotent(target_idempotent);
-        let (mut class, mut text) =
-            (conv::opt_str(error_class, "error_class")?, conv::opt_str(error_message, "error_message")?);
+            target_idempotent: bool = false) -> try Self reads target_idempotent =
+        let b = idem::DeadLetter::builder(msg_id, message).reason(reason).attempts(attempts);
+        let mut b = b.target_idempotent(target_idempotent);
+        let (mut class, mut text) = (error_class, error_message);
         if let Some(e) = error.filter(|e| !e.is_none()) {
             if !e.is_instance_of::<PyBaseException>() {
                 return Err(err_in(py, I, ErrorCode::InvalidType, "error", "must be an exception"));
@@ -594,8 +580,8 @@ functions
         })
     parse_http_date(value: str, wall_now_ms: wall) -> Option<i64> =
         retrycore::retry_after::parse_http_date(&value, wall_now_ms)
-    lint(policy: =crate::policy::native_policy, service: obj?) -> try Vec<Finding> =
-        let service = conv::opt(service, |s| Service::from_json_value(&to_json(s, Mode::Document)?).py(py))?;
+    lint(policy: =crate::policy::native_policy, service: json?) -> try Vec<Finding> =
+        let service = service.map(|s| Service::from_json_value(&s).py(py)).transpose()?;
         Ok(retrycore::lint::lint(policy.get().inner.config(), service.as_ref())
             .into_iter()
             .map(|f| Finding { code: f.code, severity: f.severity.code(), field: f.field, message: f.message })
