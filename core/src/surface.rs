@@ -29,7 +29,7 @@
 //!   retries it) is returned as the value, not raised;
 //! - `on_give_up` fires as [`fires_on_give_up`] says.
 //!
-//! [`after_gate`] and [`after_decision`] put it together for a step: the
+//! [`after_gate`] ([`after_reject`]) and [`after_decision`] put it together for a step: the
 //! `on_retry` event of a retry, or the end of the call ([`Ended`]: the
 //! `on_give_up` event, the ending, its error's facts and message), which a
 //! host maps without composing anything itself.
@@ -37,6 +37,7 @@
 //! [`Gate`]: crate::session::Gate
 //! [`Decision`]: crate::session::Decision
 
+use crate::breaker::State;
 use crate::session::{Decision, Gate, GiveUpReason, RejectReason, RetrySession};
 
 /// The class of error a host raises at the end of a call.
@@ -355,6 +356,29 @@ impl Ended {
     }
 }
 
+/// Returns the end of a call that a breaker used on its own refused
+/// (`Acquire::Rejected` with `state` and `retry_after`, `u64::MAX`: not by
+/// waiting): a refused first attempt, named by the breaker's `name`. No
+/// policy is involved, so `max_attempts` is 0.
+pub fn breaker_refusal(name: Option<&str>, state: State, retry_after: u64) -> Ended {
+    let ending = Ending::of_reject(RejectReason::BreakerOpen, 0, None);
+    let ended = Ended {
+        ending,
+        reason: RejectReason::BreakerOpen.code(),
+        fires_on_give_up: false,
+        max_attempts: 0,
+        attempts: 0,
+        category: None,
+        budget: None,
+        budget_reason: None,
+        retry_after: (retry_after != u64::MAX).then_some(retry_after),
+        breaker: name.map(str::to_owned),
+        state: Some(state.code()),
+        message: None,
+    };
+    ended.with_message()
+}
+
 /// What the caller observes after a decision (docs/sessions.md, "What the
 /// caller observes").
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -367,13 +391,29 @@ pub enum Observed {
 
 /// Returns what the caller observes after `gate`, the answer `session`
 /// just gave to `before_attempt`: `None` when the attempt proceeds, else
-/// the end of the call. For a breaker's refusal of the first attempt it
-/// locks the session's breaker to read its name and state (the message
-/// names them), as every other breaker read does.
+/// the end of the call ([`after_reject`]).
 pub fn after_gate(session: &RetrySession, gate: &Gate) -> Option<Ended> {
-    let Gate::Reject { reason, retry_after, budget } = gate else { return None };
+    match gate {
+        Gate::Proceed { .. } => None,
+        Gate::Reject { reason, retry_after, budget } => {
+            Some(after_reject(session, *reason, *retry_after, budget.as_deref()))
+        }
+    }
+}
+
+/// Returns the end of the call after `session` refused an attempt
+/// (`Gate::Reject` with `reason`, `retry_after` and `budget`). For a
+/// breaker's refusal of the first attempt it locks the session's breaker
+/// to read its name and state (the message names them), as every other
+/// breaker read does.
+pub fn after_reject(
+    session: &RetrySession,
+    reason: RejectReason,
+    retry_after: Option<std::time::Duration>,
+    budget: Option<&str>,
+) -> Ended {
     let (attempts, give_up) = (session.attempts(), session.give_up_reason());
-    let ending = Ending::of_reject(*reason, attempts, give_up);
+    let ending = Ending::of_reject(reason, attempts, give_up);
     let (breaker, state) = match (ending, session.policy().breaker()) {
         (Ending::Raise { class: Raise::CircuitOpen, .. }, Some(b)) => {
             let b = b.lock().unwrap_or_else(|p| p.into_inner());
@@ -392,14 +432,14 @@ pub fn after_gate(session: &RetrySession, gate: &Gate) -> Option<Ended> {
         max_attempts: session.policy().config().max_attempts,
         attempts,
         category: session.last_category().map(|c| c.code()),
-        budget: budget.clone(),
+        budget: budget.map(str::to_owned),
         budget_reason: None,
         retry_after: retry_after.map(crate::duration::from_std),
         breaker,
         state,
         message: None,
     };
-    Some(ended.with_message())
+    ended.with_message()
 }
 
 /// Returns what the caller observes after `decision`, the answer `session`
@@ -566,7 +606,6 @@ mod tests {
 
     mod observed {
         use super::super::*;
-        use crate::breaker::State;
         use crate::classify::Failure;
         use crate::policy::{PolicyConfig, RetryPolicy};
         use crate::session::SessionOptions;
@@ -663,6 +702,17 @@ mod tests {
             let e = after_gate(&s, &g).unwrap();
             assert_eq!(e.state, Some("forced_open"));
             assert_eq!(e.message.as_deref(), Some("circuit breaker \"payments\" is forced_open"));
+        }
+
+        #[test]
+        fn a_breaker_on_its_own_refuses_as_a_first_attempt() {
+            let e = breaker_refusal(Some("payments"), State::Open, 1_500 * MS);
+            assert!(matches!(e.ending, Ending::Raise { class: Raise::CircuitOpen, code: "breaker_open", .. }));
+            assert_eq!((e.attempts, e.fires_on_give_up, e.retry_after), (0, false, Some(1_500 * MS)));
+            assert_eq!(e.message.as_deref(), Some("circuit breaker \"payments\" is open; retry after 1.5s"));
+            let e = breaker_refusal(None, State::ForcedOpen, u64::MAX);
+            assert_eq!((e.retry_after, e.state), (None, Some("forced_open")));
+            assert_eq!(e.message.as_deref(), Some("circuit breaker is forced_open"));
         }
 
         #[test]
