@@ -210,7 +210,7 @@ impl Runner {
                 st.timeout = timeout.map(retrycore::duration::from_std);
             }
             // Ok(timeout) to proceed, Err(the end of the call) when refused.
-            let step = g.map(|g| surface::after_gate(&st.s, &g).map_or(Ok(st.timeout), Err));
+            let step = g.map(|g| surface::after_gate(&st.s, &g).map(Box::new).map_or(Ok(st.timeout), Err));
             let last = if matches!(step, Ok(Err(_))) { st.last_exc.take() } else { None };
             (step, st.s.take_transitions(), last)
         });

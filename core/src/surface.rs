@@ -327,7 +327,7 @@ pub struct Ended {
 impl Ended {
     /// Returns the `on_give_up` event, when the hook fires.
     pub fn on_give_up(&self) -> Option<GiveUpEvent<'_>> {
-        self.fires_on_give_up.then(|| GiveUpEvent {
+        self.fires_on_give_up.then_some(GiveUpEvent {
             attempt: self.attempts,
             category: self.category,
             reason: self.reason,
