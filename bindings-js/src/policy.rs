@@ -60,7 +60,8 @@ pub fn id_parts(id: f64) -> Option<(usize, u32)> {
 }
 
 /// Writes how a call ends as the caller sees it (the core's `surface::Ended`);
-/// a `raise` carries its message (`Ending::message`, the same text as Python's).
+/// a `raise` carries its message (`Ending::message`, the same text as Python's)
+/// and, for a breaker's refusal, the state it refused in.
 fn ending_json(e: &Ended) -> Value {
     match e.ending {
         Ending::Return => json!({"kind": "return"}),
@@ -68,7 +69,7 @@ fn ending_json(e: &Ended) -> Value {
         Ending::Cancelled => json!({"kind": "cancelled"}),
         Ending::Raise { class, code, reason, marked, has_cause } => json!({
             "kind": "raise", "class": class.code(), "code": code, "reason": reason, "marked": marked, "cause": has_cause,
-            "message": e.message,
+            "message": e.message, "state": e.state,
         }),
     }
 }
