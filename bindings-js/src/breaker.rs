@@ -120,16 +120,9 @@ impl<H: Host> Breaker<H> {
     /// Returns the message of the last refusal: the core's text for a refused
     /// first attempt (`surface::Ending::message`), the same as Python's.
     pub fn last_refused_message(&self) -> String {
-        use retrycore::surface::{Ending, EndingFacts};
         let name = self.lock().config().name.clone();
-        let facts = EndingFacts {
-            breaker: name.as_deref(),
-            state: Some(self.refusal.0.code()),
-            retry_after: (self.refusal.1 != u64::MAX).then_some(self.refusal.1),
-            ..EndingFacts::default()
-        };
-        let ending = Ending::of_reject(retrycore::session::RejectReason::BreakerOpen, 0, None);
-        ending.message(&facts).unwrap_or_default()
+        let (state, retry_after) = self.refusal;
+        retrycore::surface::breaker_refusal(name.as_deref(), state, retry_after).message.unwrap_or_default()
     }
 
     /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.

@@ -15,8 +15,8 @@ use crate::host::{count, draw, ms, ms_of, now_ns, ns, u64_arg, Host};
 use crate::verdict::{classify_json, StatusCache};
 use crate::{transition_json, Breaker, Budget};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
-use retrycore::session::{Decision, Gate, GiveUpReason, RejectReason, RetrySession, SessionOptions};
-use retrycore::surface::{fires_on_give_up, Ending, EndingFacts, RetryNumbers};
+use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
+use retrycore::surface::{self, Ended, Ending, Observed};
 use retrycore::ErrorCode;
 use serde_json::{json, Value};
 use std::cmp::Reverse;
@@ -59,93 +59,70 @@ pub fn id_parts(id: f64) -> Option<(usize, u32)> {
         .then_some(((n & (INDEX_LEN - 1)) as usize, (n >> 21) as u32))
 }
 
-/// Writes how a call ends as the caller sees it (the core's `surface::Ending`);
-/// a `raise` carries its message (`Ending::message`, the same text as Python's).
-fn ending_json(e: Ending, facts: &EndingFacts<'_>) -> Value {
-    match e {
+/// Writes how a call ends as the caller sees it (the core's `surface::Ended`);
+/// a `raise` carries its message (`Ending::message`, the same text as Python's)
+/// and, for a breaker's refusal, the state it refused in.
+fn ending_json(e: &Ended) -> Value {
+    match e.ending {
         Ending::Return => json!({"kind": "return"}),
         Ending::Propagate => json!({"kind": "propagate"}),
         Ending::Cancelled => json!({"kind": "cancelled"}),
         Ending::Raise { class, code, reason, marked, has_cause } => json!({
             "kind": "raise", "class": class.code(), "code": code, "reason": reason, "marked": marked, "cause": has_cause,
-            "message": e.message(facts),
+            "message": e.message, "state": e.state,
         }),
     }
 }
 
-/// What a session's step carries besides the gate or decision: the policy's
-/// `max_attempts` (hooks carry it, as Python's event does), the last
-/// failure's category, and the breaker's name and state when it refused.
-struct StepFacts {
-    max_attempts: u32,
-    category: Option<&'static str>,
-    breaker: Option<(Option<String>, &'static str)>,
-}
-
-/// Writes a gate; a rejection carries its ending after `made` attempts.
-fn gate_json(g: &Gate, made: u32, give_up: Option<GiveUpReason>, step: &StepFacts) -> Value {
+/// Writes a gate; a rejection carries the end of the call (`surface::after_reject`).
+fn gate_json(g: &Gate, session: &RetrySession) -> Value {
     match g {
         Gate::Proceed { attempt, max_attempts, timeout } => json!({
             "action": "proceed", "attempt": attempt, "maxAttempts": max_attempts,
             "timeout": timeout.map(ms_of),
         }),
         Gate::Reject { reason, retry_after, budget } => {
-            let (breaker, state) = match &step.breaker {
-                Some((name, state)) => (name.as_deref(), Some(*state)),
-                None => (None, None),
-            };
-            let facts = EndingFacts {
-                attempts: made,
-                category: step.category,
-                budget: budget.as_deref(),
-                budget_reason: None,
-                breaker,
-                state,
-                retry_after: retry_after.map(retrycore::duration::from_std),
-            };
+            let e = surface::after_reject(session, *reason, *retry_after, budget.as_deref());
             json!({
                 "action": "reject", "reason": reason.code(),
                 "retryAfter": retry_after.map(ms_of),
                 "budget": budget,
-                "attempts": made,
-                "maxAttempts": step.max_attempts,
-                "ending": ending_json(Ending::of_reject(*reason, made, give_up), &facts),
-                "onGiveUp": fires_on_give_up(made, false, false),
+                "attempts": e.attempts,
+                "maxAttempts": e.max_attempts,
+                "ending": ending_json(&e),
+                "onGiveUp": e.fires_on_give_up,
             })
         }
     }
 }
 
-fn decision_json(d: &Decision, max_attempts: u32) -> Value {
-    match d {
-        Decision::Retry { retry, attempt, delay, backoff, server_delay, capped, category } => {
-            // What the host's on_retry hook carries (docs/sessions.md, "What the caller observes").
-            let hook = RetryNumbers::of_retry(*retry);
-            json!({
-                "action": "retry", "retry": retry, "attempt": attempt, "delay": ms_of(*delay), "backoff": ms_of(*backoff),
-                "serverDelay": server_delay.map(ms_of), "capped": capped, "category": category.code(),
-                "onRetry": { "attempt": hook.attempt, "retry": hook.retry },
-                "maxAttempts": max_attempts,
-            })
-        }
-        Decision::GiveUp { reason, category, exhausted, refusal, attempts } => {
-            let facts = EndingFacts {
-                attempts: *attempts,
-                category: Some(category.code()),
-                budget: refusal.as_ref().map(|r| r.budget.as_str()),
-                budget_reason: refusal.as_ref().map(|r| r.reason),
-                ..EndingFacts::default()
-            };
-            json!({
-                "action": "give_up", "reason": reason.code(), "category": category.code(), "exhausted": exhausted,
-                "attempts": attempts, "budget": refusal.as_ref().map(|r| r.budget.clone()),
-                "budgetReason": refusal.as_ref().map(|r| r.reason),
-                "maxAttempts": max_attempts,
-                "ending": ending_json(Ending::of_give_up(*reason), &facts),
-                "onGiveUp": fires_on_give_up(*attempts, false, false),
-            })
+/// Writes a decision and what the caller observes after it (`surface::after_decision`).
+fn decision_json(d: &Decision, session: &RetrySession) -> Value {
+    let mut v = match d {
+        Decision::Retry { retry, attempt, delay, backoff, server_delay, capped, category } => json!({
+            "action": "retry", "retry": retry, "attempt": attempt, "delay": ms_of(*delay), "backoff": ms_of(*backoff),
+            "serverDelay": server_delay.map(ms_of), "capped": capped, "category": category.code(),
+        }),
+        Decision::GiveUp { reason, category, exhausted, refusal, attempts } => json!({
+            "action": "give_up", "reason": reason.code(), "category": category.code(), "exhausted": exhausted,
+            "attempts": attempts, "budget": refusal.as_ref().map(|r| r.budget.clone()),
+            "budgetReason": refusal.as_ref().map(|r| r.reason),
+        }),
+    };
+    if let Value::Object(m) = &mut v {
+        match surface::after_decision(session, d) {
+            Observed::Retry(hook) => {
+                m.insert("onRetry".into(), json!({ "attempt": hook.attempt, "retry": hook.retry }));
+                m.insert("maxAttempts".into(), hook.max_attempts.into());
+            }
+            Observed::End(e) => {
+                m.insert("maxAttempts".into(), e.max_attempts.into());
+                m.insert("ending".into(), ending_json(&e));
+                m.insert("onGiveUp".into(), e.fires_on_give_up.into());
+            }
         }
     }
+    v
 }
 
 /// A live retry policy and the sessions it runs.
@@ -395,20 +372,8 @@ impl<H: Host> Policy<H> {
 
     /// Returns the last gate of a session (null before the first).
     pub fn gate(&mut self, id: f64) -> Result<Value> {
-        let max_attempts = self.p.config().max_attempts;
         let (session, gate, _) = self.slot(id)?;
-        let (made, give_up) = (session.attempts(), session.give_up_reason());
-        let category = session.last_category().map(|c| c.code());
-        let Some(g) = gate.clone() else { return Ok(Value::Null) };
-        // The breaker's name and state, read only for its refusal (the message names them).
-        let breaker = match (&g, self.p.breaker()) {
-            (Gate::Reject { reason: RejectReason::BreakerOpen, .. }, Some(b)) => {
-                let b = b.lock().unwrap_or_else(|p| p.into_inner());
-                Some((b.config().name.clone(), b.state().code()))
-            }
-            _ => None,
-        };
-        Ok(gate_json(&g, made, give_up, &StepFacts { max_attempts, category, breaker }))
+        Ok(gate.as_ref().map_or(Value::Null, |g| gate_json(g, session)))
     }
 
     /// Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`).
@@ -425,8 +390,8 @@ impl<H: Host> Policy<H> {
 
     /// Returns the last decision of a session (null before the first).
     pub fn decision(&mut self, id: f64) -> Result<Value> {
-        let max_attempts = self.p.config().max_attempts;
-        Ok(self.slot(id)?.2.as_ref().map_or(Value::Null, |d| decision_json(d, max_attempts)))
+        let (session, _, decision) = self.slot(id)?;
+        Ok(decision.as_ref().map_or(Value::Null, |d| decision_json(d, session)))
     }
 
     /// Records a success and finishes the session.

@@ -46,10 +46,12 @@ export interface BackendEnding {
   cause?: boolean;
   /** The error's message (`Ending::message`). */
   message?: string;
+  /** The breaker's state when it refused (a `circuit_open`), else null. */
+  state?: string | null;
 }
 
 /** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. */
-export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; maxAttempts: number; ending: BackendEnding; state?: string; onGiveUp: boolean };
+export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; maxAttempts: number; ending: BackendEnding; onGiveUp: boolean };
 /** A gate as the backend writes it. */
 export type BackendGate = Extract<Gate, { action: 'proceed' }> | BackendReject;
 /** A give-up as the backend writes it: the public one and the ending. */

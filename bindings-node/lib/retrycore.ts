@@ -1424,7 +1424,6 @@ export class RetryPolicy extends G.PolicyMembers {
       try {
         const g = n.gate(id) as BackendReject;
         if (hooked) this._afterStep(n, id);
-        g.state = n.breaker()?.state;
         // No failure was seen, so no category; the key is the session's (docs/sessions.md).
         throw endingError(g.ending, g, undefined, 0, null, n.key(id));
       } finally {
@@ -1561,7 +1560,7 @@ export class RetryPolicy extends G.PolicyMembers {
  * docs/sessions.md "What the caller observes"): `RetryError`,
  * `BudgetExhaustedError` (a `RetryError`) or `CircuitOpenError`.
  */
-function endingError(e: BackendEnding, step: { retryAfter?: number | null; state?: string; budget?: string | null }, cause: unknown, attempts: number, category: string | null, key: string): Error {
+function endingError(e: BackendEnding, step: { retryAfter?: number | null; budget?: string | null }, cause: unknown, attempts: number, category: string | null, key: string): Error {
   // A `raise` ending, which carries the reason.
   const reason = e.reason as string;
   const hasCause = e.cause === true;
@@ -1569,7 +1568,7 @@ function endingError(e: BackendEnding, step: { retryAfter?: number | null; state
   const message = e.message as string;
   switch (e.class) {
     case 'circuit_open':
-      return new CircuitOpenError(message, step.retryAfter ?? Infinity, step.state ?? 'open');
+      return new CircuitOpenError(message, step.retryAfter ?? Infinity, e.state ?? 'open');
     case 'budget_exhausted':
       return new BudgetExhaustedError(
         message,

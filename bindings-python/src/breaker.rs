@@ -21,8 +21,7 @@ use retrycore::breaker::{
 };
 use retrycore::budget::{Budget, BudgetConfig, FailureFacts, Refusal, SharedBudget};
 use retrycore::classify::Category;
-use retrycore::session::RejectReason;
-use retrycore::surface::{Ending, EndingFacts};
+use retrycore::surface::{self, Ended, Ending};
 use retrycore::ErrorCode;
 
 /// Describes an exception for a warning, even one whose `__str__` raises.
@@ -55,37 +54,34 @@ pub fn hook_done(py: Python<'_>, name: &str, r: PyResult<Py<PyAny>>) -> PyResult
     Ok(())
 }
 
-/// The exception `_errors._ending` makes of the core's ending (None: the
-/// ending raises none of ours): the facts are those of the core's text
-/// (`Ending::message`, the same in JS) and what the exception carries,
-/// with `cause` (the last exception or response, when the ending has one)
-/// and the session's key (read only for an exception).
+/// The exception `_errors._ending` makes of the core's end of a call
+/// (None: the ending raises none of ours): the facts and message the core
+/// composed (`surface::Ended`, the same in JS), with `cause` (the last
+/// exception or response, when the ending has one) and the session's key
+/// (read only for an exception).
 pub fn ending_error(
     py: Python<'_>,
-    ending: &Ending,
-    facts: &EndingFacts<'_>,
+    ended: &Ended,
     cause: Option<&Obj>,
     key: impl FnOnce() -> Option<Py<PyString>>,
 ) -> PyResult<Option<PyErr>> {
-    let Ending::Raise { class, code, reason, marked, has_cause } = *ending else { return Ok(None) };
-    let message = ending.message(facts).unwrap_or_default();
+    let Ending::Raise { class, code, reason, marked, has_cause } = ended.ending else { return Ok(None) };
     let kw = PyDict::new(py);
-    kw.set_item("message", message)?;
+    kw.set_item("message", ended.message.as_deref().unwrap_or_default())?;
     kw.set_item("marked", marked)?;
-    let f = facts;
     let args = (
         class.code(),
         code,
         reason,
-        f.attempts,
-        f.category,
-        f.budget,
-        f.budget_reason,
-        f.retry_after.map(to_secs),
+        ended.attempts,
+        ended.category,
+        ended.budget.as_deref(),
+        ended.budget_reason,
+        ended.retry_after.map(to_secs),
         if has_cause { cause } else { None },
         key(),
-        f.state,
-        f.breaker,
+        ended.state,
+        ended.breaker.as_deref(),
     );
     let e = conv::errors_module(py)?.getattr("_ending")?.call(args, Some(&kw))?;
     Ok(Some(PyErr::from_value(e)))
@@ -217,14 +213,8 @@ impl Breaker {
 
     fn open_error(&self, py: Python<'_>, state: State, retry_after: u64) -> PyErr {
         // A refused call of the breaker's own: the first attempt refused.
-        let ending = Ending::of_reject(RejectReason::BreakerOpen, 0, None);
-        let facts = EndingFacts {
-            breaker: self.config.name.as_deref(),
-            state: Some(state.code()),
-            retry_after: (retry_after != u64::MAX).then_some(retry_after),
-            ..Default::default()
-        };
-        match ending_error(py, &ending, &facts, None, || None) {
+        let ended = surface::breaker_refusal(self.config.name.as_deref(), state, retry_after);
+        match ending_error(py, &ended, None, || None) {
             Ok(Some(e)) | Err(e) => e,
             Ok(None) => PyException::new_err("breaker_open"),
         }

@@ -16,7 +16,7 @@ use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use retrycore::breaker::Transition;
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
-use retrycore::surface::{fires_on_give_up, Ending, Raise, RetryNumbers};
+use retrycore::surface::{self, Ended, Observed};
 use retrycore::ErrorCode;
 use std::sync::Mutex;
 
@@ -139,18 +139,6 @@ fn time_sleep(py: Python<'_>) -> PyResult<&Obj<'_>> {
     TIME_SLEEP.get_or_try_init(py, || Ok::<_, PyErr>(py.import("time")?.getattr("sleep")?.unbind())).map(|v| v.bind(py))
 }
 
-/// What the error at the end of a call carries besides its class, code and reason.
-struct End {
-    /// The give-up reason `on_give_up` shows when the ending is not an error of ours.
-    reason: &'static str,
-    attempts: u32,
-    category: Option<&'static str>,
-    budget: Option<String>,
-    budget_reason: Option<&'static str>,
-    /// Nanoseconds.
-    retry_after: Option<u64>,
-}
-
 /// Reads a callable argument (None: not given).
 pub fn hook(py: Python<'_>, h: Option<Py<PyAny>>, field: &str) -> PyResult<Option<Py<PyAny>>> {
     match h {
@@ -216,71 +204,52 @@ impl Runner {
     /// Gates an attempt: Ok(timeout ns) to proceed, or the error to raise.
     fn gate(&self, py: Python<'_>, s: &Session) -> PyResult<Option<u64>> {
         let now = self.now(py)?;
-        let (g, ts, attempts, last, give_up, category) = s.with(py, |st| {
+        let (step, ts, last) = s.with(py, |st| {
             let g = st.s.before_attempt_ns(now);
-            let ts = st.s.take_transitions();
             if let Ok(Gate::Proceed { timeout, .. }) = &g {
                 st.timeout = timeout.map(retrycore::duration::from_std);
             }
-            let last = if matches!(g, Ok(Gate::Reject { .. })) { st.last_exc.take() } else { None };
-            (g, ts, st.s.attempts(), last, st.s.give_up_reason(), st.s.last_category().map(|c| c.code()))
+            // Ok(timeout) to proceed, Err(the end of the call) when refused.
+            let step = g.map(|g| surface::after_gate(&st.s, &g).map(Box::new).map_or(Ok(st.timeout), Err));
+            let last = if matches!(step, Ok(Err(_))) { st.last_exc.take() } else { None };
+            (step, st.s.take_transitions(), last)
         });
         self.transitions(py, ts)?;
-        match g.py(py)? {
-            Gate::Proceed { timeout, .. } => Ok(timeout.map(retrycore::duration::from_std)),
-            Gate::Reject { reason, retry_after, budget } => {
-                let ending = Ending::of_reject(reason, attempts, give_up);
-                let last = last.as_ref().map(|e| e.bind(py));
-                let ra = retry_after.map(retrycore::duration::from_std);
-                let end =
-                    End { reason: reason.code(), attempts, category, budget, budget_reason: None, retry_after: ra };
-                // An ending that is not an error of ours gives the last error back.
-                Err(match (self.end(py, s, ending, end, last, last)?, last) {
-                    (Some(e), _) => e,
-                    (None, Some(l)) => PyErr::from_value(l.clone()),
-                    (None, None) => PyException::new_err(reason.code()),
-                })
-            }
-        }
+        let ended = match step.py(py)? {
+            Ok(timeout) => return Ok(timeout),
+            Err(ended) => ended,
+        };
+        let last = last.as_ref().map(|e| e.bind(py));
+        // An ending that is not an error of ours gives the last error back.
+        Err(match (self.end(py, s, &ended, last, last)?, last) {
+            (Some(e), _) => e,
+            (None, Some(l)) => PyErr::from_value(l.clone()),
+            (None, None) => PyException::new_err(ended.reason),
+        })
     }
 
-    /// Shows the end of a call that gave up: fires `on_give_up` when the
-    /// core says it fires, then returns the error to raise (None: the last
-    /// error or response goes back as is).
+    /// Shows the end of a call that gave up, as the core composed it: fires
+    /// `on_give_up` when it fires, then returns the error to raise (None:
+    /// the last error or response goes back as is).
     fn end(
         &self,
         py: Python<'_>,
         s: &Session,
-        ending: Ending,
-        end: End,
+        ended: &Ended,
         exc: Option<&Obj>,
         last: Option<&Obj>,
     ) -> PyResult<Option<PyErr>> {
-        let reason = match ending {
-            Ending::Raise { reason, .. } => reason,
-            _ => end.reason,
-        };
-        if let (Some(h), true) = (&self.on_give_up, fires_on_give_up(end.attempts, false, false)) {
-            let (category, budget) = (end.category, end.budget.clone());
-            let ev = RetryEvent { category, reason: Some(reason), budget, ..self.event(py, s, end.attempts, exc) };
+        if let (Some(h), Some(g)) = (&self.on_give_up, ended.on_give_up()) {
+            let ev = RetryEvent {
+                category: g.category,
+                reason: Some(g.reason),
+                budget: g.budget.map(str::to_owned),
+                max_attempts: g.max_attempts,
+                ..self.event(py, s, g.attempt, exc)
+            };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
         }
-        let (state, name) = match (ending, &self.policy.get().breaker) {
-            (Ending::Raise { class: Raise::CircuitOpen, .. }, Some(b)) => {
-                (Some(crate::locks::with(py, &b.get().shared, |b| b.state().code())), b.get().config.name.clone())
-            }
-            _ => (None, None),
-        };
-        let facts = retrycore::surface::EndingFacts {
-            attempts: end.attempts,
-            category: end.category,
-            budget: end.budget.as_deref(),
-            budget_reason: end.budget_reason,
-            breaker: name.as_deref(),
-            state,
-            retry_after: end.retry_after,
-        };
-        crate::breaker::ending_error(py, &ending, &facts, last, || Some(s.key_str(py)))
+        crate::breaker::ending_error(py, ended, last, || Some(s.key_str(py)))
     }
 
     /// Answers an attempt's outcome, the exception it raised (`failed`) or
@@ -318,39 +287,33 @@ impl Runner {
         let exc = (!response).then_some(last);
         let now = self.now(py)?;
         let last_ref = last.clone().unbind();
-        let (d, ts, old) = s.with(py, |st| {
+        let (observed, ts, old) = s.with(py, |st| {
             let d = f.with(|x| st.s.on_failure_ns(now, x));
+            let observed = d.map(|d| surface::after_decision(&st.s, &d));
             let old = st.last_exc.replace(last_ref);
-            (d, st.s.take_transitions(), old)
+            (observed, st.s.take_transitions(), old)
         });
         // Dropped with the lock released: freeing an exception can run finalizers.
         drop(old);
         self.transitions(py, ts)?;
-        match d.py(py)? {
-            Decision::Retry { retry, delay, category, .. } => {
-                let delay = retrycore::duration::from_std(delay);
+        match observed.py(py)? {
+            Observed::Retry(r) => {
                 if let Some(h) = &self.on_retry {
-                    let n = RetryNumbers::of_retry(retry);
-                    let (cat, secs) = (Some(category.code()), Some(to_secs(delay)));
                     let ev = RetryEvent {
-                        retry: Some(n.retry),
-                        category: cat,
-                        delay: secs,
-                        ..self.event(py, s, n.attempt, exc)
+                        retry: Some(r.retry),
+                        category: Some(r.category),
+                        delay: Some(to_secs(r.delay)),
+                        max_attempts: r.max_attempts,
+                        ..self.event(py, s, r.attempt, exc)
                     };
                     hook_done(py, "on_retry", h.call1(py, (ev,)))?;
                 }
-                Ok(Some(delay))
+                Ok(Some(r.delay))
             }
-            Decision::GiveUp { reason, category, refusal, attempts, .. } => {
-                let (budget, budget_reason) = refusal.map(|r| (r.budget, r.reason)).unzip();
-                let category = Some(category.code());
-                let end = End { reason: reason.code(), attempts, category, budget, budget_reason, retry_after: None };
-                match self.end(py, s, Ending::of_give_up(reason), end, exc, Some(last))? {
-                    Some(e) => Err(e),
-                    None => Ok(None),
-                }
-            }
+            Observed::End(ended) => match self.end(py, s, &ended, exc, Some(last))? {
+                Some(e) => Err(e),
+                None => Ok(None),
+            },
         }
     }
 

@@ -29,10 +29,16 @@
 //!   retries it) is returned as the value, not raised;
 //! - `on_give_up` fires as [`fires_on_give_up`] says.
 //!
+//! [`after_gate`] ([`after_reject`]) and [`after_decision`] put it together for a step: the
+//! `on_retry` event of a retry, or the end of the call ([`Ended`]: the
+//! `on_give_up` event, the ending, its error's facts and message), which a
+//! host maps without composing anything itself.
+//!
 //! [`Gate`]: crate::session::Gate
 //! [`Decision`]: crate::session::Decision
 
-use crate::session::{GiveUpReason, RejectReason};
+use crate::breaker::State;
+use crate::session::{Decision, Gate, GiveUpReason, RejectReason, RetrySession};
 
 /// The class of error a host raises at the end of a call.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -250,6 +256,229 @@ impl RetryNumbers {
     }
 }
 
+/// What an `on_retry` hook carries after a `Retry` decision
+/// (docs/sessions.md, "What the caller observes"); a host adds the error
+/// and the key.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RetryEvent {
+    /// The number of the call that failed ([`RetryNumbers::attempt`]).
+    pub attempt: u32,
+    /// The retry about to happen (n).
+    pub retry: u32,
+    /// The failure's category.
+    pub category: &'static str,
+    /// The decided delay, in nanoseconds.
+    pub delay: u64,
+    /// The policy's `max_attempts`.
+    pub max_attempts: u32,
+}
+
+/// What an `on_give_up` hook carries (see [`Ended::on_give_up`]); a host
+/// adds the error and the key.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GiveUpEvent<'a> {
+    /// The calls made.
+    pub attempt: u32,
+    /// The category of the last failure.
+    pub category: Option<&'static str>,
+    /// The give-up reason.
+    pub reason: &'static str,
+    /// The budget that refused, if one did.
+    pub budget: Option<&'a str>,
+    /// The policy's `max_attempts`.
+    pub max_attempts: u32,
+}
+
+/// The end of a call as the caller observes it, after a gate that refused
+/// or a decision to give up: whether `on_give_up` fires and what it
+/// carries, how the call ends, and every fact of the error it raises with
+/// that error's message. A host maps it to its idiom; it decides nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ended {
+    /// How the call ends.
+    pub ending: Ending,
+    /// The give-up reason `on_give_up` carries: the raised error's reason,
+    /// else the reason the session gave up with.
+    pub reason: &'static str,
+    /// `on_give_up` fires ([`fires_on_give_up`]).
+    pub fires_on_give_up: bool,
+    /// The policy's `max_attempts`.
+    pub max_attempts: u32,
+    /// The calls made (0: the first attempt was refused).
+    pub attempts: u32,
+    /// The category of the last failure, if one was seen.
+    pub category: Option<&'static str>,
+    /// The budget that refused, if one did.
+    pub budget: Option<String>,
+    /// That budget's own reason (`budget_exhausted`, `throttled`, …), if it differs.
+    pub budget_reason: Option<&'static str>,
+    /// How long until the call could be admitted, in nanoseconds (`None`:
+    /// not by waiting, or not a refused attempt).
+    pub retry_after: Option<u64>,
+    /// The breaker's name, when the ending is its refusal of the first attempt.
+    pub breaker: Option<String>,
+    /// The breaker's state when it refused (idem).
+    pub state: Option<&'static str>,
+    /// The message of the error the ending raises ([`Ending::message`];
+    /// `None`: it raises none of retrycore's errors).
+    pub message: Option<String>,
+}
+
+impl Ended {
+    /// Returns the `on_give_up` event, when the hook fires.
+    pub fn on_give_up(&self) -> Option<GiveUpEvent<'_>> {
+        self.fires_on_give_up.then_some(GiveUpEvent {
+            attempt: self.attempts,
+            category: self.category,
+            reason: self.reason,
+            budget: self.budget.as_deref(),
+            max_attempts: self.max_attempts,
+        })
+    }
+
+    /// Returns the facts of the message (see [`Ending::message`]).
+    pub fn facts(&self) -> EndingFacts<'_> {
+        EndingFacts {
+            attempts: self.attempts,
+            category: self.category,
+            budget: self.budget.as_deref(),
+            budget_reason: self.budget_reason,
+            breaker: self.breaker.as_deref(),
+            state: self.state,
+            retry_after: self.retry_after,
+        }
+    }
+
+    /// Fills in the message, which the facts decide.
+    fn with_message(mut self) -> Ended {
+        self.message = self.ending.message(&self.facts());
+        self
+    }
+}
+
+/// Returns the end of a call that a breaker used on its own refused
+/// (`Acquire::Rejected` with `state` and `retry_after`, `u64::MAX`: not by
+/// waiting): a refused first attempt, named by the breaker's `name`. No
+/// policy is involved, so `max_attempts` is 0.
+pub fn breaker_refusal(name: Option<&str>, state: State, retry_after: u64) -> Ended {
+    let ending = Ending::of_reject(RejectReason::BreakerOpen, 0, None);
+    let ended = Ended {
+        ending,
+        reason: RejectReason::BreakerOpen.code(),
+        fires_on_give_up: false,
+        max_attempts: 0,
+        attempts: 0,
+        category: None,
+        budget: None,
+        budget_reason: None,
+        retry_after: (retry_after != u64::MAX).then_some(retry_after),
+        breaker: name.map(str::to_owned),
+        state: Some(state.code()),
+        message: None,
+    };
+    ended.with_message()
+}
+
+/// What the caller observes after a decision (docs/sessions.md, "What the
+/// caller observes").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Observed {
+    /// A retry: what `on_retry` carries (nothing is allocated).
+    Retry(RetryEvent),
+    /// A give-up: the end of the call.
+    End(Ended),
+}
+
+/// Returns what the caller observes after `gate`, the answer `session`
+/// just gave to `before_attempt`: `None` when the attempt proceeds, else
+/// the end of the call ([`after_reject`]).
+pub fn after_gate(session: &RetrySession, gate: &Gate) -> Option<Ended> {
+    match gate {
+        Gate::Proceed { .. } => None,
+        Gate::Reject { reason, retry_after, budget } => {
+            Some(after_reject(session, *reason, *retry_after, budget.as_deref()))
+        }
+    }
+}
+
+/// Returns the end of the call after `session` refused an attempt
+/// (`Gate::Reject` with `reason`, `retry_after` and `budget`). For a
+/// breaker's refusal of the first attempt it locks the session's breaker
+/// to read its name and state (the message names them), as every other
+/// breaker read does.
+pub fn after_reject(
+    session: &RetrySession,
+    reason: RejectReason,
+    retry_after: Option<std::time::Duration>,
+    budget: Option<&str>,
+) -> Ended {
+    let (attempts, give_up) = (session.attempts(), session.give_up_reason());
+    let ending = Ending::of_reject(reason, attempts, give_up);
+    let (breaker, state) = match (ending, session.policy().breaker()) {
+        (Ending::Raise { class: Raise::CircuitOpen, .. }, Some(b)) => {
+            let b = b.lock().unwrap_or_else(|p| p.into_inner());
+            (b.config().name.clone(), Some(b.state().code()))
+        }
+        _ => (None, None),
+    };
+    let shown = match ending {
+        Ending::Raise { reason, .. } => reason,
+        _ => give_up.map_or(reason.code(), GiveUpReason::code),
+    };
+    let ended = Ended {
+        ending,
+        reason: shown,
+        fires_on_give_up: fires_on_give_up(attempts, false, false),
+        max_attempts: session.policy().config().max_attempts,
+        attempts,
+        category: session.last_category().map(|c| c.code()),
+        budget: budget.map(str::to_owned),
+        budget_reason: None,
+        retry_after: retry_after.map(crate::duration::from_std),
+        breaker,
+        state,
+        message: None,
+    };
+    ended.with_message()
+}
+
+/// Returns what the caller observes after `decision`, the answer `session`
+/// just gave to `on_failure`: the `on_retry` event of a retry, else the end
+/// of the call.
+pub fn after_decision(session: &RetrySession, decision: &Decision) -> Observed {
+    let max_attempts = session.policy().config().max_attempts;
+    match decision {
+        Decision::Retry { retry, delay, category, .. } => Observed::Retry(RetryEvent {
+            attempt: RetryNumbers::of_retry(*retry).attempt,
+            retry: *retry,
+            category: category.code(),
+            delay: crate::duration::from_std(*delay),
+            max_attempts,
+        }),
+        Decision::GiveUp { reason, category, refusal, attempts, .. } => {
+            let ending = Ending::of_give_up(*reason);
+            let ended = Ended {
+                ending,
+                reason: match ending {
+                    Ending::Raise { reason, .. } => reason,
+                    _ => reason.code(),
+                },
+                fires_on_give_up: fires_on_give_up(*attempts, false, false),
+                max_attempts,
+                attempts: *attempts,
+                category: Some(category.code()),
+                budget: refusal.as_ref().map(|r| r.budget.clone()),
+                budget_reason: refusal.as_ref().map(|r| r.reason),
+                retry_after: None,
+                breaker: None,
+                state: None,
+                message: None,
+            };
+            Observed::End(ended.with_message())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,5 +602,137 @@ mod tests {
     fn retry_numbers() {
         let n = RetryNumbers::of_retry(1);
         assert_eq!((n.attempt, n.retry, n.next_attempt), (1, 1, 2));
+    }
+
+    mod observed {
+        use super::super::*;
+        use crate::classify::Failure;
+        use crate::policy::{PolicyConfig, RetryPolicy};
+        use crate::session::SessionOptions;
+
+        const MS: u64 = 1_000_000;
+
+        fn session(doc: &str) -> RetrySession {
+            let p = RetryPolicy::new(PolicyConfig::from_json(doc).unwrap(), Some(1)).unwrap();
+            p.session(SessionOptions { key: Some("k-1".into()), seed: Some(7), ..Default::default() }).unwrap()
+        }
+
+        fn failure(status: u16) -> Failure<'static> {
+            Failure { status: Some(status), method: Some("GET"), ..Default::default() }
+        }
+
+        #[test]
+        fn a_retry_carries_the_on_retry_event() {
+            let mut s = session(r#"{"version": 1, "jitter": "none", "max_attempts": 4}"#);
+            let g = s.before_attempt_ns(0).unwrap();
+            assert_eq!(after_gate(&s, &g), None, "a proceeding gate shows nothing");
+            let d = s.on_failure_ns(MS, &failure(503)).unwrap();
+            let want = RetryEvent { attempt: 1, retry: 1, category: "server_error", delay: 100 * MS, max_attempts: 4 };
+            assert_eq!(after_decision(&s, &d), Observed::Retry(want));
+        }
+
+        #[test]
+        fn a_give_up_fires_on_give_up_and_raises_with_its_message() {
+            let mut s = session(r#"{"version": 1, "jitter": "none", "max_attempts": 2}"#);
+            s.before_attempt_ns(0).unwrap();
+            s.on_failure_ns(MS, &failure(503)).unwrap();
+            s.before_attempt_ns(200 * MS).unwrap();
+            let d = s.on_failure_ns(201 * MS, &failure(503)).unwrap();
+            let Observed::End(e) = after_decision(&s, &d) else { panic!("{d:?}") };
+            assert_eq!(e.ending, Ending::of_give_up(GiveUpReason::AttemptsExhausted));
+            assert_eq!((e.attempts, e.category, e.budget.as_deref()), (2, Some("server_error"), None));
+            assert_eq!(
+                e.on_give_up(),
+                Some(GiveUpEvent {
+                    attempt: 2,
+                    category: Some("server_error"),
+                    reason: "attempts_exhausted",
+                    budget: None,
+                    max_attempts: 2
+                })
+            );
+            assert_eq!(
+                e.message.as_deref(),
+                Some("gave up after 2 attempts: attempts_exhausted (last failure: server_error)")
+            );
+        }
+
+        #[test]
+        fn a_failure_nothing_retries_propagates_without_a_message() {
+            let mut s = session(r#"{"version": 1}"#);
+            s.before_attempt_ns(0).unwrap();
+            let d = s.on_failure_ns(MS, &failure(404)).unwrap();
+            let Observed::End(e) = after_decision(&s, &d) else { panic!("{d:?}") };
+            assert_eq!((e.ending, e.message.as_deref()), (Ending::Propagate, None));
+            assert_eq!(e.on_give_up().map(|g| g.reason), Some("not_retryable"));
+        }
+
+        #[test]
+        fn a_budget_give_up_names_the_budget() {
+            let doc = r#"{"version": 1, "jitter": "none",
+                "budget": {"kind": "token_bucket", "name": "b", "capacity": 1}}"#;
+            let mut s = session(doc);
+            s.before_attempt_ns(0).unwrap();
+            let d = s.on_failure_ns(MS, &failure(503)).unwrap();
+            let Observed::End(e) = after_decision(&s, &d) else { panic!("{d:?}") };
+            assert!(matches!(e.ending, Ending::Raise { class: Raise::BudgetExhausted, .. }), "{e:?}");
+            assert_eq!(e.budget.as_deref(), Some("b"));
+            assert_eq!(e.on_give_up().and_then(|g| g.budget), Some("b"));
+            assert_eq!(e.message, e.ending.message(&e.facts()));
+            assert!(e.message.as_deref().is_some_and(|m| m.contains("(budget \"b\": ")), "{:?}", e.message);
+        }
+
+        #[test]
+        fn a_breaker_refusing_the_first_attempt_is_named_with_its_state() {
+            let doc = r#"{"version": 1, "breaker": {"kind": "consecutive", "name": "payments"}}"#;
+            let mut s = session(doc);
+            let shared = s.policy().breaker().unwrap().clone();
+            // A consecutive breaker admits a call 1 ns after its wait ends.
+            shared.lock().unwrap().transition_to_open_for(1_500 * MS - 1, MS).unwrap();
+            let g = s.before_attempt_ns(MS).unwrap();
+            let e = after_gate(&s, &g).unwrap();
+            assert!(matches!(e.ending, Ending::Raise { class: Raise::CircuitOpen, has_cause: false, .. }));
+            assert_eq!((e.breaker.as_deref(), e.state), (Some("payments"), Some("open")));
+            assert_eq!((e.attempts, e.category, e.retry_after), (0, None, Some(1_500 * MS)));
+            assert_eq!(e.on_give_up(), None, "no on_give_up before the first attempt");
+            assert_eq!(e.message.as_deref(), Some("circuit breaker \"payments\" is open; retry after 1.5s"));
+            shared.lock().unwrap().transition_to(State::ForcedOpen, 0).unwrap();
+            let mut s = s.policy().session(SessionOptions { key: Some("k-2".into()), ..Default::default() }).unwrap();
+            let g = s.before_attempt_ns(MS).unwrap();
+            let e = after_gate(&s, &g).unwrap();
+            assert_eq!(e.state, Some("forced_open"));
+            assert_eq!(e.message.as_deref(), Some("circuit breaker \"payments\" is forced_open"));
+        }
+
+        #[test]
+        fn a_breaker_on_its_own_refuses_as_a_first_attempt() {
+            let e = breaker_refusal(Some("payments"), State::Open, 1_500 * MS);
+            assert!(matches!(e.ending, Ending::Raise { class: Raise::CircuitOpen, code: "breaker_open", .. }));
+            assert_eq!((e.attempts, e.fires_on_give_up, e.retry_after), (0, false, Some(1_500 * MS)));
+            assert_eq!(e.message.as_deref(), Some("circuit breaker \"payments\" is open; retry after 1.5s"));
+            let e = breaker_refusal(None, State::ForcedOpen, u64::MAX);
+            assert_eq!((e.retry_after, e.state), (None, Some("forced_open")));
+            assert_eq!(e.message.as_deref(), Some("circuit breaker is forced_open"));
+        }
+
+        #[test]
+        fn a_later_attempt_refused_ends_as_a_give_up() {
+            let doc = r#"{"version": 1, "jitter": "none", "breaker": {"kind": "consecutive", "name": "payments"}}"#;
+            let mut s = session(doc);
+            s.before_attempt_ns(0).unwrap();
+            let d = s.on_failure_ns(MS, &failure(503)).unwrap();
+            assert!(matches!(after_decision(&s, &d), Observed::Retry(_)));
+            // The breaker opens while the session waits.
+            s.policy().breaker().unwrap().lock().unwrap().transition_to_open_for(1_000 * MS, 2 * MS).unwrap();
+            let g = s.before_attempt_ns(200 * MS).unwrap();
+            let e = after_gate(&s, &g).unwrap();
+            assert!(matches!(e.ending, Ending::Raise { class: Raise::RetryError, reason: "breaker_open", .. }));
+            assert_eq!((e.breaker.as_deref(), e.state), (None, None), "only a refused first attempt names the breaker");
+            assert_eq!(e.on_give_up().map(|g| (g.attempt, g.category)), Some((1, Some("server_error"))));
+            assert_eq!(
+                e.message.as_deref(),
+                Some("gave up after 1 attempt: breaker_open (last failure: server_error)")
+            );
+        }
     }
 }

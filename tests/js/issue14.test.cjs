@@ -254,6 +254,19 @@ test('the message of an ending is the core\'s, as in Python', async () => {
   assert.equal(own.message, 'circuit breaker "payments" is forced_open');
 });
 
+test('a refused first attempt\'s CircuitOpenError has the state its message names (surface::after_reject), as in Python', async () => {
+  const b = new rc.CircuitBreaker({ name: 'payments' });
+  b.transitionTo('forced_open');
+  const o = await new RetryPolicy({ breaker: b }).execute(() => 'never').then(() => assert.fail('resolved'), (x) => x);
+  assert.ok(o instanceof rc.CircuitOpenError);
+  assert.equal(o.state, 'forced_open');
+  assert.equal(o.retryAfter, Infinity);
+  b.transitionTo('open');
+  const open = await new RetryPolicy({ breaker: b }).execute(() => 'never').then(() => assert.fail('resolved'), (x) => x);
+  assert.equal(open.state, 'open');
+  assert.ok(open.message.startsWith('circuit breaker "payments" is open; retry after '), open.message);
+});
+
 test('a value that throws while read is named and quoted, as in Python', () => {
   const body = [1];
   Object.defineProperty(body, 0, { get() { throw new Error('boom'); } });

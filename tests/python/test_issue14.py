@@ -309,6 +309,19 @@ def test_the_message_of_an_ending_is_the_cores() -> None:
     assert str(oi.value) == 'circuit breaker "payments" is forced_open'
 
 
+def test_a_refused_first_attempts_circuit_open_error_has_the_state_its_message_names() -> None:
+    b = retrycore.CircuitBreaker(name="payments")
+    b.transition_to("forced_open")
+    with pytest.raises(retrycore.CircuitOpenError) as fi:
+        retrycore.RetryPolicy(breaker=b).call(lambda: "never")
+    assert (fi.value.state, fi.value.breaker, fi.value.retry_after) == ("forced_open", "payments", None)
+    b.transition_to("open")
+    with pytest.raises(retrycore.CircuitOpenError) as oi:
+        retrycore.RetryPolicy(breaker=b).call(lambda: "never")
+    assert oi.value.state == "open"
+    assert str(oi.value).startswith('circuit breaker "payments" is open; retry after '), str(oi.value)
+
+
 def test_a_value_that_raises_while_read_is_named_and_quoted() -> None:
     # Python named the exception's class, JS quoted its message; the core's text has both.
     class Exploding(list):  # type: ignore[type-arg]

@@ -9,7 +9,7 @@ use retrycore::breaker::Transition;
 use retrycore::classify::{FailureBuf, GrpcCode};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
-use retrycore::surface::{Ending, RetryNumbers};
+use retrycore::surface::{self, Ending, Observed, RetryNumbers};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 
@@ -38,10 +38,6 @@ fn ms_of(ns: u64) -> Value {
     } else {
         json!(ns as f64 / MS)
     }
-}
-
-fn dur_ms(d: std::time::Duration) -> Value {
-    ms_of(retrycore::duration::from_std(d))
 }
 
 /// The shared clock of a case: monotonic ns, and the wall clock it drives.
@@ -172,18 +168,17 @@ impl<'a> CallRun<'a> {
             let ts = self.session.take_transitions();
             transitions(&mut self.events, ts);
             let (attempt, timeout) = match gate {
-                Gate::Reject { reason, retry_after, budget } => {
-                    let made = self.session.attempts();
-                    let give_up = self.session.give_up_reason();
-                    if made > 0 {
-                        let r = give_up.ok_or("a reject after an attempt gives up")?;
-                        self.events.push(json!({"hook": "on_give_up", "attempts": made, "reason": r.code()}));
+                Gate::Reject { .. } => {
+                    // What the caller observes, as every host maps it (surface::after_gate).
+                    let end = surface::after_gate(&self.session, &gate).ok_or("a refusal ends the call")?;
+                    if let Some(g) = end.on_give_up() {
+                        self.events.push(json!({"hook": "on_give_up", "attempts": g.attempt, "reason": g.reason}));
                     }
-                    let mut e = ending_json(Ending::of_reject(reason, made, give_up), self.last_was_response);
+                    let mut e = ending_json(end.ending, self.last_was_response);
                     if e["class"] == "circuit_open" {
-                        e["retry_after"] = retry_after.map_or(Value::Null, dur_ms);
+                        e["retry_after"] = end.retry_after.map_or(Value::Null, ms_of);
                     }
-                    if let Some(b) = budget {
+                    if let Some(b) = end.budget {
                         e["budget"] = json!(b);
                     }
                     return Ok(self.end(e));
@@ -243,15 +238,16 @@ impl<'a> CallRun<'a> {
             let d = f.with(|x| self.session.on_failure_ns(clock.now, x)).map_err(|e| e.to_string())?;
             let ts = self.session.take_transitions();
             transitions(&mut self.events, ts);
-            match d {
-                Decision::Retry { retry, attempt: next, delay, category, .. } => {
-                    let n = RetryNumbers::of_retry(retry);
-                    if n.next_attempt != next {
-                        return Err(format!("Retry.attempt {next} is not the coming call {}", n.next_attempt));
+            // What the caller observes, as every host maps it (surface::after_decision).
+            match surface::after_decision(&self.session, &d) {
+                Observed::Retry(ev) => {
+                    let n = RetryNumbers::of_retry(ev.retry);
+                    if !matches!(d, Decision::Retry { attempt, .. } if attempt == n.next_attempt) {
+                        return Err(format!("{d:?}: Retry.attempt is not the coming call {}", n.next_attempt));
                     }
-                    let delay = retrycore::duration::from_std(delay);
-                    self.events.push(json!({"hook": "on_retry", "attempt": n.attempt, "retry": n.retry,
-                        "delay": ms_of(delay), "category": category.code()}));
+                    let delay = ev.delay;
+                    self.events.push(json!({"hook": "on_retry", "attempt": ev.attempt, "retry": ev.retry,
+                        "delay": ms_of(delay), "category": ev.category}));
                     // A host never calls its sleep for a delay of 0.
                     if delay > 0 {
                         self.sleeps.push(ms_of(delay));
@@ -262,14 +258,16 @@ impl<'a> CallRun<'a> {
                         clock.now += delay;
                     }
                 }
-                Decision::GiveUp { reason, category, refusal, attempts, .. } => {
-                    self.events.push(json!({"hook": "on_give_up", "attempts": attempts, "reason": reason.code()}));
-                    let mut e = ending_json(Ending::of_give_up(reason), self.last_was_response);
-                    if e["ending"] == "raise" {
-                        e["category"] = json!(category.code());
+                Observed::End(end) => {
+                    if let Some(g) = end.on_give_up() {
+                        self.events.push(json!({"hook": "on_give_up", "attempts": g.attempt, "reason": g.reason}));
                     }
-                    if let Some(r) = refusal {
-                        e["budget"] = json!(r.budget);
+                    let mut e = ending_json(end.ending, self.last_was_response);
+                    if e["ending"] == "raise" {
+                        e["category"] = json!(end.category);
+                    }
+                    if let Some(b) = end.budget {
+                        e["budget"] = json!(b);
                     }
                     return Ok(self.end(e));
                 }
