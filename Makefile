@@ -85,12 +85,12 @@ PARITY_RUNTIMES ?= python,node,wasm
 parity: ## differential test: PARITY_CASES random cases (default 10 000) in Rust, Python, Node (napi) and wasm must agree
 	$(PYTHON) scripts/parity.py --cases $(PARITY_CASES) --runtimes $(PARITY_RUNTIMES)
 
-# The parts whose bound `make test` holds (comma-separated, or `all`). Python is
-# printed but not yet held to its bound: docs/hosts.md, "How large the hosts are".
-HOST_LINES_CHECK ?= js
+# The parts whose bound `make test` holds (comma-separated, or `all`):
+# docs/hosts.md, "How large the hosts are".
+HOST_LINES_CHECK ?= all
 
 .PHONY: host-lines
-host-lines: ## print the bindings' lines next to the core's; fail above the bound of each part in HOST_LINES_CHECK (default js; all)
+host-lines: ## print the bindings' lines next to the core's; fail above the bound of each part in HOST_LINES_CHECK (default all)
 	$(PYTHON) scripts/host-lines.py $(if $(filter all,$(HOST_LINES_CHECK)),--check,--check=$(HOST_LINES_CHECK))
 
 .PHONY: drill
