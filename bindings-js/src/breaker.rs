@@ -120,9 +120,8 @@ impl<H: Host> Breaker<H> {
     /// Returns the message of the last refusal: the core's text for a refused
     /// first attempt (`surface::Ending::message`), the same as Python's.
     pub fn last_refused_message(&self) -> String {
-        let name = self.lock().config().name.clone();
         let (state, retry_after) = self.refusal;
-        retrycore::surface::breaker_refusal(name.as_deref(), state, retry_after).message.unwrap_or_default()
+        retrycore::surface::breaker_refusal_message(self.lock().config().name.as_deref(), state, retry_after)
     }
 
     /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.

@@ -91,6 +91,7 @@ fn gate_json(g: &Gate, session: &RetrySession) -> Value {
                 "maxAttempts": e.max_attempts,
                 "ending": ending_json(&e),
                 "onGiveUp": e.fires_on_give_up,
+                "giveUpReason": e.reason,
             })
         }
     }
@@ -119,6 +120,7 @@ fn decision_json(d: &Decision, session: &RetrySession) -> Value {
                 m.insert("maxAttempts".into(), e.max_attempts.into());
                 m.insert("ending".into(), ending_json(&e));
                 m.insert("onGiveUp".into(), e.fires_on_give_up.into());
+                m.insert("giveUpReason".into(), e.reason.into());
             }
         }
     }

@@ -51,11 +51,11 @@ export interface BackendEnding {
 }
 
 /** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. */
-export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; maxAttempts: number; ending: BackendEnding; onGiveUp: boolean };
+export type BackendReject = Extract<Gate, { action: 'reject' }> & { attempts: number; maxAttempts: number; ending: BackendEnding; onGiveUp: boolean; giveUpReason: string };
 /** A gate as the backend writes it. */
 export type BackendGate = Extract<Gate, { action: 'proceed' }> | BackendReject;
 /** A give-up as the backend writes it: the public one and the ending. */
-export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { maxAttempts: number; ending: BackendEnding; onGiveUp: boolean };
+export type BackendGiveUp = Extract<Decision, { action: 'give_up' }> & { maxAttempts: number; ending: BackendEnding; onGiveUp: boolean; giveUpReason: string };
 /** A decision as the backend writes it. */
 export type BackendDecision = BackendRetry | BackendGiveUp;
 /** A retry as the backend writes it: the public one and what on_retry carries (`surface::RetryNumbers`). */

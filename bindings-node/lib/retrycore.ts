@@ -1499,7 +1499,7 @@ export class RetryPolicy extends G.PolicyMembers {
         if (delay < 0) {
           const d = decided as BackendGiveUp;
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
-          this.#giveUp(d.onGiveUp, d.attempts, d.reason, d.category, failure, ctx.key, d.maxAttempts, d.budget ?? null);
+          this.#giveUp(d.onGiveUp, d.attempts, d.giveUpReason, d.category, failure, ctx.key, d.maxAttempts, d.budget ?? null);
           const kind = d.ending.kind;
           if (kind === 'propagate' || kind === 'cancelled') {
             // A response nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
@@ -1530,8 +1530,7 @@ export class RetryPolicy extends G.PolicyMembers {
         if (hooked) this._afterStep(n, id);
         if (attemptNo === 0) {
           const g = n.gate(id) as BackendReject;
-          const st = n.status(id);
-          this.#giveUp(g.onGiveUp, g.attempts, st.reason ?? g.reason, lastCategory, failure, ctx.key, g.maxAttempts, g.budget ?? null);
+          this.#giveUp(g.onGiveUp, g.attempts, g.giveUpReason, lastCategory, failure, ctx.key, g.maxAttempts, g.budget ?? null);
           if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;
           throw endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
         }

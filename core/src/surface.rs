@@ -39,6 +39,7 @@
 
 use crate::breaker::State;
 use crate::session::{Decision, Gate, GiveUpReason, RejectReason, RetrySession};
+use std::fmt::Write as _;
 
 /// The class of error a host raises at the end of a call.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -180,7 +181,7 @@ impl Ending {
         if class == Raise::CircuitOpen {
             let mut m = String::from("circuit breaker");
             if let Some(name) = f.breaker {
-                m.push_str(&format!(" {name:?}"));
+                let _ = write!(m, " {name:?}");
             }
             m.push_str(" is ");
             m.push_str(f.state.unwrap_or("open"));
@@ -196,10 +197,10 @@ impl Ending {
             n => format!("gave up after {n} attempts: {reason}"),
         };
         if let (Some(c), true) = (f.category, f.attempts > 0) {
-            m.push_str(&format!(" (last failure: {c})"));
+            let _ = write!(m, " (last failure: {c})");
         }
         if let Some(b) = f.budget {
-            m.push_str(&format!(" (budget {b:?}: {})", f.budget_reason.unwrap_or(reason)));
+            let _ = write!(m, " (budget {b:?}: {})", f.budget_reason.unwrap_or(reason));
         }
         Some(m)
     }
@@ -377,6 +378,18 @@ pub fn breaker_refusal(name: Option<&str>, state: State, retry_after: u64) -> En
         message: None,
     };
     ended.with_message()
+}
+
+/// Returns the message of [`breaker_refusal`]'s end alone, the same text,
+/// without building the rest (a breaker shedding load refuses every call).
+pub fn breaker_refusal_message(name: Option<&str>, state: State, retry_after: u64) -> String {
+    let facts = EndingFacts {
+        breaker: name,
+        state: Some(state.code()),
+        retry_after: (retry_after != u64::MAX).then_some(retry_after),
+        ..EndingFacts::default()
+    };
+    Ending::of_reject(RejectReason::BreakerOpen, 0, None).message(&facts).unwrap_or_default()
 }
 
 /// What the caller observes after a decision (docs/sessions.md, "What the
@@ -713,6 +726,11 @@ mod tests {
             let e = breaker_refusal(None, State::ForcedOpen, u64::MAX);
             assert_eq!((e.retry_after, e.state), (None, Some("forced_open")));
             assert_eq!(e.message.as_deref(), Some("circuit breaker is forced_open"));
+            // The message alone is the same text.
+            for (name, state, ra) in [(Some("payments"), State::Open, 1_500 * MS), (None, State::ForcedOpen, u64::MAX)]
+            {
+                assert_eq!(Some(breaker_refusal_message(name, state, ra)), breaker_refusal(name, state, ra).message);
+            }
         }
 
         #[test]
