@@ -183,14 +183,15 @@ impl Breaker {
         f: impl FnOnce(&mut CircuitBreaker) -> retrycore::Result<Transition> + Send,
     ) -> PyResult<Py<PyTransition>> {
         let t = self.with(py, f).py(py)?;
-        self.fire(py, Some(t))?;
+        fire(py, &[self.on_state_change.as_ref()], &[t])?;
         Py::new(py, PyTransition::from(&t))
     }
 
     /// Takes a permit at `now`, or returns the `CircuitOpenError` to raise.
     fn permit(&self, py: Python<'_>, now: u64) -> PyResult<Permit> {
         let (a, t) = self.with(py, |b| b.try_acquire(now));
-        self.fire(py, t)?;
+        // The hook only: nothing returns the transition here.
+        fire(py, &[self.on_state_change.as_ref()], t.as_slice())?;
         match a {
             Acquire::Permitted(p) => Ok(p),
             Acquire::Rejected { state, retry_after } => Err(self.open_error(py, state, retry_after)),

@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, Typ
 from . import _native
 from ._context import CURRENT as _CURRENT
 from ._docs import DOCS as _DOCS
+from ._errors import _TABLES
 from ._errors import (
     BudgetExhaustedError, CircuitOpenError, ConfigError, ConfigTypeError, DeadLetterError, FenceError,
     FingerprintError, IdempotencyError, IdempotencyInProgressError, IdempotencyMismatchError, IdempotencyTypeError,
@@ -54,7 +55,6 @@ def current_attempt() -> Optional[RetrySession]:
     return _CURRENT.get()
 
 
-_TABLES = _native.host_tables()
 
 LIMITS: Mapping[str, int] = _types.MappingProxyType(dict(_TABLES["limits"]))
 

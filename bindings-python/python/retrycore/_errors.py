@@ -102,10 +102,13 @@ class IdempotencyInProgressError(IdempotencyError):
         self.retry_after, self.status = retry_after, status
 
 
+#: The core's tables (``retrycore::tables::host_tables()``), read once; the package reads them from here too.
+_TABLES = _native.host_tables()
+
 #: The class of each error class the core names, in the core's order (``host_tables()["error_classes"]``,
 #: ``retrycore::ErrorClass::ALL``; which class a code raised in a domain is, is the core's
 #: ``ErrorCode::class``, never a rule here). tests/python/test_tables.py checks the pairing.
-_BY_CLASS: Dict[str, Type[RetrycoreError]] = dict(zip(_native.host_tables()["error_classes"], (
+_BY_CLASS: Dict[str, Type[RetrycoreError]] = dict(zip(_TABLES["error_classes"], (
     ConfigError, ConfigTypeError, IdempotencyError, IdempotencyTypeError, StateError, SnapshotError, InvalidKeyError,
     FingerprintError, FenceError, DeadLetterError,
 )))
