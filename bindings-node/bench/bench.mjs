@@ -3,17 +3,26 @@
 // p-retry, exponential-backoff). An hrtime loop, best of 7 runs, after warm-up.
 //
 //   make -C bindings-node bench          (BENCH_QUICK=1 for a short run)
+//
+// Issue 17's rows (bench/issue17.mjs: medians of 15 rounds, peers in the same
+// rounds) run first; BENCH_ONLY=issue17 stops after them.
 import { createRequire } from 'node:module';
 import { QUICK, RUNS, createBench } from './harness.mjs';
 import * as cockatiel from 'cockatiel';
 import CircuitBreakerOpossum from 'opossum';
 import pRetry from 'p-retry';
 import { backOff } from 'exponential-backoff';
+import stableStringify from 'fast-json-stable-stringify';
+import { runIssue17 } from './issue17.mjs';
 
 const require = createRequire(import.meta.url);
 const rc = require('../index.cjs');
 const N = require('../native.cjs');
 const floor = N.floor();
+
+console.log(`retrycore ${rc.coreVersion()} on Node ${process.version}`);
+await runIssue17([['napi', rc]], { cockatiel, Opossum: CircuitBreakerOpossum, stableStringify, pRetry });
+if (process.env.BENCH_ONLY === 'issue17') process.exit(0);
 
 const { sync, async_, section, printRows } = createBench();
 let sink = 0;

@@ -18,7 +18,12 @@ How the comparison is kept fair:
 - the peers' nearest decisions stand beside ours: tenacity's
   `wait_exponential_jitter()(state)` for a delay and its
   `retry_if_exception_type(...)(state)` predicate for a classification (it
-  only tests the class; ours reads the whole cause chain, errno and HTTP shapes).
+  only tests the class; ours reads the whole cause chain, errno and HTTP shapes);
+- issue 17's two baselines are hand-rolled and checked in below, verbatim: a
+  three-try `for` loop with its sleep stubbed (`hand_rolled_retry`) and a
+  consecutive-failure breaker that reads `time.monotonic()` once per call
+  (`HandRolledBreaker`). Their rows run interleaved with retrycore's in the
+  same rounds (each round times every row once), medians of REPEATS rounds.
 """
 
 from __future__ import annotations
@@ -112,7 +117,7 @@ def breaker_cycle() -> None:
     record(a.permit, "success")
 
 
-r = row("breaker `try_acquire()` + `record(permit, \"success\")`", "≤ 1.5× floor")
+row_cycle = r = row("breaker `try_acquire()` + `record(permit, \"success\")`", "≤ 1.5× floor")
 r.ours, r.floor = ns(breaker_cycle), floor_cycle
 budget = retrycore.Budget.token_bucket(capacity=10**9, retry_cost=0)
 r = row("budget `try_withdraw()` (token bucket)", "≤ 1.5× floor")
@@ -144,6 +149,86 @@ state["n"] = 0
 row_fail.ours = ns(retrycore.retry(zero, idempotent=True)(flaky), NUMBER // 10)
 row_breaker = row("breaker-guarded call, succeeds", "≤ 250 ns")
 row_breaker.ours = ns(breaker(ok))
+
+
+# ---------------------------------------------------------------- issue 17's hand-rolled baselines
+def _no_sleep(_seconds: float) -> None:
+    """The baseline's sleep, stubbed (retrycore's first-try success never sleeps either)."""
+
+
+def hand_rolled_retry(fn: Callable[..., object]) -> Callable[..., object]:
+    """What a caller writes instead of a library: three tries, exponential sleep between them."""
+
+    def wrapper(*args: object, **kwargs: object) -> object:
+        for attempt in range(3):
+            try:
+                return fn(*args, **kwargs)
+            except ConnectionError:
+                if attempt == 2:
+                    raise
+                _no_sleep(0.1 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    return wrapper
+
+
+class HandRolledBreaker:
+    """A consecutive-failure breaker: open after `threshold` failures in a row, for
+    `reset_after` seconds; one `time.monotonic()` read per call (in `try_acquire`)."""
+
+    def __init__(self, threshold: int = 5, reset_after: float = 30.0) -> None:
+        self.threshold = threshold
+        self.reset_after = reset_after
+        self.failures = 0
+        self.opened_at: Optional[float] = None
+        self.now = 0.0
+
+    def try_acquire(self) -> bool:
+        self.now = time.monotonic()
+        if self.opened_at is not None and self.now - self.opened_at < self.reset_after:
+            return False
+        return True
+
+    def record(self, success: bool) -> None:
+        if success:
+            self.failures = 0
+            self.opened_at = None
+            return
+        self.failures += 1
+        if self.failures >= self.threshold:
+            self.opened_at = self.now
+
+
+hand_breaker = HandRolledBreaker()
+
+
+def hand_breaker_cycle() -> None:
+    if hand_breaker.try_acquire():
+        hand_breaker.record(True)
+
+
+def interleaved(fns: Dict[str, Fn], number: int = NUMBER) -> Dict[str, float]:
+    """Medians of REPEATS rounds, ns per call; each round times every fn once, in order."""
+    timers = {k: timeit.Timer(f) for k, f in fns.items()}
+    for f in fns.values():
+        f()
+    runs: Dict[str, List[float]] = {k: [] for k in fns}
+    for _ in range(REPEATS):
+        for k, t in timers.items():
+            runs[k].append(t.timeit(number) / number * 1e9)
+    return {k: statistics.median(v) for k, v in runs.items()}
+
+
+issue17 = interleaved(
+    {
+        "retrycore: decorated call, ok first try": retrycore.retry(policy)(ok),
+        "hand-rolled three-try loop, ok first try": hand_rolled_retry(ok),
+        "retrycore: breaker `try_acquire()` + `record()`": breaker_cycle,
+        "hand-rolled consecutive breaker": hand_breaker_cycle,
+    }
+)
+row_ok.peers["hand-rolled"] = issue17["hand-rolled three-try loop, ok first try"]
+row_cycle.peers["hand-rolled"] = issue17["hand-rolled consecutive breaker"]
 
 # ---------------------------------------------------------------- peers
 versions: Dict[str, str] = {}
@@ -230,11 +315,11 @@ def fmt(v: Optional[float]) -> str:
     return f"{v:,.0f}" if v >= 10 else f"{v:.1f}"
 
 
-peers = [p for p in ("tenacity", "stamina", "backoff", "pybreaker") if p in versions]
+peers = [p for p in ("tenacity", "stamina", "backoff", "pybreaker") if p in versions] + ["hand-rolled"]
 print(
     f"# {datetime.date.today().isoformat()} · {cpu()} · {platform.python_implementation()} "
     f"{platform.python_version()} · {platform.system()} {platform.release()} · retrycore {retrycore.__version__}"
-    + "".join(f" · {p} {versions[p]}" for p in peers)
+    + "".join(f" · {p} {versions[p]}" for p in peers if p in versions)
 )
 print(f"# ns per call, median of {REPEATS} runs of {NUMBER:,} calls ({NUMBER // 10:,} for failing calls)")
 print()
@@ -245,3 +330,10 @@ for r in rows:
     ratio = f"{r.ours / r.floor:.2f}×" if r.ours is not None and r.floor else ""
     cells = [r.what, fmt(r.ours), fmt(r.floor), ratio, r.goal] + [fmt(r.peers.get(p)) for p in peers]
     print("| " + " | ".join(cells) + " |")
+print()
+print(f"# issue 17: interleaved rounds, median of {REPEATS} rounds of {NUMBER:,} calls, ns per call")
+for what, v in issue17.items():
+    print(f"  {what:<56} {fmt(v):>8}")
+ok_ratio = issue17["retrycore: decorated call, ok first try"] / issue17["hand-rolled three-try loop, ok first try"]
+br_ratio = issue17["retrycore: breaker `try_acquire()` + `record()`"] / issue17["hand-rolled consecutive breaker"]
+print(f"  decorated ok / hand-rolled loop: {ok_ratio:.2f}× (goal ≤ 2×); breaker pair / hand-rolled breaker: {br_ratio:.2f}× (goal ≤ 2×)")

@@ -7,10 +7,17 @@
 // An hrtime loop, best of 7 runs, after warm-up.
 //
 //   make -C bindings-wasm bench          (BENCH_QUICK=1 for a short run)
+//
+// Issue 17's rows (bindings-node/bench/issue17.mjs: napi, wasm and the peers —
+// cockatiel, opossum, fast-json-stable-stringify + sha256 — in the same rounds,
+// medians of 15) run first; BENCH_ONLY=issue17 stops after them.
 import { createRequire } from 'node:module';
 import { QUICK, RUNS, createBench, fmt } from '../../bindings-node/bench/harness.mjs';
 import * as cockatiel from 'cockatiel';
 import { backOff } from 'exponential-backoff';
+import CircuitBreakerOpossum from 'opossum';
+import stableStringify from 'fast-json-stable-stringify';
+import { runIssue17 } from '../../bindings-node/bench/issue17.mjs';
 
 const require = createRequire(import.meta.url);
 // RETRYCORE_WASM_DIST: another build of the package (e.g. one built with WASM_OPT_LEVEL=3).
@@ -30,6 +37,10 @@ const wFloor = {
   fingerprint: glue.floorFingerprint,
 };
 if (typeof wFloor.classify !== 'function') throw new Error(`${DIST} is not a bench build (make -C bindings-wasm bench builds one)`);
+
+console.log(`retrycore-wasm ${W.coreVersion()} (${DIST}) and retrycore (napi) on Node ${process.version}`);
+await runIssue17([['napi', N], ['wasm', W]], { cockatiel, Opossum: CircuitBreakerOpossum, stableStringify });
+if (process.env.BENCH_ONLY === 'issue17') process.exit(0);
 
 const { sync, async_, section, printRows } = createBench();
 let sink = 0;
