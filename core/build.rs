@@ -80,7 +80,7 @@ fn main() {
 
     // Names.
     let file = "data/names.tsv";
-    // Flag bits: 1 = defer (wrapper), 2 = refused connection.
+    // Flag bits: 1 = defer (wrapper), 2 = refused connection, 4 = raised while connecting.
     let mut exact: BTreeMap<String, (&str, u8)> = BTreeMap::new();
     let mut simple_map: BTreeMap<String, (&str, u8, String)> = BTreeMap::new();
     let mut docs = Vec::new();
@@ -96,6 +96,7 @@ fn main() {
                 "qualified" => qualified = true,
                 "defer" => defer |= 1,
                 "refused" => defer |= 2,
+                "connecting" => defer |= 4,
                 other => panic!("{file}:{line}: unknown flag {other:?}"),
             }
         }
@@ -130,7 +131,8 @@ fn main() {
             assert_eq!(*v, sv, "{file}: {k:?} is both a name and the simple name of {n:?} with another category");
         }
     }
-    writeln!(out, "/// Built-in names by full name: (name, category, flags: 1 defer, 2 refused).").unwrap();
+    writeln!(out, "/// Built-in names by full name: (name, category, flags: 1 defer, 2 refused, 4 connecting)")
+        .unwrap();
     writeln!(out, "pub(crate) static EXACT: &[(&str, Category, u8)] = &[").unwrap();
     for (k, (v, d)) in &exact {
         writeln!(out, "    ({}, Category::{v}, {d}),", lit(k)).unwrap();

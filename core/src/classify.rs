@@ -53,6 +53,126 @@ pub const DOM_EXCEPTION_PREFIX: &str = "DOMException:";
 /// `TypeError` (see [`FETCH_FAILURE_MESSAGES`]; a row of `core/data/names.tsv`).
 pub const FETCH_NETWORK_NAME: &str = "FetchNetworkError";
 
+/// The name a host adds to a cause chain when the error itself says the
+/// request was never sent ([`Reads::connect_phase`]; a row of
+/// `core/data/names.tsv` with the `connecting` flag): a timeout in that
+/// chain is a connect timeout ([`Category::Connect`]).
+pub const CONNECTING_NAME: &str = "retrycore:connecting";
+
+/// Where a host reads a response: the attribute paths (dotted) of its
+/// status, headers and method, and the attribute that must be present for
+/// a value to be taken as this shape (`guard`; empty: the status alone).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ResponseShape {
+    /// The clients that return it, for documentation.
+    pub clients: &'static str,
+    /// The integer status.
+    pub status: &'static str,
+    /// The headers (a mapping, or pairs).
+    pub headers: &'static str,
+    /// The request's method (empty: the shape does not carry it).
+    pub method: &'static str,
+    /// An attribute the shape must have (empty: none).
+    pub guard: &'static str,
+}
+
+/// What a host reads from an error or a returned value beyond its names:
+/// the one list of attribute paths per ecosystem, so every host reads the
+/// same clients the same way (docs/classification-rules.md, "What is read").
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Reads {
+    /// Paths of an error's HTTP method, tried in order on each error of the
+    /// chain, outermost first; the first string found is the failure's
+    /// method unless the caller or the session gives one.
+    pub error_method: &'static [&'static str],
+    /// The response shapes, tried in order: on a value a call returns (a
+    /// non-2xx one is a failure), and on a value given where a failure is.
+    pub responses: &'static [ResponseShape],
+    /// An error attribute and the values by which it says the request was
+    /// never sent: the host then adds [`CONNECTING_NAME`] to the chain.
+    pub connect_phase: &'static [(&'static str, &'static [&'static str])],
+}
+
+/// What the Python host reads: requests and httpx errors carry the
+/// request (`e.request.method`), aiohttp's `ClientResponseError` its
+/// `request_info`; `requests.Response` and `httpx.Response` have
+/// `status_code`, aiohttp's `ClientResponse` `status` beside its
+/// `request_info`, urllib3's `HTTPResponse` and `http.client`'s `status`
+/// beside `getheader`. (aiohttp's deprecated `code` property is never read.)
+pub const PYTHON_READS: Reads = Reads {
+    error_method: &["request.method", "request_info.method"],
+    responses: &[
+        ResponseShape {
+            clients: "requests, httpx",
+            status: "status_code",
+            headers: "headers",
+            method: "request.method",
+            guard: "",
+        },
+        ResponseShape {
+            clients: "aiohttp",
+            status: "status",
+            headers: "headers",
+            method: "method",
+            guard: "request_info",
+        },
+        ResponseShape {
+            clients: "urllib3, http.client",
+            status: "status",
+            headers: "headers",
+            method: "",
+            guard: "getheader",
+        },
+    ],
+    connect_phase: &[],
+};
+
+/// What the JS hosts read: axios errors carry `config.method` (lower
+/// case), got's `options.method`, ky's `request.method`; got's
+/// `TimeoutError` names the phase that timed out in `event`. Responses: a
+/// fetch `Response` (`ok` beside `status`), an axios response (`config`),
+/// undici's `request()` result (`statusCode`, `body`) and node:http's
+/// `IncomingMessage` (`statusCode`, `httpVersion`).
+pub const NODE_READS: Reads = Reads {
+    error_method: &["config.method", "options.method", "request.method"],
+    responses: &[
+        ResponseShape { clients: "fetch, ky", status: "status", headers: "headers", method: "", guard: "ok" },
+        ResponseShape {
+            clients: "axios",
+            status: "status",
+            headers: "headers",
+            method: "config.method",
+            guard: "config",
+        },
+        ResponseShape { clients: "undici", status: "statusCode", headers: "headers", method: "", guard: "body" },
+        ResponseShape {
+            clients: "node:http",
+            status: "statusCode",
+            headers: "headers",
+            method: "req.method",
+            guard: "httpVersion",
+        },
+    ],
+    connect_phase: &[("event", &["lookup", "connect", "secureConnect"])],
+};
+
+impl Reads {
+    /// The table as JSON, for [`host_tables`](crate::tables::host_tables).
+    pub fn to_json_value(&self) -> Value {
+        let responses: Vec<Value> = self
+            .responses
+            .iter()
+            .map(|r| {
+                serde_json::json!({"clients": r.clients, "status": r.status, "headers": r.headers,
+                    "method": r.method, "guard": r.guard})
+            })
+            .collect();
+        let phase: Vec<Value> =
+            self.connect_phase.iter().map(|(a, v)| serde_json::json!({"attribute": a, "values": v})).collect();
+        serde_json::json!({"error_method": self.error_method, "responses": responses, "connect_phase": phase})
+    }
+}
+
 /// The response header a service sets when it gave up retrying, so its
 /// callers do not retry again (`x-retry-exhausted: 1`).
 pub const RETRY_EXHAUSTED_HEADER: &str = "x-retry-exhausted";
@@ -340,6 +460,11 @@ impl NameFlags {
     /// A refused connection (counts as an attempt, takes no budget token).
     pub const fn refused(self) -> bool {
         self.0 & 2 != 0
+    }
+    /// Raised only while connecting, before the request was sent: a
+    /// timeout the chain decides is a connect timeout ([`Category::Connect`]).
+    pub const fn connecting(self) -> bool {
+        self.0 & 4 != 0
     }
 }
 
@@ -1049,17 +1174,27 @@ fn builtin_category(
         }
     }
     let mut wrapper = None;
+    let mut decided = None;
     for (i, n) in f.error_names.iter().enumerate() {
         let hit = hits[i].or_else(|| if aws { crate::profile::aws_code(n).map(|c| (c, NameFlags(0))) } else { None });
         match hit {
             Some((Category::Cancelled, _)) if skip_cancelled => {}
-            Some((c, fl)) if !fl.defers() => return (c, DecidedBy::Name(i)),
+            Some((c, fl)) if !fl.defers() => {
+                decided = Some((c, DecidedBy::Name(i)));
+                break;
+            }
             Some((c, _)) if wrapper.is_none() => wrapper = Some((c, i)),
             _ => {}
         }
     }
-    match wrapper {
-        Some((c, i)) => (c, DecidedBy::Wrapper(i)),
+    let decided = decided.or(wrapper.map(|(c, i)| (c, DecidedBy::Wrapper(i))));
+    match decided {
+        // A timeout under an error raised only while connecting: the request
+        // never left (docs/classification-rules.md, "Connect timeouts").
+        Some((Category::Timeout, by)) if hits.iter().any(|h| h.is_some_and(|(_, fl)| fl.connecting())) => {
+            (Category::Connect, by)
+        }
+        Some(d) => d,
         None => (Category::Unknown, DecidedBy::Nothing),
     }
 }

@@ -346,6 +346,13 @@ impl RetrySession {
         Err(Error::new(ErrorCode::MissingField, "key", "no key and no key_entropy to mint one"))
     }
 
+    /// Returns the HTTP method the session was started with, if any: it
+    /// wins over a method a host read from the error or the response
+    /// ([`crate::classify::Reads`]), never over a failure's own `method`.
+    pub fn method(&self) -> Option<&str> {
+        self.method.as_deref()
+    }
+
     /// Returns the idempotency key every attempt carries.
     pub fn key(&self) -> &str {
         self.key.get_or_init(|| crate::idempotency::mint_key(self.key_entropy))

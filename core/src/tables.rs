@@ -12,8 +12,8 @@ use crate::backoff::{BackoffKind, Jitter};
 use crate::breaker::{BreakerConfig, BreakerKind, Counted, State};
 use crate::budget::BudgetConfig;
 use crate::classify::{
-    Category, BREAKER_OPEN_NAME, CATEGORY_BITS, DOM_EXCEPTION_PREFIX, FETCH_FAILURE_MESSAGES, FETCH_NETWORK_NAME,
-    NETWORK_CODE_PATTERN, RETRY_EXHAUSTED_NAME,
+    Category, BREAKER_OPEN_NAME, CATEGORY_BITS, CONNECTING_NAME, DOM_EXCEPTION_PREFIX, FETCH_FAILURE_MESSAGES,
+    FETCH_NETWORK_NAME, NETWORK_CODE_PATTERN, NODE_READS, PYTHON_READS, RETRY_EXHAUSTED_NAME,
 };
 use crate::error::{ErrorClass, ErrorCode, ErrorDomain};
 use crate::policy::PolicyConfig;
@@ -69,7 +69,8 @@ pub fn budget_kinds() -> Vec<(&'static str, Option<BudgetConfig>)> {
 /// (with family, type-error and config flags, and `classes`: the
 /// [`ErrorClass`] of the code in each [`ErrorDomain`]), `error_classes` (the
 /// closed list of class names every host maps to its idiom), `profiles`, `limits`,
-/// `fetch_failure_messages`, `network_code_pattern`, `max_key_length`, `seen_status` (the status range taken from an error's attributes) and `defaults` (the default policy, breaker and
+/// `fetch_failure_messages`, `network_code_pattern`, `error_markers`, `reads` (where each
+/// host reads a failure's method, a response's status and headers, and a connect phase), `max_key_length`, `seen_status` (the status range taken from an error's attributes) and `defaults` (the default policy, breaker and
 /// budgets in their normalized document form).
 pub fn host_tables() -> Value {
     let names = |it: &mut dyn Iterator<Item = &'static str>| Value::from(it.map(Value::from).collect::<Vec<_>>());
@@ -106,7 +107,9 @@ pub fn host_tables() -> Value {
             "breaker_open": BREAKER_OPEN_NAME,
             "dom_exception_prefix": DOM_EXCEPTION_PREFIX,
             "fetch_network": FETCH_NETWORK_NAME,
+            "connecting": CONNECTING_NAME,
         },
+        "reads": {"python": PYTHON_READS.to_json_value(), "node": NODE_READS.to_json_value()},
         "max_key_length": crate::idempotency::DEFAULT_MAX_KEY_LEN,
         "seen_status": [crate::classify::SEEN_STATUS.0, crate::classify::SEEN_STATUS.1],
         "defaults": {
@@ -176,5 +179,9 @@ mod tests {
         assert_eq!(fetch.map(|(c, _)| c), Some(Category::ConnectionLost));
         let dom = format!("{}TimeoutError", m["dom_exception_prefix"].as_str().unwrap());
         assert_eq!(crate::classify::lookup_name(&dom).map(|(c, _)| c), Some(Category::Timeout));
+        let connecting = crate::classify::lookup_name(m["connecting"].as_str().unwrap()).unwrap();
+        assert!(connecting.1.connecting());
+        assert_eq!(t["reads"]["python"]["error_method"][0], "request.method");
+        assert_eq!(t["reads"]["node"]["connect_phase"][0]["values"][1], "connect");
     }
 }
