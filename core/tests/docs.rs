@@ -2,9 +2,100 @@
 //! and fails when the checked-in page drifts from the data
 //! (`UPDATE_DOCS=1 cargo test -p retrycore --test docs` rewrites it).
 
-use retrycore::classify::{builtin_tables, Category};
+use retrycore::classify::{builtin_tables, classify, Category, DecidedBy, FailureBuf, Verdict};
+use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;
+
+/// The cases of tests/vectors/classify/clients.json: what each HTTP client
+/// raised per fault (captured from the versions the file names).
+fn client_cases() -> Vec<Value> {
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/classify/clients.json"));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    doc["cases"].as_array().unwrap().clone()
+}
+
+/// The core's verdict on a case's failure, and the name (or "status N") that decided it.
+fn verdict_of(case: &Value) -> (Verdict, String) {
+    let f = &case["failure"];
+    let strs = |v: &Value| v.as_array().map(|a| a.iter().map(|x| x.as_str().unwrap().to_owned()).collect::<Vec<_>>());
+    let names = strs(&f["error_names"]).unwrap_or_default();
+    let headers =
+        f["headers"].as_array().map(|a| a.iter().map(|h| strs(h).unwrap()).map(|h| (h[0].clone(), h[1].clone())));
+    let buf = FailureBuf {
+        status: f["status"].as_u64().map(|s| s as u16),
+        error_names: names.clone(),
+        method: f["method"].as_str().map(str::to_owned),
+        headers: headers.map(Iterator::collect).unwrap_or_default(),
+        ..Default::default()
+    };
+    let v = buf.with(classify);
+    let by = match v.decided_by {
+        DecidedBy::Name(i) | DecidedBy::Wrapper(i) => format!("`{}`", names[i]),
+        DecidedBy::Status => format!("status {}", buf.status.unwrap()),
+        other => format!("{other:?}"),
+    };
+    (v, by)
+}
+
+/// The "Real clients" section: per client, each fault, the outermost error,
+/// what decided, the category and whether a GET and a POST are retried.
+fn render_clients(out: &mut String) {
+    out.push_str(
+        "\n## Real clients\n\n\
+         What the HTTP clients raise for each fault, and the verdict. The rows are the cases of\n\
+         `tests/vectors/classify/clients.json`, which every runtime runs: each error's cause chain\n\
+         as the host reads it, captured from the client version named against a local server\n\
+         (refused port, a full accept queue, a reset before and after the request was read, a\n\
+         close without an answer, no answer within the read timeout, a body cut short, plain\n\
+         HTTP answering a TLS client, a self-signed certificate). **GET** and **POST** say\n\
+         whether the attempt is retried once the method is known: read from the error where\n\
+         *method on the error* says so, else declared by the caller (docs/classification-rules.md,\n\
+         \"What is read\"). `retrycore:connecting` is the marker a host adds when the error says\n\
+         the request was never sent (got's `event`, node:http's `socket.connecting`): the JS\n\
+         host's reading of it is not written yet, so until then those two connect timeouts are\n\
+         `timeout`. `core/tests/docs.rs` reads this table back and compares it with the core.\n",
+    );
+    let cases = client_cases();
+    let mut clients: Vec<&str> = Vec::new();
+    for c in &cases {
+        let name = c["client"].as_str().unwrap();
+        if !clients.contains(&name) {
+            clients.push(name);
+        }
+    }
+    for client in clients {
+        writeln!(
+            out,
+            "\n### {client}\n\n| fault | error | decided by | category | GET | POST | method on the error |\n\
+             | --- | --- | --- | --- | --- | --- | --- |"
+        )
+        .unwrap();
+        let these: Vec<&Value> = cases.iter().filter(|c| c["client"] == client).collect();
+        for pair in these.chunks(2) {
+            let (get, post) = (&pair[0], &pair[1]);
+            assert_eq!(get["fault"], post["fault"], "clients.json: GET and POST cases come in pairs");
+            let ((g, by), (p, _)) = (verdict_of(get), verdict_of(post));
+            let yes = |v: &Verdict| if v.retryable { "retried" } else { "no" };
+            let names = get["failure"]["error_names"].as_array().unwrap();
+            let mut error = format!("`{}`", names[0].as_str().unwrap());
+            if let Some(r) = get["reads"].as_str() {
+                write!(error, " + `retrycore:connecting` (from {r})").unwrap();
+            }
+            writeln!(
+                out,
+                "| {} | {error} | {by} | `{}` / `{}` | {} | {} | {} |",
+                get["fault"].as_str().unwrap(),
+                g.category.code(),
+                g.retry.code(),
+                yes(&g),
+                yes(&p),
+                if get["method_on_error"] == true { "yes" } else { "no" },
+            )
+            .unwrap();
+        }
+    }
+}
 
 fn render() -> String {
     let rows = builtin_tables();
@@ -72,6 +163,7 @@ fn render() -> String {
             .unwrap();
         }
     }
+    render_clients(&mut out);
     out
 }
 
@@ -88,6 +180,47 @@ fn classification_page_matches_the_data() {
         got == want,
         "docs/classification.md drifted from core/data; run UPDATE_DOCS=1 cargo test -p retrycore --test docs"
     );
+}
+
+/// The "Real clients" tables as the checked-in page shows them agree with
+/// the core: each row's category, rule, decider and GET/POST answers are
+/// what the core says of that client's fault (read from the page, not from
+/// `render`, so an edited page fails too).
+#[test]
+fn the_real_clients_tables_say_what_the_core_decides() {
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/classification.md"));
+    let page = std::fs::read_to_string(path).unwrap();
+    let section = page.split("\n## Real clients\n").nth(1).expect("docs/classification.md has a Real clients section");
+    let cases = client_cases();
+    let (mut client, mut rows) = (String::new(), 0);
+    for line in section.lines() {
+        if let Some(c) = line.strip_prefix("### ") {
+            client = c.to_owned();
+            continue;
+        }
+        let cells: Vec<&str> = line.split(" | ").map(|c| c.trim_matches(|x| x == '|' || x == ' ')).collect();
+        if cells.len() != 7 || cells[0] == "fault" || cells[0].starts_with("---") {
+            continue;
+        }
+        let case = |m: &str| {
+            cases
+                .iter()
+                .find(|c| {
+                    c["client"] == client.as_str()
+                        && c["fault"] == cells[0]
+                        && c["failure"]["method"].as_str().is_some_and(|x| x.eq_ignore_ascii_case(m))
+                })
+                .unwrap_or_else(|| panic!("no case for {client}: {} {m}", cells[0]))
+        };
+        let ((g, by), (p, _)) = (verdict_of(case("GET")), verdict_of(case("POST")));
+        let at = format!("{client}: {}", cells[0]);
+        assert_eq!(cells[2], by, "{at}: decided by");
+        assert_eq!(cells[3], format!("`{}` / `{}`", g.category.code(), g.retry.code()), "{at}: category");
+        assert_eq!(cells[4] == "retried", g.retryable, "{at}: GET");
+        assert_eq!(cells[5] == "retried", p.retryable, "{at}: POST");
+        rows += 1;
+    }
+    assert_eq!(rows * 2, cases.len(), "every case of clients.json has its row");
 }
 
 /// The ```json blocks of README.md and docs/*.md that are not policy
