@@ -17,6 +17,9 @@ pub struct OwnedFailure {
     pub grpc_code: Option<GrpcCode>,
     pub names: Vec<Name>,
     pub method: Option<String>,
+    /// `method` was read from the error or the response, not given: a
+    /// session's own method wins over it ([`OwnedFailure::with_session`]).
+    pub method_seen: bool,
     pub idempotent: Option<bool>,
     pub key_sent: bool,
     pub headers: Vec<(String, String)>,
@@ -49,6 +52,12 @@ impl OwnedFailure {
             should_retry: self.should_retry,
         };
         f(&failure)
+    }
+
+    /// [`with`](Self::with) for a session's `on_failure`: a method read from the error
+    /// or the response yields to the session's (`declared`: `RetrySession::method`).
+    pub fn with_session<R>(&self, declared: bool, f: impl FnOnce(&Failure<'_>) -> R) -> R {
+        self.with(|x| if self.method_seen && declared { f(&Failure { method: None, ..*x }) } else { f(x) })
     }
 
     /// Reads an exception (the cause chain and duck-typed HTTP shapes);
@@ -95,10 +104,12 @@ impl OwnedFailure {
         let mut f = match failure.filter(|x| !x.is_none()) {
             None => OwnedFailure::default(),
             Some(x) if x.is_instance_of::<PyBaseException>() => OwnedFailure::from_exception(x, message)?,
-            Some(x) => {
-                let d = x.downcast::<PyDict>().map_err(|_| conv::wrong_type(x, "failure", "an exception or a dict"))?;
-                OwnedFailure::read(None, &Fields::of_dict(d)?, message)?
-            }
+            Some(x) => match x.downcast::<PyDict>() {
+                Ok(d) => OwnedFailure::read(None, &Fields::of_dict(d)?, message)?,
+                // A response (requests, httpx, aiohttp) is read like a failure, whatever its status.
+                Err(_) => see::response(x)
+                    .ok_or_else(|| conv::wrong_type(x, "failure", "an exception, a response or a dict"))?,
+            },
         };
         f.apply(k)?;
         Ok(f)
@@ -125,7 +136,10 @@ impl OwnedFailure {
             // Given names come first: they describe the outermost error.
             self.names.splice(0..0, names);
         }
-        self.method = opt_str(k.method.as_ref(), "method")?.or(self.method.take());
+        if let Some(m) = opt_str(k.method.as_ref(), "method")? {
+            self.method = Some(m);
+            self.method_seen = false;
+        }
         self.idempotent = opt_bool(k.idempotent.as_ref(), "idempotent")?.or(self.idempotent);
         self.key_sent = opt_bool(k.idempotency_key_sent.as_ref(), "idempotency_key_sent")?.unwrap_or(self.key_sent);
         if let Some(h) = some(&k.headers) {

@@ -288,7 +288,7 @@ impl Runner {
         let now = self.now(py)?;
         let last_ref = last.clone().unbind();
         let (observed, ts, old) = s.with(py, |st| {
-            let d = f.with(|x| st.s.on_failure_ns(now, x));
+            let d = f.with_session(st.s.method().is_some(), |x| st.s.on_failure_ns(now, x));
             let observed = d.map(|d| surface::after_decision(&st.s, &d));
             let old = st.last_exc.replace(last_ref);
             (observed, st.s.take_transitions(), old)

@@ -5,7 +5,11 @@
 //! Per exception, outermost first: its `errno` name (a real positive errno
 //! of an `OSError`), a botocore error code, then its class MRO as
 //! `module.qualname`, most specific first (`object` skipped); then its
-//! `__cause__`, else its `__context__` unless suppressed. retrycore's own
+//! `__cause__`, else its `__context__` unless suppressed, else the first
+//! exception among its `args` (httpcore re-raises `from None` with the
+//! original error as `args[0]`; urllib3's `ProtocolError` holds it in
+//! `args[1]`). The method and the response shapes are read at the paths of
+//! the core's `PYTHON_READS`. retrycore's own
 //! `RetryError` (one whose `exhausted` is true) and `CircuitOpenError` appear
 //! as the markers `retrycore:retry_exhausted` and `retrycore:breaker_open`. The tables that
 //! read the names live in the core.
@@ -16,7 +20,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString, PyTuple, PyType};
-use retrycore::classify::GrpcCode;
+use retrycore::classify::{GrpcCode, PYTHON_READS};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
@@ -44,6 +48,7 @@ struct TypeInfo {
 macro_rules! attrs {
     ($($v:ident = $name:literal),*) => {
         #[derive(Copy, Clone)]
+        #[allow(dead_code)] // Request and RequestInfo are read by index (`Exc::get_at`)
         enum A { $($v),* }
         const ATTRS: &[&str] = &[$($name),*];
     };
@@ -52,7 +57,7 @@ macro_rules! attrs {
 attrs! {
     Response = "response", Status = "status", Code = "code", Headers = "headers", Trailing = "trailing_metadata",
     StatusCode = "status_code", ShouldRetry = "should_retry", RetrySafe = "is_retry_safe",
-    Throttling = "is_throttling_error"
+    Throttling = "is_throttling_error", Request = "request", RequestInfo = "request_info"
 }
 
 /// [`ATTRS`] as interned Python strings.
@@ -199,22 +204,46 @@ impl<'py> Exc<'_, 'py> {
 
     /// The attribute `a` if the instance or its class has it and it is not None, without raising.
     fn get(&self, a: A) -> Option<Obj<'py>> {
+        self.get_at(a as usize)
+    }
+
+    /// [`get`](Self::get) of `ATTRS[i]`.
+    fn get_at(&self, i: usize) -> Option<Obj<'py>> {
         let py = self.e.py();
         let names = ATTR_NAMES.get_or_init(py, || ATTRS.iter().map(|n| PyString::intern(py, n).unbind()).collect());
-        let name = names[a as usize].bind(py);
+        let name = names[i].bind(py);
         if let Some(Ok(Some(v))) = self.dict.as_ref().map(|d| d.get_item(name)) {
             return (!v.is_none()).then_some(v);
         }
-        (self.info.class_attrs & (1 << a as u16) != 0)
-            .then(|| self.e.getattr(name).ok())
-            .flatten()
-            .filter(|v| !v.is_none())
+        (self.info.class_attrs & (1 << i) != 0).then(|| self.e.getattr(name).ok()).flatten().filter(|v| !v.is_none())
     }
 
     /// The attribute `a` when it is a real `bool` (a property that raises, or any other type, is not read).
     fn flag(&self, a: A) -> Option<bool> {
         self.get(a).and_then(|v| v.downcast::<PyBool>().ok().map(|b| b.is_true()))
     }
+
+    /// The request's method, at the first of the core's paths the error has
+    /// (`e.request.method`, aiohttp's `e.request_info.method`; each path's
+    /// first attribute is one of `ATTRS`).
+    fn method(&self) -> Option<String> {
+        PYTHON_READS.error_method.iter().find_map(|p| {
+            let (head, rest) = p.split_once('.').unwrap_or((p, ""));
+            text_at(&self.get_at(ATTRS.iter().position(|a| *a == head)?)?, rest)
+        })
+    }
+}
+
+/// The attribute at a dotted `path` of `o` ("" is `o` itself), None when a
+/// step is missing, raises or is None.
+fn at<'py>(o: &Obj<'py>, path: &str) -> Option<Obj<'py>> {
+    let mut steps = path.split('.').filter(|s| !s.is_empty());
+    steps.try_fold(o.clone(), |v, step| v.getattr(step).ok().filter(|x| !x.is_none()))
+}
+
+/// The `str` at a dotted path of `o`.
+fn text_at(o: &Obj, path: &str) -> Option<String> {
+    at(o, path)?.downcast::<PyString>().ok()?.to_cow().ok().map(|c| c.into_owned())
 }
 
 /// An `int` (not a bool) in the u16 range.
@@ -264,9 +293,25 @@ fn grpc_of(v: &Obj) -> Option<GrpcCode> {
     }
 }
 
-/// The failure a returned value stands for: a response (an object with an
-/// int `status_code`, as requests and httpx return) whose status is not
-/// 2xx, with its headers; None for anything else.
+/// What a response says, read at the first of the core's response shapes
+/// (`PYTHON_READS.responses`) that `v` has: its status, headers and method;
+/// None when `v` is no response.
+pub fn response(v: &Obj) -> Option<OwnedFailure> {
+    let (shape, status) = PYTHON_READS.responses.iter().find_map(|r| {
+        let guarded = r.guard.is_empty() || at(v, r.guard).is_some();
+        guarded.then(|| Some((r, status_of(&at(v, r.status)?)?))).flatten()
+    })?;
+    let mut f = OwnedFailure { status: Some(status), ..Default::default() };
+    if let Some(h) = at(v, shape.headers) {
+        read_headers(&h, &mut f.headers);
+    }
+    f.method = text_at(v, shape.method).filter(|_| !shape.method.is_empty());
+    f.method_seen = f.method.is_some();
+    Some(f)
+}
+
+/// The failure a returned value stands for: a response ([`response`])
+/// whose status is not 2xx; None for anything else.
 pub fn response_failure(v: &Obj) -> Option<OwnedFailure> {
     use pyo3::types::{PyBytes, PyFloat, PyList};
     macro_rules! exact {
@@ -276,16 +321,7 @@ pub fn response_failure(v: &Obj) -> Option<OwnedFailure> {
     if v.is_none() || exact!(PyString, PyInt, PyFloat, PyBool, PyDict, PyList, PyTuple, PyBytes) {
         return None;
     }
-    let py = v.py();
-    let status = v.getattr(intern!(py, "status_code")).ok().and_then(|s| status_of(&s))?;
-    if (200..300).contains(&status) {
-        return None;
-    }
-    let mut f = OwnedFailure { status: Some(status), ..Default::default() };
-    if let Some(h) = v.getattr(intern!(py, "headers")).ok().filter(|h| !h.is_none()) {
-        read_headers(&h, &mut f.headers);
-    }
-    Some(f)
+    response(v).filter(|f| !f.status.is_some_and(|s| (200..300).contains(&s)))
 }
 
 /// The error's own retry flags, from the first error in the chain that
@@ -342,11 +378,13 @@ fn read_response(resp: &Obj, have_http: bool, f: &mut OwnedFailure) -> bool {
 fn read_http(x: &Exc<'_, '_>, f: &mut OwnedFailure) -> bool {
     let status =
         x.get(A::Status).and_then(|s| status_of(&s)).or_else(|| x.get(A::StatusCode).and_then(|s| status_of(&s)));
-    let code = x.get(A::Code);
+    // `code` only when no status was found: aiohttp's `ClientResponseError.code`
+    // is a deprecated property that warns when read.
+    let code = || if status.is_none() { x.get(A::Code) } else { None };
     let hdrs = || x.dict.as_ref().and_then(|d| d.get_item(intern!(x.e.py(), "hdrs")).ok().flatten());
     let headers = x.get(A::Headers).or_else(|| hdrs().filter(|h| !h.is_none()));
     let status = status.or_else(|| {
-        code.as_ref().filter(|_| headers.is_some()).and_then(status_of).filter(|s| (100..=599).contains(s))
+        code().filter(|_| headers.is_some()).and_then(|c| status_of(&c)).filter(|s| (100..=599).contains(s))
     });
     if let Some(s) = status {
         f.status = Some(s);
@@ -355,7 +393,7 @@ fn read_http(x: &Exc<'_, '_>, f: &mut OwnedFailure) -> bool {
         }
         return true;
     }
-    let Some(g) = code.filter(|c| c.is_callable()).and_then(|c| c.call0().ok()).and_then(|v| grpc_of(&v)) else {
+    let Some(g) = code().filter(|c| c.is_callable()).and_then(|c| c.call0().ok()).and_then(|v| grpc_of(&v)) else {
         return false;
     };
     f.grpc_code = Some(g);
@@ -395,6 +433,10 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
         if x.any() {
             have_http = have_http || read_http(&x, f);
             read_retry_flags(&x, f);
+            if f.method.is_none() {
+                f.method = x.method();
+                f.method_seen = f.method.is_some();
+            }
         }
         let room = MAX_NAMES.saturating_sub(f.names.len());
         // A RetryError not marked exhausted is transparent: its cause decides (as in JS).
@@ -406,9 +448,12 @@ pub fn see(e: &Obj, f: &mut OwnedFailure) -> PyResult<()> {
         // The cause, else the context unless suppressed.
         let suppressed =
             || ex.getattr(intern!(py, "__suppress_context__")).and_then(|s| s.is_truthy()).unwrap_or(false);
-        cur = ex.getattr(intern!(py, "__cause__")).ok().filter(|c| !c.is_none()).or_else(|| {
-            (!suppressed()).then(|| ex.getattr(intern!(py, "__context__")).ok().filter(|c| !c.is_none())).flatten()
-        });
+        let context =
+            || (!suppressed()).then(|| ex.getattr(intern!(py, "__context__")).ok().filter(|c| !c.is_none())).flatten();
+        // Else the exception a wrapper keeps among its args (httpcore, urllib3).
+        let args = || ex.getattr(intern!(py, "args")).ok()?.downcast_into::<PyTuple>().ok();
+        let arg = || args()?.iter().find(|a| a.is_instance_of::<pyo3::exceptions::PyBaseException>());
+        cur = ex.getattr(intern!(py, "__cause__")).ok().filter(|c| !c.is_none()).or_else(context).or_else(arg);
     }
     f.names.truncate(MAX_NAMES);
     Ok(())

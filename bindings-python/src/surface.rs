@@ -166,7 +166,7 @@ methods Session
     on_failure(failure: obj?, now: obj?, *, fields: ..Fields) -> try Py<PyAny> =
         let f = OwnedFailure::read(failure, &fields, self.needs_message)?;
         let now = now_or_clock(now)?;
-        let d = self.with(py, |st| f.with(|x| st.s.on_failure_ns(now, x)));
+        let d = self.with(py, |st| f.with_session(st.s.method().is_some(), |x| st.s.on_failure_ns(now, x)));
         decision_obj(py, &d.py(py)?)
     on_success(now: now?, elapsed: secs?) -> try () =
         // The refusal (a session not in flight) becomes an exception after the lock is released.

@@ -204,10 +204,13 @@ def retry(policy: F) -> F:
 
     Giving up raises :class:`RetryError` (``__cause__`` = the last error)
     when retrying ran out; an error that is not retryable propagates as is.
-    A returned response (an object with an int ``status_code``, as requests
-    and httpx return) that is not 2xx is answered like a failure: retried when
-    its status is, else returned as is (``RetryError.response`` when retrying
-    ran out).
+    A returned response (``requests.Response``, ``httpx.Response``, aiohttp's
+    ``ClientResponse``, urllib3's ``HTTPResponse``: the shapes the core lists)
+    that is not 2xx is answered like a failure: retried when its status is,
+    else returned as is (``RetryError.response`` when retrying ran out). The
+    request's method is read from the response or the error
+    (``e.request.method``, aiohttp's ``e.request_info.method``) unless
+    ``method`` is given.
     """
 @overload
 def retry(

@@ -50,6 +50,19 @@ class _SupportsItems(Protocol):
 # Headers: a mapping (or anything with `items()`, like `email.message.Message`) or (name, value) pairs.
 _Headers = Union[_SupportsItems, Iterable[Tuple[str, str]]]
 
+# A response read like a failure, at the core's paths (`host_tables()["reads"]["python"]`):
+# `requests.Response` / `httpx.Response` (`status_code`), aiohttp's `ClientResponse` and
+# urllib3's `HTTPResponse` (`status`).
+class _StatusCodeResponse(Protocol):
+    @property
+    def status_code(self) -> int: ...
+
+class _StatusResponse(Protocol):
+    @property
+    def status(self) -> int: ...
+
+_Response = Union[_StatusCodeResponse, _StatusResponse]
+
 # The core's lists (`retrycore::tables::host_tables()`); tests/python/test_tables.py fails
 # when one of these unions differs from the core's.
 _Category = Literal[
@@ -323,7 +336,7 @@ class RetrySession:
         """Gates the next attempt: a `Proceed` or a `Reject`."""
     def on_failure(
         self,
-        failure: Union[BaseException, _Document, None] = None,
+        failure: Union[BaseException, _Response, _Document, None] = None,
         now: Optional[float] = None,
         *,
         status: Optional[int] = None,
@@ -339,8 +352,11 @@ class RetrySession:
         retryable: Union[bool, _RetryableTrait, None] = None,
         should_retry: Optional[bool] = None,
     ) -> Union[Retry, GiveUp]:
-        """Answers a failed attempt — an exception, a dict of failure fields, or
-        keyword fields — with a `Retry` or a `GiveUp`.
+        """Answers a failed attempt — an exception, a response, a dict of failure
+        fields, or keyword fields — with a `Retry` or a `GiveUp`.
+
+        The method read from an exception or a response (`e.request.method`,
+        aiohttp's `e.request_info.method`) yields to the session's `method`.
         """
     def on_success(self, now: Optional[float] = None, elapsed: Optional[float] = None) -> None:
         """Records a successful attempt and finishes the session."""
@@ -710,7 +726,7 @@ class ServerAdvice:
         """`x-retry-exhausted: 1`."""
 
 def classify(
-    failure: Union[BaseException, _Document, None] = None,
+    failure: Union[BaseException, _Response, _Document, None] = None,
     *,
     policy: Optional[_PolicyLike] = None,
     status: Optional[int] = None,
@@ -726,7 +742,14 @@ def classify(
     retryable: Union[bool, _RetryableTrait, None] = None,
     should_retry: Optional[bool] = None,
 ) -> Verdict:
-    """Classifies an exception or a failure."""
+    """Classifies an exception, a response or a failure.
+
+    A response is read like a failure: `requests.Response`, `httpx.Response`,
+    aiohttp's `ClientResponse`, urllib3's `HTTPResponse` (status, headers and,
+    where it has one, the request's method). An exception's method is read
+    from `e.request.method` (requests, httpx) or `e.request_info.method`
+    (aiohttp) when `method` is not given.
+    """
 def error_names(e: BaseException) -> List[str]:
     """Returns the flattened cause chain of names of an exception (what classification reads)."""
 def server_advice(headers: _Headers, wall_now_ms: Optional[int] = None) -> ServerAdvice:
