@@ -277,6 +277,8 @@ pub fn read_headers(h: &Obj, out: &mut Vec<(String, String)>) {
     for pair in iter.take(MAX_HEADERS) {
         let Ok(pair) = pair else { break };
         let (Ok(k), Ok(v)) = (pair.get_item(0), pair.get_item(1)) else { continue };
+        // grpc.aio's `Metadata.items()` pairs each key with the list of its values: the first is read.
+        let v = v.downcast::<pyo3::types::PyList>().ok().and_then(|l| l.get_item(0).ok()).unwrap_or(v);
         match (header_text(&k), header_text(&v)) {
             (Some(k), Some(v)) if k.len() <= MAX_NAME_BYTES && v.len() <= MAX_HEADER_VALUE_BYTES => out.push((k, v)),
             _ => {}

@@ -270,3 +270,24 @@ def test_the_paths_read_are_the_cores() -> None:
     assert (shapes["aiohttp"]["status"], shapes["aiohttp"]["guard"]) == ("status", "request_info")
     assert reads["node"]["connect_phase"] == [{"attribute": "event", "values": ["lookup", "connect", "secureConnect"]}]
     assert _native.host_tables()["error_markers"]["connecting"] == "retrycore:connecting"
+
+
+class AioMetadata:  # grpc.aio.Metadata: items() pairs each key with the list of its values
+    def __init__(self, *pairs: Any) -> None:
+        self._pairs = pairs
+
+    def items(self) -> List[Any]:
+        return [(k, [v]) for k, v in self._pairs]
+
+
+class AioRpcError(Exception):  # grpc.aio.AioRpcError
+    def code(self) -> Any:
+        return 14  # UNAVAILABLE
+
+    def trailing_metadata(self) -> AioMetadata:
+        return AioMetadata(("grpc-retry-pushback-ms", "250"))
+
+
+def test_grpc_aio_trailing_metadata_gives_its_pushback() -> None:
+    v = retrycore.classify(AioRpcError())
+    assert (v.category, v.server_delay, v.server_delay_source) == ("overloaded", 0.25, "grpc-retry-pushback-ms")
