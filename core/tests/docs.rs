@@ -25,7 +25,9 @@ fn verdict_of(case: &Value) -> (Verdict, String) {
     let buf = FailureBuf {
         status: f["status"].as_u64().map(|s| s as u16),
         error_names: names.clone(),
+        grpc_code: f["grpc_code"].as_u64().and_then(|c| retrycore::classify::GrpcCode::new(c as u8)),
         method: f["method"].as_str().map(str::to_owned),
+        idempotent: f["idempotent"].as_bool(),
         headers: headers.map(Iterator::collect).unwrap_or_default(),
         ..Default::default()
     };
@@ -33,6 +35,7 @@ fn verdict_of(case: &Value) -> (Verdict, String) {
     let by = match v.decided_by {
         DecidedBy::Name(i) | DecidedBy::Wrapper(i) => format!("`{}`", names[i]),
         DecidedBy::Status => format!("status {}", buf.status.unwrap()),
+        DecidedBy::GrpcCode => format!("gRPC code {}", buf.grpc_code.unwrap().name()),
         other => format!("{other:?}"),
     };
     (v, by)
@@ -48,10 +51,11 @@ fn render_clients(out: &mut String) {
          as the host reads it, captured from the client version named against a local server\n\
          (refused port, a full accept queue, a reset before and after the request was read, a\n\
          close without an answer, no answer within the read timeout, a body cut short, plain\n\
-         HTTP answering a TLS client, a self-signed certificate). **GET** and **POST** say\n\
-         whether the attempt is retried once the method is known: read from the error where\n\
-         *method on the error* says so, else declared by the caller (docs/classification-rules.md,\n\
-         \"What is read\"). `retrycore:connecting` is the marker a host adds when the error says\n\
+         HTTP answering a TLS client, a self-signed certificate; for gRPC, a server answering\n\
+         each status). **GET** and **POST** say whether the attempt is retried once the method is\n\
+         known: read from the error where *method on the error* says so, else declared by the\n\
+         caller (docs/classification-rules.md, \"What is read\"); for gRPC they are a call\n\
+         declared idempotent and one that is not. `retrycore:connecting` is the marker a host adds when the error says\n\
          the request was never sent (got's `event`, node:http's `socket.connecting`): the JS\n\
          host's reading of it is not written yet, so until then those two connect timeouts are\n\
          `timeout`. `core/tests/docs.rs` reads this table back and compares it with the core.\n",
@@ -202,17 +206,12 @@ fn the_real_clients_tables_say_what_the_core_decides() {
         if cells.len() != 7 || cells[0] == "fault" || cells[0].starts_with("---") {
             continue;
         }
-        let case = |m: &str| {
-            cases
-                .iter()
-                .find(|c| {
-                    c["client"] == client.as_str()
-                        && c["fault"] == cells[0]
-                        && c["failure"]["method"].as_str().is_some_and(|x| x.eq_ignore_ascii_case(m))
-                })
-                .unwrap_or_else(|| panic!("no case for {client}: {} {m}", cells[0]))
-        };
-        let ((g, by), (p, _)) = (verdict_of(case("GET")), verdict_of(case("POST")));
+        // The GET (or idempotent) case, then its POST (or not idempotent) twin.
+        let i = cases
+            .iter()
+            .position(|c| c["client"] == client.as_str() && c["fault"] == cells[0])
+            .unwrap_or_else(|| panic!("no case for {client}: {}", cells[0]));
+        let ((g, by), (p, _)) = (verdict_of(&cases[i]), verdict_of(&cases[i + 1]));
         let at = format!("{client}: {}", cells[0]);
         assert_eq!(cells[2], by, "{at}: decided by");
         assert_eq!(cells[3], format!("`{}` / `{}`", g.category.code(), g.retry.code()), "{at}: category");
