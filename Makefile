@@ -38,6 +38,7 @@ test: ## build every crate and binding and run every suite (installs what it nee
 	$(MAKE) check-wasm-core
 	$(MAKE) test-cli
 	$(MAKE) test-python
+	$(MAKE) test-http
 	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-node
 	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-wasm
 	$(MAKE) parity
@@ -69,6 +70,10 @@ test-cli: ## the CLI's golden, simulation and error tests
 .PHONY: test-python
 test-python: ## build the Python wheel, install it into a venv, run tests/python and stubtest
 	$(MAKE) -C bindings-python test
+
+.PHONY: test-http
+test-http: ## the real-client matrix: requests, urllib3, httpx, aiohttp, urllib.request and grpcio against local fault servers
+	$(MAKE) -C bindings-python test-http
 
 .PHONY: test-node
 test-node: ## build the Node addon, run tests/js against it, pack and install the tarball

@@ -9,7 +9,8 @@ the SYN is dropped and the client's connect times out), a reset before and after
 the request (``SO_LINGER`` 0, then close: an RST), a close without an answer (a FIN), a hang
 past the client's read timeout, statuses (503 with and without ``Retry-After``, 429 with an
 HTTP-date, 500, 502, 504, 400, 401, 404, 409), a body cut short (``Content-Length: 100``,
-10 bytes, FIN) and plain HTTP answering a TLS client's ClientHello.
+10 bytes, FIN) and plain HTTP answering a TLS client's ClientHello. Beside them,
+``503_then_ok`` answers 503 twice and then 200, and any other name 200.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ async def _read_request(reader: asyncio.StreamReader) -> bytes:
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"content-length":
             length = int(value)
+        if name.strip().lower() == b"transfer-encoding" and b"chunked" in value.lower():
+            return head + await reader.readuntil(b"0\r\n\r\n")
     return head + (await reader.readexactly(length) if length else b"")
 
 
@@ -115,6 +118,10 @@ class Case:
                 writer.close()
             elif fault == "hang":
                 await asyncio.sleep(HANG)
+                writer.close()
+            elif fault == "503_then_ok" and self.calls <= 2:
+                writer.write(b"HTTP/1.1 503 X\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno")
+                await writer.drain()
                 writer.close()
             elif fault == "truncated":
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n0123456789")
