@@ -108,6 +108,16 @@ drill: ## fault drill and concurrency tests: Python, Node (napi), Node (wasm)
 node-pack: ## write the npm pack tarball of the Node package into bindings-node/
 	$(MAKE) -C bindings-node pack
 
+.PHONY: dist
+dist: ## write the Python wheel and the npm tarballs of retrycore and retrycore-wasm into dist/ (what the README installs)
+	$(MAKE) -C bindings-python wheel
+	$(MAKE) -C bindings-node pack
+	$(MAKE) -C bindings-wasm pack
+	rm -rf dist
+	mkdir -p dist
+	cp bindings-python/.venv/wheels/retrycore-*.whl bindings-node/retrycore-*.tgz bindings-wasm/retrycore-wasm-*.tgz dist/
+	ls -l dist
+
 # ---------------------------------------------------------------- benchmarks and fuzzing
 
 .PHONY: bench
@@ -133,4 +143,4 @@ fuzz: ## run every cargo-fuzz target for FUZZ_SECONDS (default 20) each
 .PHONY: clean
 clean: ## remove build outputs
 	$(CARGO) clean
-	rm -rf bindings-wasm/dist storm.svg
+	rm -rf bindings-wasm/dist dist storm.svg

@@ -131,8 +131,9 @@ class Case:
             else:
                 status, extra = STATUSES.get(fault, (200, ""))
                 date = email.utils.formatdate(time.time() + DATE_AHEAD, usegmt=True)
+                body = "ok" if status == 200 else "no"
                 writer.write(
-                    f"HTTP/1.1 {status} X\r\nContent-Length: 2\r\nConnection: close\r\n{extra.format(date=date)}\r\nno".encode()
+                    f"HTTP/1.1 {status} X\r\nContent-Length: 2\r\nConnection: close\r\n{extra.format(date=date)}\r\n{body}".encode()
                 )
                 await writer.drain()
                 writer.close()
