@@ -16,27 +16,30 @@ before the first assertion, so the matrix takes about as long as its slowest cas
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 import urllib.error
-import warnings
 import urllib.request
+import warnings
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 import aiohttp
 import grpc
 import httpx
+import multidict
 import pytest
 import requests
 import urllib3
+import yarl
 
 import retrycore
 from retrycore.integrations.aiohttp import client_session
 from retrycore.integrations.httpx import AsyncRetryTransport, RetryTransport
 from retrycore.integrations.requests import RetryAdapter
 
-from faults import FAULTS, TIMEOUT, FaultServer
+from faults import FAULTS, PATIENT, TIMEOUT, FaultServer, drop_connect_verified
 from faults import RemoteCase as Case
 
 ATTEMPTS = 3
@@ -114,7 +117,6 @@ class Outcome:
 class Result:
     case: Case
     outcome: Outcome
-    extra: Dict[str, Any] = field(default_factory=dict)
 
 
 def _outcome(method: str, sleeps: List[float], run: Callable[[], Optional[int]]) -> Outcome:
@@ -359,6 +361,15 @@ def results() -> Iterator[Dict[Tuple[str, str, str, str], Result]]:
         server.close()
 
 
+def test_drop_connect_drops_the_syn() -> None:
+    """The full accept queue really drops a connect (so ``drop_connect`` is a connect timeout)."""
+    server = FaultServer()
+    try:
+        assert drop_connect_verified(server.case("drop_connect").port)
+    finally:
+        server.close()
+
+
 def _expected(client: str, way: str, fault: str, method: str, category: str) -> Tuple[bool, int]:
     """Whether the case is retried, and the requests the server sees."""
     retried = RULE.get(category) == "always" or (RULE.get(category) == "if_idempotent" and method == "GET")
@@ -453,8 +464,6 @@ def grpc_results() -> Iterator[Dict[Tuple[str, str], Tuple[Outcome, int]]]:
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    import socket
-
     unused = socket.socket()
     unused.bind(("127.0.0.1", 0))  # bound, never listening: refused
     refused = f"127.0.0.1:{unused.getsockname()[1]}"
@@ -467,7 +476,9 @@ def grpc_results() -> Iterator[Dict[Tuple[str, str], Tuple[Outcome, int]]]:
         @retrycore.retry(POLICY, idempotent=declared == "idempotent", sleep=sleeps.append)
         def call() -> bytes:
             with grpc.insecure_channel(target) as channel:
-                return channel.unary_unary(name)(b"", timeout=TIMEOUT)  # type: ignore[no-any-return]
+                # The deadline is short only where it is the fault: it also covers the connect.
+                deadline = TIMEOUT if fault == "deadline_exceeded" else PATIENT
+                return channel.unary_unary(name)(b"", timeout=deadline)  # type: ignore[no-any-return]
 
         def run() -> int:
             call()
@@ -507,7 +518,8 @@ def test_grpc(grpc_results: Dict[Tuple[str, str], Tuple[Outcome, int]], fault: s
 )
 def test_aiohttp_status_read_without_deprecated_code(key: Tuple[str, str, str, str]) -> None:
     """Reading an aiohttp status error's status never touches its deprecated ``code``."""
-    info = aiohttp.RequestInfo(url=__import__("yarl").URL("http://127.0.0.1/"), method="GET", headers=__import__("multidict").CIMultiDictProxy(__import__("multidict").CIMultiDict()))
+    headers = multidict.CIMultiDictProxy(multidict.CIMultiDict())
+    info = aiohttp.RequestInfo(url=yarl.URL("http://127.0.0.1/"), method="GET", headers=headers)
     e = aiohttp.ClientResponseError(info, (), status=503, headers={"Retry-After": "1"})
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
