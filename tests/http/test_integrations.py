@@ -308,3 +308,14 @@ def test_httpx_streams_are_buffered_and_sent_whole(server: FaultServer) -> None:
     server.collect()
     assert (r.status_code, c.calls) == (200, 3)
     assert all(BODY[:5] in b and BODY[5:] in b for b in _bodies(c))
+
+
+def test_requests_rewinds_a_file_body(server: FaultServer, tmp_path: Any) -> None:
+    c = server.case("reset_after")
+    path = tmp_path / "body.json"
+    path.write_bytes(BODY)
+    with _session() as s, overrides(idempotent=True), open(path, "rb") as f:
+        with pytest.raises(retrycore.RetryError):
+            s.post(c.url, data=f, timeout=5)
+    server.collect()
+    assert _bodies(c) == [BODY] * 3

@@ -91,7 +91,7 @@ class _Integration:
         self.wall_clock = wall_clock
         self.hooks = (on_retry, on_give_up, on_state_change)
 
-    def runner(self, method: str, headers: Any, extra: Optional[Mapping[str, Any]] = None) -> "_native.Runner":
+    def runner(self, method: Optional[str], headers: Any, extra: Optional[Mapping[str, Any]] = None) -> "_native.Runner":
         """A runner for one request: the integration's options, under the ``overrides``
         in force and ``extra`` (a request's own, e.g. httpx extensions). When the request
         carries the idempotency header, its key is the session's key; else the session's

@@ -90,7 +90,7 @@ class RetryAdapter(HTTPAdapter):
             # A one-shot body (a generator) cannot be sent twice: one plain attempt.
             return super().send(request, stream, timeout, verify, cert, proxies)
         it = self.retrycore
-        runner = it.runner(request.method or "GET", request.headers)
+        runner = it.runner(request.method, request.headers)
         session = runner.start(())
         it.set_key(request.headers, session)
         last: Optional[Response] = None
@@ -100,8 +100,8 @@ class RetryAdapter(HTTPAdapter):
                 if last is not None:
                     last.close()  # the discarded response gives its connection back
                     last = None
-                    if getattr(request, "_body_position", None) is not None:
-                        rewind_body(request)
+                if session.attempt > 1 and getattr(request, "_body_position", None) is not None:
+                    rewind_body(request)  # a file body is read again from where it started
                 try:
                     resp = super().send(request, stream, _attempt_timeout(timeout, limit), verify, cert, proxies)
                     if not stream:
