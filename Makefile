@@ -38,6 +38,7 @@ test: ## build every crate and binding and run every suite (installs what it nee
 	$(MAKE) check-wasm-core
 	$(MAKE) test-cli
 	$(MAKE) test-python
+	$(MAKE) test-http
 	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-node
 	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-wasm
 	$(MAKE) parity
@@ -69,6 +70,10 @@ test-cli: ## the CLI's golden, simulation and error tests
 .PHONY: test-python
 test-python: ## build the Python wheel, install it into a venv, run tests/python and stubtest
 	$(MAKE) -C bindings-python test
+
+.PHONY: test-http
+test-http: ## the real-client matrix: requests, urllib3, httpx, aiohttp, urllib.request and grpcio against local fault servers
+	$(MAKE) -C bindings-python test-http
 
 .PHONY: test-node
 test-node: ## build the Node addon, run tests/js against it, pack and install the tarball
@@ -103,6 +108,16 @@ drill: ## fault drill and concurrency tests: Python, Node (napi), Node (wasm)
 node-pack: ## write the npm pack tarball of the Node package into bindings-node/
 	$(MAKE) -C bindings-node pack
 
+.PHONY: dist
+dist: ## write the Python wheel and the npm tarballs of retrycore and retrycore-wasm into dist/ (what the README installs)
+	$(MAKE) -C bindings-python wheel
+	$(MAKE) -C bindings-node pack
+	$(MAKE) -C bindings-wasm pack
+	rm -rf dist
+	mkdir -p dist
+	cp bindings-python/.venv/wheels/retrycore-*.whl bindings-node/retrycore-*.tgz bindings-wasm/retrycore-wasm-*.tgz dist/
+	ls -l dist
+
 # ---------------------------------------------------------------- benchmarks and fuzzing
 
 .PHONY: bench
@@ -128,4 +143,4 @@ fuzz: ## run every cargo-fuzz target for FUZZ_SECONDS (default 20) each
 .PHONY: clean
 clean: ## remove build outputs
 	$(CARGO) clean
-	rm -rf bindings-wasm/dist storm.svg
+	rm -rf bindings-wasm/dist dist storm.svg
