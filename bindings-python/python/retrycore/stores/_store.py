@@ -6,14 +6,22 @@ commits the claim in its own short transaction, so a concurrent duplicate sees
 `processing` at once; then `with claim.transaction(): ...; claim.complete(response)` commits
 the business writes and the fenced completion together, and rolls both back when the
 completion is refused (another request took over).
+
+Each step is written once, as a generator that yields the I/O it needs (`_Io`: run a
+statement, commit, roll back, call a script) and receives the result; `Store._drive`
+performs them with a sync driver and `Store._adrive` with an async one, so the sync and
+async APIs share every decision.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import threading
 import time
-from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from contextlib import asynccontextmanager, contextmanager
+from typing import (Any, AsyncIterator, Dict, Generator, Iterator, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 from .. import _native
 from . import _protocol as P
@@ -21,6 +29,37 @@ from . import _protocol as P
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _now_or(now_ms: Optional[int]) -> int:
+    return _now_ms() if now_ms is None else int(now_ms)
+
+
+def _native_error(code: str, field: str, why: str) -> Exception:
+    from .._errors import _from_core
+    return _from_core(code, field, why, "fence" if code in ("stale_fence", "fence_from_future") else "state")
+
+
+class _Io:
+    """One I/O request of a step: `kind` is run, commit, rollback or script."""
+
+    __slots__ = ("kind", "op", "values", "skey")
+
+    def __init__(self, kind: str, op: str = "", values: Optional[Mapping[str, Any]] = None, skey: str = "") -> None:
+        self.kind, self.op, self.values, self.skey = kind, op, values or {}, skey
+
+
+class _Result:
+    """What a statement gave back: its rows and its count of changed rows."""
+
+    __slots__ = ("rows", "rowcount")
+
+    def __init__(self, rows: List[Any], rowcount: int) -> None:
+        self.rows, self.rowcount = rows, rowcount
+
+
+# A step: yields I/O requests, receives their results, returns its value.
+_Step = Generator[_Io, Any, Any]
 
 
 class Claim:
@@ -57,8 +96,18 @@ class Claim:
 
     def _held(self) -> Dict[str, Any]:
         if not self.executes or self.record is None:
-            raise _native_state_error("this request does not hold the key: check claim.executes first")
+            raise _native_error("invalid_state", "claim", "this request does not hold the key: check claim.executes")
         return self.record
+
+    def _end(self, failed: bool) -> _Step:
+        if failed:
+            yield _Io("rollback")
+            return None
+        if not self.completed:
+            yield _Io("rollback")
+            raise _native_error("invalid_state", "claim", "the transaction ended without claim.complete()")
+        yield _Io("commit")
+        return None
 
     @contextmanager
     def transaction(self) -> Iterator["Claim"]:
@@ -68,62 +117,79 @@ class Claim:
         try:
             yield self
         except BaseException:
-            self.store._rollback(self.conn)
+            self.store._drive(self.conn, self._end(True))
             raise
-        if not self.completed:
-            self.store._rollback(self.conn)
-            raise _native_state_error("the transaction ended without claim.complete()")
-        self.store._commit(self.conn)
+        self.store._drive(self.conn, self._end(False))
 
-    def complete(self, response: Optional[Mapping[str, Any]] = None, *, failure_category: Optional[str] = None,
-                 now_ms: Optional[int] = None) -> Dict[str, Any]:
-        """Stores the outcome with the fencing check: succeeded, or failed with
-        `failure_category`. Raises the core's `FenceError` when the claim was lost."""
+    @asynccontextmanager
+    async def atransaction(self) -> AsyncIterator["Claim"]:
+        """`transaction()` for an async driver (or a sync one, run in a thread)."""
+        self._held()
+        try:
+            yield self
+        except BaseException:
+            await self.store._adrive(self.conn, self._end(True))
+            raise
+        await self.store._adrive(self.conn, self._end(False))
+
+    def _complete(self, response: Optional[Mapping[str, Any]], failure_category: Optional[str],
+                  now_ms: Optional[int]) -> _Step:
         held = self._held()
         outcome: Dict[str, Any] = {"state": "succeeded" if failure_category is None else "failed",
                                    "response": None if response is None else dict(response)}
         if failure_category is not None:
             outcome["category"] = failure_category
         done = _native.complete(held, held["fence"], outcome, _now_or(now_ms), self.store.config)
-        if not self.store._complete(self.conn, self.storage_key, done):
-            self.store._refuse(self.conn, self.storage_key, held)
+        if not (yield from self.store._complete(self.storage_key, done)):
+            yield from self.store._refuse(self.storage_key, held)
         self.completed = True
         self.record = done
         return done
 
-    def renew(self, conn: Any = None, now_ms: Optional[int] = None) -> bool:
-        """Extends the lease (a heartbeat; use another connection than the business
-        transaction's). False when the claim was lost."""
+    def complete(self, response: Optional[Mapping[str, Any]] = None, *, failure_category: Optional[str] = None,
+                 now_ms: Optional[int] = None) -> Dict[str, Any]:
+        """Stores the outcome with the fencing check: succeeded, or failed with
+        `failure_category`. Raises the core's `FenceError` when the claim was lost."""
+        done: Dict[str, Any] = self.store._drive(self.conn, self._complete(response, failure_category, now_ms))
+        return done
+
+    async def acomplete(self, response: Optional[Mapping[str, Any]] = None, *,
+                        failure_category: Optional[str] = None, now_ms: Optional[int] = None) -> Dict[str, Any]:
+        """`complete()` for an async driver."""
+        done: Dict[str, Any] = await self.store._adrive(self.conn, self._complete(response, failure_category, now_ms))
+        return done
+
+    def _renew(self, now_ms: Optional[int]) -> _Step:
         held = self._held()
         renewed = _native.renew_lease(held, held["fence"], _now_or(now_ms), self.store.config)
-        ok = self.store._renew(conn if conn is not None else self.conn, self.storage_key, renewed, held)
+        ok = yield from self.store._renew(self.storage_key, renewed, held)
         if ok:
             self.record = renewed
         return ok
 
+    def renew(self, conn: Any = None, now_ms: Optional[int] = None) -> bool:
+        """Extends the lease (a heartbeat; use another connection than the business
+        transaction's). False when the claim was lost."""
+        return bool(self.store._drive(self.conn if conn is None else conn, self._renew(now_ms)))
+
+    async def arenew(self, conn: Any = None, now_ms: Optional[int] = None) -> bool:
+        """`renew()` for an async driver."""
+        return bool(await self.store._adrive(self.conn if conn is None else conn, self._renew(now_ms)))
+
     def release(self, conn: Any = None, now_ms: Optional[int] = None) -> bool:
         """Ends the lease without storing an outcome (nothing ran): the next request
         takes over with fence + 1. False when the claim was lost."""
-        held = self._held()
-        return self.store._release(conn if conn is not None else self.conn, self.storage_key, held,
-                                   _now_or(now_ms))
+        step = self.store._release(self.storage_key, self._held(), _now_or(now_ms))
+        return bool(self.store._drive(self.conn if conn is None else conn, step))
 
-
-def _now_or(now_ms: Optional[int]) -> int:
-    return _now_ms() if now_ms is None else int(now_ms)
-
-
-def _native_state_error(why: str) -> Exception:
-    return _native_error("invalid_state", "claim", why)
-
-
-def _native_error(code: str, field: str, why: str) -> Exception:
-    from .._errors import _from_core
-    return _from_core(code, field, why, "fence" if code in ("stale_fence", "fence_from_future") else "state")
+    async def arelease(self, conn: Any = None, now_ms: Optional[int] = None) -> bool:
+        """`release()` for an async driver."""
+        step = self.store._release(self.storage_key, self._held(), _now_or(now_ms))
+        return bool(await self.store._adrive(self.conn if conn is None else conn, step))
 
 
 class Store:
-    """The parts every store shares: the record configuration and the decision steps."""
+    """The parts every store shares: the record configuration and the steps."""
 
     def __init__(self, *, lease: Optional[float] = None, retention: Optional[float] = None,
                  failure_handling: Optional[str] = None, release_categories: Optional[Sequence[str]] = None,
@@ -135,9 +201,9 @@ class Store:
             stripe=stripe, failure_handling=failure_handling, release_categories=release_categories)
         self._release_params = P.release_params(failure_handling, release_categories)
 
-    def claim(self, conn: Any, key: str, fingerprint: str, now_ms: Optional[int] = None) -> Claim:
-        """Claims `key` for a request with `fingerprint`, committing at once; see `Claim`."""
-        now = _now_or(now_ms)
+    # ---------------------------------------------------------------- the steps
+
+    def _claim_step(self, key: str, fingerprint: str, now: int) -> _Step:
         fresh = _native.decide(None, key, fingerprint, now, self.config)
         skey = _native.storage_key(key, P.PROTOCOL["key_max_len"])
         values: Dict[str, Any] = {
@@ -149,12 +215,12 @@ class Store:
             # A read first: a duplicate is answered without waiting on a write lock (SQLite
             # has one writer per file; PostgreSQL's upsert locks the row it does not update),
             # and an execute decision names the reason the claim's own result cannot tell.
-            found = self._read(conn, skey)
-            self._commit(conn)
+            found = yield from self._read(skey)
+            yield _Io("commit")
             ahead = _native.decide(found, key, fingerprint, now, self.config)
             if ahead["decision"] != "execute":
-                return Claim(self, conn, key, skey, ahead, found)
-            got = self._claim(conn, values)
+                return skey, ahead, found
+            got = yield from self._claim(values)
             if got is not None:
                 fence, created = got
                 record = dict(fresh["record"], fence=fence, created_ms=created)
@@ -163,44 +229,107 @@ class Store:
                     decision["reason"] = ahead["reason"]
                 else:  # someone else changed the record in between
                     decision["reason"] = "new" if fence == 1 else "expired" if created == now else "takeover"
-                return Claim(self, conn, key, skey, decision, record)
-            current = self._read(conn, skey)
+                return skey, decision, record
+            current = yield from self._read(skey)
+            yield _Io("commit")
             if current is not None:
                 d = _native.decide(current, key, fingerprint, now, self.config)
                 if d["decision"] != "execute":
-                    return Claim(self, conn, key, skey, d, current)
+                    return skey, d, current
             # The row changed between the claim and the read (deleted, or its lease ended): again.
         raise _native_error("invalid_state", "claim", "the record kept changing under the claim")
 
-    def _refuse(self, conn: Any, skey: str, held: Mapping[str, Any]) -> None:
-        current = self._read(conn, skey)
+    def claim(self, conn: Any, key: str, fingerprint: str, now_ms: Optional[int] = None) -> Claim:
+        """Claims `key` for a request with `fingerprint`, committing at once; see `Claim`."""
+        skey, decision, record = self._drive(conn, self._claim_step(key, fingerprint, _now_or(now_ms)))
+        return Claim(self, conn, key, skey, decision, record)
+
+    async def aclaim(self, conn: Any, key: str, fingerprint: str, now_ms: Optional[int] = None) -> Claim:
+        """`claim()` for an async driver (psycopg's `AsyncConnection`, `redis.asyncio`), or a
+        sync one run in a thread; then use the claim's `atransaction()`, `acomplete()`, ...."""
+        skey, decision, record = await self._adrive(conn, self._claim_step(key, fingerprint, _now_or(now_ms)))
+        return Claim(self, conn, key, skey, decision, record)
+
+    def _refuse(self, skey: str, held: Mapping[str, Any]) -> _Step:
+        current = yield from self._read(skey)
         if current is not None and int(current["created_ms"]) == int(held["created_ms"]):
             # The same incarnation: the core says why (stale_fence, fence_from_future, invalid_state).
             _native.complete(current, held["fence"], {"state": "succeeded"}, _now_ms(), self.config)
         raise _native_error("stale_fence", "fence", f"{held['fence']} no longer holds the key: "
                             "the record was deleted or claimed anew")
 
-    # Each store implements these.
-    def _claim(self, conn: Any, values: Mapping[str, Any]) -> Optional[Tuple[int, int]]:
+    # Each store writes these as steps.
+    def _claim(self, values: Mapping[str, Any]) -> _Step:
         raise NotImplementedError
 
-    def _read(self, conn: Any, skey: str) -> Optional[Dict[str, Any]]:
+    def _read(self, skey: str) -> _Step:
         raise NotImplementedError
 
-    def _complete(self, conn: Any, skey: str, done: Mapping[str, Any]) -> bool:
+    def _complete(self, skey: str, done: Mapping[str, Any]) -> _Step:
         raise NotImplementedError
 
-    def _renew(self, conn: Any, skey: str, renewed: Mapping[str, Any], held: Mapping[str, Any]) -> bool:
+    def _renew(self, skey: str, renewed: Mapping[str, Any], held: Mapping[str, Any]) -> _Step:
         raise NotImplementedError
 
-    def _release(self, conn: Any, skey: str, held: Mapping[str, Any], now: int) -> bool:
+    def _release(self, skey: str, held: Mapping[str, Any], now: int) -> _Step:
         raise NotImplementedError
 
-    def _commit(self, conn: Any) -> None:
-        pass
+    # ---------------------------------------------------------------- drivers
 
-    def _rollback(self, conn: Any) -> None:
-        pass
+    def _perform(self, conn: Any, io: _Io) -> Any:
+        raise NotImplementedError
+
+    async def _aperform(self, conn: Any, io: _Io) -> Any:
+        # A sync driver from async code: the call runs in a thread of its own, not in the
+        # loop's shared pool, where calls waiting on a lock could take every thread from
+        # the call that would release it.
+        loop = asyncio.get_running_loop()
+        done: "asyncio.Future[Any]" = loop.create_future()
+
+        def settle(value: Any, error: Optional[BaseException]) -> None:
+            if done.cancelled():
+                return
+            if error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(value)
+
+        def run() -> None:
+            try:
+                value = self._perform(conn, io)
+            except BaseException as e:
+                loop.call_soon_threadsafe(settle, None, e)
+            else:
+                loop.call_soon_threadsafe(settle, value, None)
+
+        threading.Thread(target=run, name="retrycore-store", daemon=True).start()
+        return await done
+
+    def _drive(self, conn: Any, step: _Step) -> Any:
+        try:
+            io = next(step)
+            while True:
+                try:
+                    got = self._perform(conn, io)
+                except BaseException as e:
+                    io = step.throw(e)
+                else:
+                    io = step.send(got)
+        except StopIteration as stop:
+            return stop.value
+
+    async def _adrive(self, conn: Any, step: _Step) -> Any:
+        try:
+            io = next(step)
+            while True:
+                try:
+                    got = await self._aperform(conn, io)
+                except BaseException as e:
+                    io = step.throw(e)
+                else:
+                    io = step.send(got)
+        except StopIteration as stop:
+            return stop.value
 
 
 class SqlStore(Store):
@@ -217,17 +346,25 @@ class SqlStore(Store):
     def _cursor(self, conn: Any) -> Any:
         return conn.cursor()
 
-    def _run(self, conn: Any, op: str, values: Mapping[str, Any]) -> Any:
-        text, names = P.statement(self.dialect, op, self.style)
+    def _execute(self, conn: Any, io: _Io) -> _Result:
+        text, names = P.statement(self.dialect, io.op, self.style)
         cur = self._cursor(conn)
-        cur.execute(text, P.bind(names, values))
-        return cur
+        cur.execute(text, P.bind(names, io.values))
+        rows = cur.fetchall() if cur.description is not None else []
+        return _Result(rows, int(cur.rowcount))
 
-    def _commit(self, conn: Any) -> None:
-        conn.commit()
-
-    def _rollback(self, conn: Any) -> None:
-        conn.rollback()
+    def _perform(self, conn: Any, io: _Io) -> Any:
+        if io.kind == "run":
+            try:
+                return self._execute(conn, io)
+            except BaseException:
+                conn.rollback()
+                raise
+        if io.kind == "commit":
+            conn.commit()
+        elif io.kind == "rollback":
+            conn.rollback()
+        return None
 
     def create_schema(self, conn: Any) -> None:
         """Creates the table and its index when absent (the protocol's schema)."""
@@ -236,61 +373,65 @@ class SqlStore(Store):
             cur.execute(text)
         conn.commit()
 
-    def _claim(self, conn: Any, values: Mapping[str, Any]) -> Optional[Tuple[int, int]]:
-        try:
-            rows = self._run(conn, "claim", values).fetchall()
-        except BaseException:
-            conn.rollback()
-            raise
-        conn.commit()
-        return (int(rows[0][0]), int(rows[0][1])) if rows else None
+    def _claim(self, values: Mapping[str, Any]) -> _Step:
+        got = yield _Io("run", "claim", values)
+        yield _Io("commit")
+        return (int(got.rows[0][0]), int(got.rows[0][1])) if got.rows else None
 
-    def _read(self, conn: Any, skey: str) -> Optional[Dict[str, Any]]:
-        cur = self._run(conn, "read", {"storage_key": skey})
-        row = cur.fetchone()
-        return None if row is None else P.from_row(dict(zip(P.column_names(), row)))[0]
+    def _read(self, skey: str) -> _Step:
+        got = yield _Io("run", "read", {"storage_key": skey})
+        return P.from_row(dict(zip(P.column_names(), got.rows[0])))[0] if got.rows else None
 
-    def _complete(self, conn: Any, skey: str, done: Mapping[str, Any]) -> bool:
-        return bool(self._run(conn, "complete", P.to_row(done, skey)).rowcount == 1)
+    def _complete(self, skey: str, done: Mapping[str, Any]) -> _Step:
+        got = yield _Io("run", "complete", P.to_row(done, skey))
+        return got.rowcount == 1
 
-    def _held_values(self, skey: str, held: Mapping[str, Any]) -> Dict[str, Any]:
-        return {"storage_key": skey, "fence": held["fence"], "created_ms": held["created_ms"]}
-
-    def _still_held(self, conn: Any, skey: str, held: Mapping[str, Any]) -> bool:
+    def _still_held(self, skey: str, held: Mapping[str, Any]) -> _Step:
         # Zero changed rows may also mean "nothing to change" (MySQL without CLIENT_FOUND_ROWS): re-read.
-        cur = self._read(conn, skey)
-        conn.commit()
+        cur = yield from self._read(skey)
+        yield _Io("commit")
         return cur is not None and cur["state"] == "processing" and \
             (cur["fence"], cur["created_ms"]) == (held["fence"], held["created_ms"])
 
-    def _renew(self, conn: Any, skey: str, renewed: Mapping[str, Any], held: Mapping[str, Any]) -> bool:
-        values = dict(self._held_values(skey, held), lease_until_ms=renewed["lease_until_ms"],
-                      expires_at_ms=renewed["expires_at_ms"])
-        n = self._run(conn, "renew", values).rowcount
-        conn.commit()
-        return n == 1 or self._still_held(conn, skey, held)
+    def _held_values(self, skey: str, held: Mapping[str, Any], **more: Any) -> Dict[str, Any]:
+        return {"storage_key": skey, "fence": held["fence"], "created_ms": held["created_ms"], **more}
 
-    def _release(self, conn: Any, skey: str, held: Mapping[str, Any], now: int) -> bool:
-        n = self._run(conn, "release", dict(self._held_values(skey, held), now=now)).rowcount
-        conn.commit()
-        return n == 1 or self._still_held(conn, skey, held)
+    def _renew(self, skey: str, renewed: Mapping[str, Any], held: Mapping[str, Any]) -> _Step:
+        values = self._held_values(skey, held, lease_until_ms=renewed["lease_until_ms"],
+                                   expires_at_ms=renewed["expires_at_ms"])
+        got = yield _Io("run", "renew", values)
+        yield _Io("commit")
+        return got.rowcount == 1 or (yield from self._still_held(skey, held))
+
+    def _release(self, skey: str, held: Mapping[str, Any], now: int) -> _Step:
+        got = yield _Io("run", "release", self._held_values(skey, held, now=now))
+        yield _Io("commit")
+        return got.rowcount == 1 or (yield from self._still_held(skey, held))
+
+    def _cleanup(self, now: int, batch: int) -> _Step:
+        total = 0
+        while True:
+            got = yield _Io("run", "cleanup", {"now": now, "limit": batch})
+            yield _Io("commit")
+            total += got.rowcount
+            if got.rowcount < batch:
+                return total
 
     def cleanup(self, conn: Any, now_ms: Optional[int] = None, batch: int = 500) -> int:
         """Deletes expired records (``expires_at_ms <= now``) in batches of `batch`; returns how many."""
-        total = 0
-        while True:
-            n = int(self._run(conn, "cleanup", {"now": _now_or(now_ms), "limit": batch}).rowcount)
-            conn.commit()
-            total += n
-            if n < batch:
-                return total
+        return int(self._drive(conn, self._cleanup(_now_or(now_ms), batch)))
+
+    async def acleanup(self, conn: Any, now_ms: Optional[int] = None, batch: int = 500) -> int:
+        """`cleanup()` for an async driver."""
+        return int(await self._adrive(conn, self._cleanup(_now_or(now_ms), batch)))
 
 
 class SqliteStore(SqlStore):
     """SQLite through Python's `sqlite3` (no install needed): the default store.
 
     SQLite has one writer per file: a duplicate is answered from a read first, which a
-    running business transaction does not block; see `connect()` for the connection it needs.
+    running business transaction does not block; see `connect()` for the connection it
+    needs. Its async API runs the calls in a thread.
     """
 
     dialect = "sqlite"
@@ -304,7 +445,8 @@ class SqliteStore(SqlStore):
 
 
 class PostgresStore(SqlStore):
-    """PostgreSQL through psycopg 3; the statements' ``$n`` placeholders run on its raw cursors."""
+    """PostgreSQL through psycopg 3 (`Connection`, or `AsyncConnection` with the async API);
+    the statements' ``$n`` placeholders run on its raw cursors."""
 
     dialect = "postgresql"
     style = "numbered"
@@ -312,40 +454,67 @@ class PostgresStore(SqlStore):
     def _cursor(self, conn: Any) -> Any:
         return importlib.import_module("psycopg").RawCursor(conn)
 
+    async def _aperform(self, conn: Any, io: _Io) -> Any:
+        psycopg = importlib.import_module("psycopg")
+        if not isinstance(conn, psycopg.AsyncConnection):
+            return await super()._aperform(conn, io)
+        if io.kind == "commit":
+            await conn.commit()
+            return None
+        if io.kind == "rollback":
+            await conn.rollback()
+            return None
+        text, names = P.statement(self.dialect, io.op, self.style)
+        try:
+            cur = psycopg.AsyncRawCursor(conn)
+            await cur.execute(text, P.bind(names, io.values))
+            rows = await cur.fetchall() if cur.description is not None else []
+        except BaseException:
+            await conn.rollback()
+            raise
+        return _Result(rows, int(cur.rowcount))
 
 
 class MariaDBStore(SqlStore):
     """MariaDB or MySQL through PyMySQL (``%s`` placeholders): a plain insert, then on a
-    duplicate key a conditional update, as the protocol's ``claim_steps`` say."""
+    duplicate key a conditional update, as the protocol's ``claim_steps`` say. Its async
+    API runs the calls in a thread."""
 
     dialect = "mysql"
     style = "format"
     _DUPLICATE_KEY = 1062
 
-    def _claim(self, conn: Any, values: Mapping[str, Any]) -> Optional[Tuple[int, int]]:
-        err = importlib.import_module("pymysql").err
-        try:
-            self._run(conn, "claim_insert", values)
+    def _perform(self, conn: Any, io: _Io) -> Any:
+        if io.kind == "insert":
+            # The insert's duplicate-key error is an answer, not a failure.
+            err = importlib.import_module("pymysql").err
+            try:
+                self._execute(conn, _Io("run", "claim_insert", io.values))
+            except err.IntegrityError as e:
+                conn.rollback()  # the duplicate's shared lock goes before the update takes its own
+                if not e.args or e.args[0] != self._DUPLICATE_KEY:
+                    raise
+                return False
             conn.commit()
+            return True
+        return super()._perform(conn, io)
+
+    def _claim(self, values: Mapping[str, Any]) -> _Step:
+        if (yield _Io("insert", values=values)):
             return (1, int(values["now"]))
-        except err.IntegrityError as e:
-            conn.rollback()  # the duplicate's shared lock goes before the update takes its own
-            if not e.args or e.args[0] != self._DUPLICATE_KEY:
-                raise
-        try:
-            if self._run(conn, "claim_update", values).rowcount != 1:
-                conn.commit()
-                return None
-            row = self._read(conn, str(values["storage_key"]))
-            conn.commit()
-        except BaseException:
-            conn.rollback()
-            raise
+        got = yield _Io("run", "claim_update", values)
+        if got.rowcount != 1:
+            yield _Io("commit")
+            return None
+        row = yield from self._read(str(values["storage_key"]))
+        yield _Io("commit")
         return None if row is None else (int(row["fence"]), int(row["created_ms"]))
 
 
 class RedisStore(Store):
-    """Redis 7 through redis-py, with the protocol's Lua scripts (EVALSHA, loading them on NOSCRIPT).
+    """Redis 7 through redis-py (`redis.Redis`, or `redis.asyncio.Redis` with the async
+    API), with the protocol's Lua scripts (EVALSHA, loading them on NOSCRIPT). The
+    connection argument of `claim()` is ignored: the store holds its client.
 
     Redis cannot share a transaction with a SQL business write: `Claim.transaction()`
     only groups the completion, and a crash after the business commit and before
@@ -364,12 +533,25 @@ class RedisStore(Store):
     def _key(self, skey: str) -> str:
         return f"{self.prefix}:{skey}"
 
-    def _call(self, op: str, skey: str, values: Mapping[str, Any]) -> Any:
-        script, names = self._scripts[op]
-        args = ["" if v is None else v for v in P.bind(names, dict(values, slack_ms=self._slack))]
-        return script(keys=[self._key(skey)], args=args)
+    def _call(self, io: _Io) -> Any:
+        if io.kind == "read":
+            return self.client.hgetall(self._key(io.skey))
+        if io.kind != "script":
+            return None
+        script, names = self._scripts[io.op]
+        args = ["" if v is None else v for v in P.bind(names, dict(io.values, slack_ms=self._slack))]
+        return script(keys=[self._key(io.skey)], args=args)
 
-    def _record_of(self, skey: str, flat: Sequence[Any]) -> Optional[Dict[str, Any]]:
+    def _perform(self, conn: Any, io: _Io) -> Any:
+        return self._call(io)
+
+    async def _aperform(self, conn: Any, io: _Io) -> Any:
+        got = self._call(io)
+        return await got if asyncio.iscoroutine(got) or isinstance(got, asyncio.Future) else got
+
+    def _record_of(self, skey: str, fields: Union[Mapping[Any, Any], Sequence[Any]]) -> Optional[Dict[str, Any]]:
+        flat: List[Any] = list(fields) if not isinstance(fields, Mapping) else \
+            [x for kv in fields.items() for x in kv]
         if not flat:
             return None
         text = [x.decode() if isinstance(x, bytes) else str(x) for x in flat]
@@ -377,28 +559,25 @@ class RedisStore(Store):
         row["storage_key"] = skey
         return P.from_row(row)[0]
 
-    def _claim(self, conn: Any, values: Mapping[str, Any]) -> Optional[Tuple[int, int]]:
-        got = self._call("claim", str(values["storage_key"]), values)
+    def _claim(self, values: Mapping[str, Any]) -> _Step:
+        got = yield _Io("script", "claim", values, str(values["storage_key"]))
         return (int(got[1]), int(got[2])) if int(got[0]) == 1 else None
 
-    def _read(self, conn: Any, skey: str) -> Optional[Dict[str, Any]]:
-        return self._record_of(skey, _flatten(self.client.hgetall(self._key(skey))))
+    def _read(self, skey: str) -> _Step:
+        got = yield _Io("read", skey=skey)
+        return self._record_of(skey, got)
 
-    def _complete(self, conn: Any, skey: str, done: Mapping[str, Any]) -> bool:
-        return int(self._call("complete", skey, P.to_row(done, skey))) == 1
+    def _complete(self, skey: str, done: Mapping[str, Any]) -> _Step:
+        got = yield _Io("script", "complete", P.to_row(done, skey), skey)
+        return int(got) == 1
 
-    def _renew(self, conn: Any, skey: str, renewed: Mapping[str, Any], held: Mapping[str, Any]) -> bool:
+    def _renew(self, skey: str, renewed: Mapping[str, Any], held: Mapping[str, Any]) -> _Step:
         values = {"fence": held["fence"], "created_ms": held["created_ms"],
                   "lease_until_ms": renewed["lease_until_ms"], "expires_at_ms": renewed["expires_at_ms"]}
-        return int(self._call("renew", skey, values)) == 1
+        got = yield _Io("script", "renew", values, skey)
+        return int(got) == 1
 
-    def _release(self, conn: Any, skey: str, held: Mapping[str, Any], now: int) -> bool:
+    def _release(self, skey: str, held: Mapping[str, Any], now: int) -> _Step:
         values = {"fence": held["fence"], "created_ms": held["created_ms"], "now": now}
-        return int(self._call("release", skey, values)) == 1
-
-
-def _flatten(d: Mapping[Any, Any]) -> List[Any]:
-    out: List[Any] = []
-    for k, v in d.items():
-        out += [k, v]
-    return out
+        got = yield _Io("script", "release", values, skey)
+        return int(got) == 1
