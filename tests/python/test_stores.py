@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Tuple
-from urllib.parse import urlparse
+from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 
 import retrycore
+from _store_backends import Backend
 from retrycore import stores
-from retrycore.stores import _protocol as P
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "vectors" / "idempotency" / "store_claim.json"
@@ -32,98 +28,6 @@ STORES = ["sqlite", "postgresql", "mariadb", "redis"]
 FP = "9f2c" + "0" * 60
 # Now: a Redis record's TTL runs on the server's clock, so the tests' times are near it.
 T0 = int(time.time() * 1000)
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Dict[str, str]]:
-    names = {"postgresql": "RETRYCORE_TEST_POSTGRES", "mariadb": "RETRYCORE_TEST_MARIADB",
-             "redis": "RETRYCORE_TEST_REDIS"}
-    if all(os.environ.get(v) for v in names.values()):
-        yield {k: os.environ[v] for k, v in names.items()}
-        return
-    tmp = tempfile.mkdtemp(prefix="retrycore-servers.")
-    script = str(ROOT / "scripts" / "test-servers.sh")
-    subprocess.run([script, "start", tmp], check=True)
-    try:
-        env: Dict[str, str] = {}
-        for line in Path(tmp, "env").read_text().splitlines():
-            name, _, value = line.removeprefix("export ").partition("=")
-            env[name] = value
-        yield {k: env[v] for k, v in names.items()}
-    finally:
-        subprocess.run([script, "stop", tmp], check=False)
-        subprocess.run(["rm", "-rf", tmp], check=False)
-
-
-class Backend:
-    """One store and how to open connections to its server, with test-only helpers."""
-
-    def __init__(self, name: str, url: str, tmp: Path) -> None:
-        self.name, self.url, self.tmp = name, url, tmp
-
-    def connect(self) -> Any:
-        if self.name == "sqlite":
-            return stores.SqliteStore.connect(str(self.tmp / "records.db"))
-        if self.name == "postgresql":
-            import psycopg
-            return psycopg.connect(self.url)
-        if self.name == "mariadb":
-            import pymysql
-            u = urlparse(self.url)
-            return pymysql.connect(host=u.hostname, port=u.port, user=u.username, database=u.path.lstrip("/"))
-        import redis
-        return redis.Redis.from_url(self.url)
-
-    def store(self, conn: Any, **kw: Any) -> stores.Store:
-        if self.name == "redis":
-            return stores.RedisStore(conn, prefix=f"t{id(self)}", **kw)
-        cls = {"sqlite": stores.SqliteStore, "postgresql": stores.PostgresStore, "mariadb": stores.MariaDBStore}
-        return cls[self.name](**kw)
-
-    def reset(self, conn: Any) -> None:
-        """An empty record table and an empty business table (test set-up, not the protocol)."""
-        if self.name == "redis":
-            conn.flushdb()
-            return
-        cur = conn.cursor()
-        for table in ("idempotency_records", "orders"):
-            cur.execute(f"DROP TABLE IF EXISTS {table}")
-        cur.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY)")
-        conn.commit()
-        self.store(conn).create_schema(conn)  # type: ignore[attr-defined]
-
-    def put(self, conn: Any, store: stores.Store, record: Dict[str, Any], under: str = "") -> None:
-        """Stores a record as it is, under the storage key of `under` (default: its own key);
-        test set-up: the protocol only claims and completes."""
-        skey = retrycore.storage_key(under or record["key"], P.PROTOCOL["key_max_len"])
-        row = P.to_row(record, skey)
-        if self.name == "redis":
-            fields = {k: str(v) for k, v in row.items() if v is not None and k != "storage_key"}
-            conn.hset(f"{store.prefix}:{skey}", mapping=fields)  # type: ignore[attr-defined]
-            return
-        mark = {"sqlite": "?", "postgresql": "%s", "mariadb": "%s"}[self.name]
-        cur = conn.cursor()
-        cur.execute(f"INSERT INTO idempotency_records ({', '.join(row)}) VALUES ({', '.join([mark] * len(row))})",
-                    list(row.values()))
-        conn.commit()
-
-    def order(self, conn: Any, oid: str) -> None:
-        """A business write (inside the claim's transaction)."""
-        if self.name != "redis":
-            mark = "?" if self.name == "sqlite" else "%s"
-            conn.cursor().execute(f"INSERT INTO orders (id) VALUES ({mark})", [oid])
-
-    def orders(self, conn: Any) -> List[str]:
-        if self.name == "redis":
-            return []
-        cur = conn.cursor()
-        cur.execute("SELECT id FROM orders ORDER BY id")
-        out = [r[0] for r in cur.fetchall()]
-        conn.commit()
-        return out
-
-    def close(self, conn: Any) -> None:
-        conn.close()
 
 
 @pytest.fixture(params=STORES)

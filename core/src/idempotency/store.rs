@@ -317,6 +317,7 @@ pub fn store_protocol() -> Value {
         },
         "response": {
             "format": "the RFC 8785 canonical JSON of {status, headers: [[name, value], ...], body}",
+            "http_body": "HTTP middleware: the body as a JSON string when it is UTF-8 text, else {\"base64\": the bytes in standard base64}; null when empty",
             "replayed_headers": REPLAYED_HEADERS,
             "replay_header": ["idempotent-replayed", "true"],
         },

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import threading
 import time
 from contextlib import asynccontextmanager, contextmanager
@@ -546,8 +547,10 @@ class RedisStore(Store):
         return self._call(io)
 
     async def _aperform(self, conn: Any, io: _Io) -> Any:
+        if not asyncio.iscoroutinefunction(getattr(self.client, "execute_command", None)):
+            return await super()._aperform(conn, io)  # a sync client: in a thread, off the loop
         got = self._call(io)
-        return await got if asyncio.iscoroutine(got) or isinstance(got, asyncio.Future) else got
+        return await got if inspect.isawaitable(got) else got
 
     def _record_of(self, skey: str, fields: Union[Mapping[Any, Any], Sequence[Any]]) -> Optional[Dict[str, Any]]:
         flat: List[Any] = list(fields) if not isinstance(fields, Mapping) else \
