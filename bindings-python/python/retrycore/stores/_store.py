@@ -484,6 +484,7 @@ class MariaDBStore(SqlStore):
     dialect = "mysql"
     style = "format"
     _DUPLICATE_KEY = 1062
+    _RETRY = (1205, 1213)  # ER_LOCK_WAIT_TIMEOUT, ER_LOCK_DEADLOCK
 
     def _perform(self, conn: Any, io: _Io) -> Any:
         if io.kind == "insert":
@@ -503,7 +504,14 @@ class MariaDBStore(SqlStore):
     def _claim(self, values: Mapping[str, Any]) -> _Step:
         if (yield _Io("insert", values=values)):
             return (1, int(values["now"]))
-        got = yield _Io("run", "claim_update", values)
+        try:
+            got = yield _Io("run", "claim_update", values)
+        except Exception as e:
+            # A deadlock or a lock wait timeout (InnoDB picked this claim as the victim; it was
+            # rolled back): not claimed; the claim loop reads and tries again.
+            if e.args and e.args[0] in self._RETRY:
+                return None
+            raise
         if got.rowcount != 1:
             yield _Io("commit")
             return None
