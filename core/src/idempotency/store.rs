@@ -501,6 +501,46 @@ mod tests {
     }
 
     #[test]
+    fn release_params_follow_the_config() {
+        use super::super::FailureHandling;
+        let d = RecordConfig::default();
+        assert_eq!(
+            claim_release_params(&d),
+            ("by_category", "connect,not_processed,overloaded,resource_exhausted".into())
+        );
+        let c = d.with_failure_handling(FailureHandling::Execute).with_release_categories(["timeout"]);
+        assert_eq!(claim_release_params(&c), ("execute", "timeout".into()));
+    }
+
+    #[test]
+    fn unreadable_rows_are_typed_errors() {
+        let r = IdempotencyRecord {
+            key: "k".into(),
+            fingerprint: "f".into(),
+            state: RecordState::Processing,
+            fence: 1,
+            created_ms: 1,
+            lease_until_ms: 2,
+            completed_ms: None,
+            expires_at_ms: 9,
+            response: None,
+            failure_category: None,
+        };
+        let row = record_to_row_json(&r, "k").unwrap();
+        let with = |k: &str, v: Value| {
+            let mut x = row.clone();
+            x[k] = v;
+            record_from_row(&x).unwrap_err()
+        };
+        let e = with("state", json!("running"));
+        assert_eq!((e.code(), e.field()), ("invalid_type", "state"));
+        let e = with("fence", Value::Null);
+        assert_eq!((e.code(), e.field()), ("missing_field", "fence"));
+        assert_eq!(with("fence", json!(-1)).code(), "invalid_type");
+        assert_eq!(with("response", json!("{")).code(), "invalid_type");
+    }
+
+    #[test]
     fn rows_round_trip() {
         let r = IdempotencyRecord {
             key: "k".into(),
