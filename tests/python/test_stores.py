@@ -290,3 +290,18 @@ def test_async_stale_completion_is_refused(backend: Backend) -> None:
     conn = backend.connect()
     assert backend.orders(conn) == ([] if backend.name == "redis" else ["o-ataker"])
     backend.close(conn)
+
+
+def test_the_redis_store_refuses_an_evicting_server(servers: Dict[str, str]) -> None:
+    import redis
+
+    client = redis.Redis.from_url(servers["redis"], decode_responses=True)
+    store = stores.RedisStore(client)
+    store.check_server()  # the test server runs with noeviction
+    client.config_set("maxmemory-policy", "allkeys-lru")
+    try:
+        with pytest.raises(retrycore.ConfigError) as e:
+            store.check_server()
+        assert (e.value.code, e.value.field) == ("invalid_value", "maxmemory-policy")
+    finally:
+        client.config_set("maxmemory-policy", "noeviction")

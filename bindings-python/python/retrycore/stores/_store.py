@@ -36,9 +36,12 @@ def _now_or(now_ms: Optional[int]) -> int:
     return _now_ms() if now_ms is None else int(now_ms)
 
 
-def _native_error(code: str, field: str, why: str) -> Exception:
+def _native_error(code: str, field: str, why: str, cls: Optional[str] = None) -> Exception:
+    """The error the core's error tables give `code` (of the class `cls`, default fence or state)."""
     from .._errors import _from_core
-    return _from_core(code, field, why, "fence" if code in ("stale_fence", "fence_from_future") else "state")
+    if cls is None:
+        cls = "fence" if code in ("stale_fence", "fence_from_future") else "state"
+    return _from_core(code, field, why, cls)
 
 
 class _Io:
@@ -538,6 +541,19 @@ class RedisStore(Store):
         scripts = P.PROTOCOL["redis"]["scripts"]
         self._scripts = {op: (client.register_script(s["lua"]), s["args"]) for op, s in scripts.items()}
         self._slack = P.PROTOCOL["redis"]["slack_ms"]
+
+    def check_server(self) -> None:
+        """Raises `ConfigError` when the server may evict records: its ``maxmemory-policy`` is
+        not the protocol's (``noeviction``). Servers that refuse ``CONFIG GET`` (some managed
+        offerings) pass: check their settings by hand. For a sync client."""
+        want = P.PROTOCOL["redis"]["maxmemory_policy"]
+        try:
+            got = self.client.config_get("maxmemory-policy").get("maxmemory-policy")
+        except importlib.import_module("redis").exceptions.ResponseError:
+            return
+        if got is not None and got != want:
+            raise _native_error("invalid_value", "maxmemory-policy",
+                                f"is {got!r}: records may be evicted; the store needs {want!r}", "config")
 
     def _key(self, skey: str) -> str:
         return f"{self.prefix}:{skey}"
