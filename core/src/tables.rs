@@ -112,6 +112,7 @@ pub fn host_tables() -> Value {
         "reads": {"python": PYTHON_READS.to_json_value(), "node": NODE_READS.to_json_value()},
         "max_key_length": crate::idempotency::DEFAULT_MAX_KEY_LEN,
         "seen_status": [crate::classify::SEEN_STATUS.0, crate::classify::SEEN_STATUS.1],
+        "store_protocol": crate::idempotency::store_protocol(),
         "defaults": {
             "policy": PolicyConfig::default().to_json_value(),
             "breaker": BreakerConfig::default().to_json_value(),

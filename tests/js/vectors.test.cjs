@@ -519,6 +519,74 @@ const kinds = {
   },
 };
 
+// ------------------------------------------------------------ store protocol
+
+/** The core's store protocol document (`hostTables().store_protocol`). */
+const storeProtocol = () => rc.hostTables().store_protocol;
+/** Hex digest with WebCrypto (`SHA-256`, `SHA-1`): the same in Node, browsers, Deno and workerd. */
+async function sha(alg, text) {
+  const d = await globalThis.crypto.subtle.digest(alg, new TextEncoder().encode(text));
+  return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** The row codec, by the document's column table (record + storage key → column → value). */
+function toRow(record, storageKey) {
+  const row = {};
+  for (const col of storeProtocol().columns) {
+    let v = col.field === null ? storageKey : record[col.field];
+    if (col.type === 'json' && v !== null && v !== undefined) v = rc.canonicalJSON(v);
+    row[col.name] = v ?? null;
+  }
+  return row;
+}
+
+function fromRow(row) {
+  const record = {};
+  let storageKey = '';
+  for (const col of storeProtocol().columns) {
+    let v = row[col.name] ?? null;
+    if (v !== null && col.type === 'integer') v = Number(v);
+    else if (v !== null && col.type === 'json') v = JSON.parse(v);
+    if (col.field === null) storageKey = v;
+    else record[col.field] = v;
+  }
+  return [record, storageKey];
+}
+
+Object.assign(kinds, {
+  async store_protocol(c) {
+    const doc = storeProtocol();
+    const w = c.expect;
+    if (c.target === 'document') {
+      assert.equal(doc.version, w.version);
+      assert.equal(await sha('SHA-256', rc.canonicalJSON(doc)), w.sha256, 'document sha256');
+    } else if (c.target === 'schema') {
+      assert.deepEqual(await Promise.all(doc.dialects[c.dialect].schema.map((t) => sha('SHA-256', t))), w.sha256);
+    } else if (c.target === 'statement') {
+      const form = doc.dialects[c.dialect].statements[c.op][c.style];
+      assert.deepEqual(form.params, w.params);
+      assert.equal(await sha('SHA-256', form.text), w.sha256);
+    } else if (c.target === 'script') {
+      const s = doc.redis.scripts[c.script];
+      assert.deepEqual(s.args, w.args);
+      assert.equal(await sha('SHA-1', s.lua), w.sha1);
+    } else assert.fail(`unknown target ${c.target}`);
+  },
+  store_claim(c) {
+    // Node 20 has no SQLite: the statements run in the Python and store suites; here decide() agrees.
+    const d = rc.decideRecord(c.record ?? null, c.key, c.fingerprint, c.now, recordConfig(c.config));
+    const claimed = d.decision === 'execute';
+    assert.deepEqual({ claimed, fence: claimed ? d.fence : null, created_ms: claimed ? d.createdMs : null }, c.expect);
+  },
+  store_row(c) {
+    assert.equal(rc.storageKey(c.record.key, storeProtocol().key_max_len), c.storage_key);
+    assert.deepEqual(toRow(c.record, c.storage_key), c.expect);
+    assert.deepEqual(fromRow(c.expect), [c.record, c.storage_key]);
+    const strings = Object.fromEntries(Object.entries(c.expect).map(([k, v]) => [k, typeof v === 'number' ? String(v) : v]));
+    assert.deepEqual(fromRow(strings), [c.record, c.storage_key], 'read back from strings');
+  },
+});
+
 function recordConfig(cfg = {}) {
   const out = {};
   for (const [k, v] of Object.entries(cfg)) out[toCamel(k)] = v;
@@ -709,7 +777,7 @@ for (const file of files) {
       const c = { ...(doc.defaults || {}), ...raw };
       for (const k of Object.keys(doc.defaults || {})) if (raw[k] === undefined) c[k] = doc.defaults[k];
       try {
-        // The execute kind is asynchronous (a whole call); the others answer at once.
+        // The execute and store_protocol kinds are asynchronous (a whole call; WebCrypto); the others answer at once.
         const r = run(c);
         if (r && typeof r.then === 'function') await r;
       } catch (e) {

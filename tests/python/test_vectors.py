@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
+import _store_vectors
 import retrycore
 from retrycore import _native
 
@@ -644,6 +645,9 @@ KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "dead_letter": k_dead_letter,
     "rfc3339": k_rfc3339,
     "execute": k_execute,
+    "store_protocol": _store_vectors.k_store_protocol,
+    "store_claim": _store_vectors.k_store_claim,
+    "store_row": _store_vectors.k_store_row,
 }
 
 

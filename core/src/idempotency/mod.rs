@@ -20,6 +20,9 @@
 //! - a **record** per key and the rules over it ([`decide`], [`complete`],
 //!   [`renew_lease`]): execute, refuse a mismatch, say "in progress", take
 //!   over an abandoned claim with a higher fencing token, or replay;
+//! - a **store protocol** ([`store_protocol`]): the schema and atomic
+//!   statements of each SQL dialect and the Redis scripts that store records
+//!   by these rules, as data hosts execute with their own drivers;
 //! - a **dead letter** ([`DeadLetter`]) for what still failed, with enough
 //!   context to replay it later, and only into a target that deduplicates.
 //!
@@ -35,6 +38,8 @@ mod json;
 mod key;
 mod record;
 mod rfc3339;
+mod store;
+mod store_sql;
 
 pub use dead_letter::{DeadLetter, DeadLetterBuilder, DeadLetterStatus};
 pub use fingerprint::{
@@ -52,3 +57,7 @@ pub use record::{
     IdempotencyRecord, Outcome, RecordConfig, RecordDecision, RecordState, StoredResponse, RELEASING_CATEGORIES,
 };
 pub use rfc3339::{format_rfc3339_ms, parse_rfc3339_ms, MAX_RFC3339_MS};
+pub use store::{
+    claim_release_params, encode_response, record_from_row, record_to_row, record_to_row_json, render, store_protocol,
+    ColumnValue, Dialect, Placeholder, REDIS_SLACK_MS, REPLAYED_HEADERS, STORE_KEY_MAX_LEN, STORE_PROTOCOL_VERSION,
+};

@@ -181,7 +181,7 @@ fn fingerprint(case: &Case) -> Result<(), String> {
     outcome(case, hex, expect_str)
 }
 
-fn config_of(case: &Case) -> Result<idem::RecordConfig, String> {
+pub fn config_of(case: &Case) -> Result<idem::RecordConfig, String> {
     let c = case.get("config").cloned().unwrap_or(json!({}));
     let obj = c.as_object().ok_or("config is not an object")?;
     let mut cfg = idem::RecordConfig::default();
@@ -219,7 +219,7 @@ fn config_of(case: &Case) -> Result<idem::RecordConfig, String> {
     Ok(cfg)
 }
 
-fn record_of(v: &Value) -> Result<idem::IdempotencyRecord, String> {
+pub fn record_of(v: &Value) -> Result<idem::IdempotencyRecord, String> {
     idem::IdempotencyRecord::from_json(&v.to_string()).map_err(|e| format!("bad record in case: {e}"))
 }
 

@@ -7,6 +7,7 @@ mod common;
 mod execute;
 mod idempotency;
 mod retry;
+mod store;
 
 use common::Case;
 use serde_json::Value;
@@ -26,7 +27,10 @@ fn vector_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn dispatch(kind: &str, case: &Case) -> Option<Result<(), String>> {
-    retry::run(kind, case).or_else(|| idempotency::run(kind, case)).or_else(|| execute::run(kind, case))
+    retry::run(kind, case)
+        .or_else(|| idempotency::run(kind, case))
+        .or_else(|| execute::run(kind, case))
+        .or_else(|| store::run(kind, case))
 }
 
 #[test]

@@ -1,0 +1,77 @@
+"""examples/idempotency: the FastAPI and the Flask app, each with its one line of set-up,
+charge once per Idempotency-Key under concurrent retries (SQLite in a file, the default
+store; tests/python/test_middleware.py runs the middleware on every store)."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, List
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "idempotency"
+
+
+def _load(name: str, where: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.chdir(where)  # the default store is idempotency.db in the working directory
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _concurrently(n: int, call: Callable[[], Any]) -> List[Any]:
+    out: List[Any] = []
+    lock = threading.Lock()
+
+    def run() -> None:
+        r = call()
+        with lock:
+            out.append(r)
+
+    threads = [threading.Thread(target=run) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def _check(post: Callable[[str, int], Any], charges: Any) -> None:
+    got = _concurrently(6, lambda: post('"charge-1"', 5))
+    assert len(charges) == 1
+    assert {r.status_code for r in got} <= {201, 409} and [r.status_code for r in got].count(201) >= 1
+    again = post('"charge-1"', 5)
+    assert again.status_code == 201 and again.headers["idempotent-replayed"] == "true"
+    assert again.json() == {"id": 1, "amount": 5}
+    assert post('"charge-1"', 7).status_code == 422
+    assert post("charge-2", 7).status_code == 201  # Stripe's bare token is accepted too
+    assert len(charges) == 2
+
+
+def test_fastapi_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastapi.testclient import TestClient
+
+    m = _load("fastapi_app", tmp_path, monkeypatch)
+    client = TestClient(m.app)
+    _check(lambda key, amount: client.post("/charges", json={"amount": amount}, headers={"Idempotency-Key": key}),
+           m.CHARGES)
+
+
+def test_flask_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _load("flask_app", tmp_path, monkeypatch)
+    client = m.app.test_client()
+
+    class Shim:
+        def __init__(self, r: Any) -> None:
+            self.status_code, self.headers, self._json = r.status_code, r.headers, r.get_json()
+
+        def json(self) -> Any:
+            return self._json
+
+    _check(lambda key, amount: Shim(client.post("/charges", json={"amount": amount},
+                                                headers={"Idempotency-Key": key})), m.CHARGES)
