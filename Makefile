@@ -64,7 +64,8 @@ check-wasm-core: ## build the core for wasm32-unknown-unknown (installs the tool
 	scripts/check-wasm-core.sh
 
 .PHONY: test-cli
-test-cli: ## the CLI's golden, simulation and error tests
+test-cli: ## the CLI's golden, simulation and error tests; its alert rules checked by promtool
+	scripts/ensure-debian.sh prometheus
 	$(CARGO) test -q -p retrycore-cli
 
 .PHONY: test-python

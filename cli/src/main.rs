@@ -1,7 +1,7 @@
-//! `retrycore`: the retry-storm simulator, the schedule explainer and the
-//! policy linter, built on the `retrycore` core.
+//! `retrycore`: the retry-storm simulator, the schedule explainer, the
+//! policy linter and the alert rules, built on the `retrycore` core.
 //!
-//! Exit codes: 0 on success; 1 when `lint` finds an error; 2 for every
+//! Exit codes: 0 on success; 1 when `lint` finds an error or an alert fires; 2 for every
 //! usage or input error (unknown flag, missing file, bad JSON, invalid
 //! policy or scenario), always with one line on stderr.
 
@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod alerts;
 mod error;
 mod explain;
 mod input;
@@ -32,6 +33,8 @@ enum Command {
     Explain(ExplainArgs),
     /// Check a policy (and the service around it) for common retry pitfalls; exit 1 on errors.
     Lint(LintArgs),
+    /// Check the alert rules over two counter snapshots (exit 1 when one fires), or write them for Prometheus or Grafana.
+    Alerts(AlertsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -89,6 +92,27 @@ struct LintArgs {
     json: bool,
 }
 
+#[derive(Args, Debug)]
+struct AlertsArgs {
+    /// A counters document (JSON): the interval and two snapshots of the counters.
+    counters: Option<PathBuf>,
+    /// Write the rules as Prometheus alerting rules (YAML) instead.
+    #[arg(long, conflicts_with_all = ["counters", "grafana", "json"])]
+    prometheus: bool,
+    /// Write a Grafana dashboard (JSON) for the default metric names instead.
+    #[arg(long, conflicts_with_all = ["counters", "json"])]
+    grafana: bool,
+    /// The range each ratio is computed over, for --prometheus and --grafana.
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    interval: String,
+    /// Thresholds and minimum volumes (JSON) replacing the defaults.
+    #[arg(long, value_name = "FILE")]
+    thresholds: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -109,6 +133,16 @@ fn main() -> ExitCode {
         }),
         Command::Explain(a) => explain::run(&a.policy, a.json),
         Command::Lint(a) => lint::run(&a.policy, a.service.as_deref(), a.json),
+        Command::Alerts(a) => {
+            let mode = if a.prometheus {
+                alerts::Mode::Prometheus
+            } else if a.grafana {
+                alerts::Mode::Grafana
+            } else {
+                alerts::Mode::Evaluate
+            };
+            alerts::run(mode, a.counters.as_deref(), &a.interval, a.thresholds.as_deref(), a.json)
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -131,7 +165,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             let _ = writeln!(
                 std::io::stderr(),
-                "retrycore: a command is required: simulate, explain or lint (see retrycore --help)"
+                "retrycore: a command is required: simulate, explain, lint or alerts (see retrycore --help)"
             );
             ExitCode::from(2)
         }

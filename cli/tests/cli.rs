@@ -284,7 +284,7 @@ fn errors_are_one_line_with_exit_code_2() {
     assert_usage_error(&run(&["simulate", "--seed", "minus-one"]), "minus-one");
     assert_usage_error(&run(&["explain"]), "POLICY");
     assert_usage_error(&run(&["frobnicate"]), "frobnicate");
-    assert_usage_error(&run(&[]), "simulate, explain or lint");
+    assert_usage_error(&run(&[]), "simulate, explain, lint or alerts");
 }
 
 #[test]

@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod alerts;
 pub mod backoff;
 pub mod breaker;
 mod breaker_outcome;
@@ -38,6 +39,7 @@ mod error;
 pub mod idempotency;
 pub mod limits;
 pub mod lint;
+pub mod metrics;
 pub mod policy;
 pub mod profile;
 pub mod retry_after;

@@ -227,6 +227,7 @@ fn the_real_clients_tables_say_what_the_core_decides() {
 const NOT_POLICIES: &[(&str, &str)] = &[
     ("docs/cli.md", "a simulation scenario (read by `retrycore simulate --scenario`)"),
     ("docs/idempotency.md", "a stored idempotency record, shown for its fields"),
+    ("docs/observability.md", "an alerts document (read by core/tests/observability.rs)"),
 ];
 
 /// Every policy shown in the docs parses as written: each ```json block of
