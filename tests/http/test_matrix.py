@@ -79,26 +79,6 @@ UNSEEN = {"refused", "drop_connect"}
 #: DATE_AHEAD = 30 s ahead when the server answers).
 SERVER_DELAY = {"503_retry_after": 1.0, "429_http_date": 10.0}
 
-#: (client, way, fault, method) cases that fail on this branch only because of a misread
-#: the issue lists ("Other misreads", "httpx") and another branch fixes in the tables:
-#: expected to fail until both are merged (then this set goes).
-KNOWN_MISREADS: Dict[Tuple[str, str, str, str], str] = {
-    **{
-        (client, way, fault, method): "httpx/httpcore ReadError keyed as httpx._exceptions.ReadError: `unknown` (issue 15, httpx)"
-        for client in ("httpx", "httpx-async")
-        for way in ("transport", "decorator")
-        for fault in ("reset_before", "reset_after")
-        for method in ("GET", "POST")
-    },
-    **{
-        ("urllib.request", "decorator", "drop_connect", method): "urllib.request's connect timeout (URLError of a "
-        "TimeoutError) read as `timeout` (issue 15, Other misreads)"
-        for method in ("GET", "POST")
-    },
-    ("aiohttp", "classify", "status", "code"): "aiohttp ClientResponseError.code read: DeprecationWarning (issue 15, Other misreads)",
-}
-
-
 @dataclass
 class Outcome:
     """What one case ended with."""
@@ -384,10 +364,7 @@ def _expected(client: str, way: str, fault: str, method: str, category: str) -> 
 def _params() -> List[Any]:
     out = []
     for case in CASES:
-        marks = []
-        if case in KNOWN_MISREADS:
-            marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_MISREADS[case]))
-        out.append(pytest.param(*case, id=_id(case), marks=marks))
+        out.append(pytest.param(*case, id=_id(case)))
     return out
 
 
@@ -513,10 +490,7 @@ def test_grpc(grpc_results: Dict[Tuple[str, str], Tuple[Outcome, int]], fault: s
         assert all(s >= PUSHBACK_MS / 1000 for s in o.sleeps), o.sleeps
 
 
-@pytest.mark.parametrize(
-    "key", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISREADS[k])) for k in [("aiohttp", "classify", "status", "code")]]
-)
-def test_aiohttp_status_read_without_deprecated_code(key: Tuple[str, str, str, str]) -> None:
+def test_aiohttp_status_read_without_deprecated_code() -> None:
     """Reading an aiohttp status error's status never touches its deprecated ``code``."""
     headers = multidict.CIMultiDictProxy(multidict.CIMultiDict())
     info = aiohttp.RequestInfo(url=yarl.URL("http://127.0.0.1/"), method="GET", headers=headers)
