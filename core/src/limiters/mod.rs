@@ -44,6 +44,7 @@ pub use config::{AimdParams, AwsParams, Gradient2Params, LimiterConfig, LimiterK
 pub use registry::Registry;
 
 use crate::classify::Category;
+use crate::{Error, ErrorCode, Result};
 use serde_json::{json, Value};
 
 /// The answer to "may this attempt go now?".
@@ -102,6 +103,9 @@ pub enum AttemptKind {
 }
 
 impl AttemptKind {
+    /// Every code, in declaration order.
+    pub const CODES: &'static [&'static str] = &["initial", "retry", "retry_after_timeout"];
+
     /// Reads `initial`, `retry` or `retry_after_timeout`.
     pub fn parse(s: &str) -> Option<AttemptKind> {
         match s {
@@ -111,6 +115,18 @@ impl AttemptKind {
             _ => None,
         }
     }
+
+    /// Reads a code a host passed as `field`.
+    ///
+    /// # Errors
+    /// `invalid_value` naming `field` for any other text.
+    pub fn from_code(s: &str, field: &str) -> Result<AttemptKind> {
+        AttemptKind::parse(s).ok_or_else(|| unknown(field, s, AttemptKind::CODES))
+    }
+}
+
+fn unknown(field: &str, got: &str, known: &[&str]) -> Error {
+    Error::new(ErrorCode::InvalidValue, field.to_owned(), format!("unknown value {got:?}; known: {}", known.join(", ")))
 }
 
 /// What the end of a call tells a limiter.
@@ -139,6 +155,9 @@ impl Signal {
         }
     }
 
+    /// Every code, in declaration order.
+    pub const CODES: &'static [&'static str] = &["success", "overloaded", "ignore"];
+
     /// Reads `success`, `overloaded` or `ignore`.
     pub fn parse(s: &str) -> Option<Signal> {
         match s {
@@ -146,6 +165,31 @@ impl Signal {
             "overloaded" => Some(Signal::Overloaded),
             "ignore" => Some(Signal::Ignore),
             _ => None,
+        }
+    }
+
+    /// Reads a code a host passed as `field`.
+    ///
+    /// # Errors
+    /// `invalid_value` naming `field` for any other text.
+    pub fn from_code(s: &str, field: &str) -> Result<Signal> {
+        Signal::parse(s).ok_or_else(|| unknown(field, s, Signal::CODES))
+    }
+
+    /// Reads what a host passed to a release: a failure's `category` (its
+    /// signal per [`Signal::for_category`]), else a `signal` code, else
+    /// `success`.
+    ///
+    /// # Errors
+    /// `invalid_value` naming `category` or `signal` for an unknown code.
+    pub fn read(signal: Option<&str>, category: Option<&str>) -> Result<Signal> {
+        match (category, signal) {
+            (Some(c), _) => Category::from_code(c).map(Signal::for_category).ok_or_else(|| {
+                let known: Vec<&str> = Category::ALL.iter().map(|c| c.code()).collect();
+                unknown("category", c, &known)
+            }),
+            (None, Some(s)) => Signal::from_code(s, "signal"),
+            (None, None) => Ok(Signal::Success),
         }
     }
 }
@@ -171,6 +215,64 @@ pub enum Cancelled {
     /// bulkhead waiter whose ticket `release` returned holds a slot and
     /// must go or release it.
     NotWaiting,
+}
+
+impl Decision {
+    /// The decision as the JSON object hosts hand to their callers, every
+    /// duration in host units of `unit_ns` nanoseconds (1e9: Python
+    /// seconds; 1e6: JavaScript milliseconds): `{"decision": "proceed"}`,
+    /// `{"decision": "delay", "wait", "ticket"}`, `{"decision": "queued",
+    /// "ticket", "max_wait"}` or `{"decision": "reject", "reason",
+    /// "retry_after", "limiter"}` (`null` for an unbounded wait or an
+    /// unknown `retry_after`).
+    pub fn to_json(&self, unit_ns: f64) -> Value {
+        let host = |ns: u64| ns as f64 / unit_ns;
+        match self {
+            Decision::Proceed => json!({ "decision": "proceed" }),
+            Decision::Delay { wait, ticket } => json!({ "decision": "delay", "wait": host(*wait), "ticket": ticket }),
+            Decision::Queued { ticket, max_wait } => {
+                json!({ "decision": "queued", "ticket": ticket, "max_wait": max_wait.map(host) })
+            }
+            Decision::Reject(r) => r.to_json(unit_ns),
+        }
+    }
+}
+
+impl Rejection {
+    /// The rejection as JSON (see [`Decision::to_json`]).
+    pub fn to_json(&self, unit_ns: f64) -> Value {
+        json!({
+            "decision": "reject",
+            "reason": self.reason,
+            "retry_after": self.retry_after.map(|ns| ns as f64 / unit_ns),
+            "limiter": self.limiter,
+        })
+    }
+
+    /// The one-line message a host's rejection error carries.
+    pub fn message(&self) -> String {
+        let after = match self.retry_after {
+            Some(ns) => format!("; retry after {}", crate::duration::format_duration(ns)),
+            None => String::new(),
+        };
+        format!("limiter {:?} rejected the call: {}{after}", self.limiter, self.reason)
+    }
+}
+
+impl Cancelled {
+    /// What a cancel did, as JSON: `{"cancelled": "removed" | "refunded" |
+    /// "not_waiting"}`, with the rejection's fields when removed.
+    pub fn to_json(&self, unit_ns: f64) -> Value {
+        match self {
+            Cancelled::Removed(r) => {
+                let mut v = r.to_json(unit_ns);
+                v["cancelled"] = Value::from("removed");
+                v
+            }
+            Cancelled::Refunded => json!({ "cancelled": "refunded" }),
+            Cancelled::NotWaiting => json!({ "cancelled": "not_waiting" }),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

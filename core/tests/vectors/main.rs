@@ -6,6 +6,7 @@
 mod common;
 mod execute;
 mod idempotency;
+mod limiter;
 mod retry;
 
 use common::Case;
@@ -26,7 +27,10 @@ fn vector_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn dispatch(kind: &str, case: &Case) -> Option<Result<(), String>> {
-    retry::run(kind, case).or_else(|| idempotency::run(kind, case)).or_else(|| execute::run(kind, case))
+    retry::run(kind, case)
+        .or_else(|| idempotency::run(kind, case))
+        .or_else(|| execute::run(kind, case))
+        .or_else(|| limiter::run(kind, case))
 }
 
 #[test]
