@@ -33,6 +33,7 @@ pub mod budget;
 mod budget_pay;
 mod civil;
 pub mod classify;
+pub mod compensation;
 pub mod counters;
 mod doc;
 pub mod duration;
