@@ -35,6 +35,7 @@ mod civil;
 pub mod classify;
 pub mod compensation;
 pub mod counters;
+pub mod dead_letter_replay;
 mod doc;
 pub mod duration;
 mod error;
