@@ -148,3 +148,19 @@ proptest! {
         prop_assert!(a["finished_at"].is_string());
     }
 }
+
+/// The JSON blocks of a docs page.
+fn doc_blocks(page: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(format!("{}/../docs/{page}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    text.split("```json\n").skip(1).map(|b| serde_json::from_str(b.split("```").next().unwrap()).unwrap()).collect()
+}
+
+#[test]
+fn the_docs_examples_hold() {
+    let audit = &doc_blocks("dead-letters.md")[0];
+    assert!(schema().is_valid(audit), "docs/dead-letters.md's audit record fits its schema");
+    let saga = &doc_blocks("compensation.md")[0];
+    let plan = retrycore::compensation::CompensationPlan::from_json_value(saga).unwrap();
+    let order: Vec<&str> = plan.planned.iter().map(|p| p.compensate.as_str()).collect();
+    assert_eq!(order, ["refund", "release"]);
+}
