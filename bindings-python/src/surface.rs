@@ -556,6 +556,7 @@ methods Verdict_
 module limiter
 
 class Limiter { priv l: Mutex<retrycore::limiters::Limiter> }
+    subclass
 
 methods Limiter
     new new(config: json, now: now?) -> try Self =

@@ -865,7 +865,7 @@ def renew_lease(
 ) -> Dict[str, Any]:
     """Renews the lease of a processing record (a heartbeat)."""
 
-@final
+@disjoint_base
 class Limiter:
     """A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or
     AWS's adaptive client rate limiter, asked before every attempt."""
