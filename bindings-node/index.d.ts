@@ -853,3 +853,80 @@ export declare class DeadLetter {
     /** The letter as a JSON object (snake_case keys). */
     toJSON(): Record<string, unknown>;
 }
+/**
+ * What a limiter answers before an attempt (docs/limiters.md): go now; sleep
+ * `wait` ms with the permit reserved (`ticket` cancels it); wait at most
+ * `maxWait` ms for a slot a `release` hands over; or do not call now.
+ */
+export type LimiterDecision =
+    | { decision: 'proceed' }
+    | { decision: 'delay'; wait: number; ticket: number }
+    | { decision: 'queued'; ticket: number; maxWait: number | null }
+    | { decision: 'reject'; reason: string; retryAfter: number | null; limiter: string };
+/** What cancelling a delay or a queued wait did. */
+export type LimiterCancel =
+    | { cancelled: 'refunded' | 'not_waiting' }
+    | { cancelled: 'removed'; decision: 'reject'; reason: string; retryAfter: number | null; limiter: string };
+/** Typed limiter options: the document's limiter keys in camelCase, durations in ms or as strings, e.g. `{ kind: 'bulkhead', maxConcurrent: 10, maxWait: 50 }`. */
+export interface LimiterOptions {
+    kind?: string;
+    profile?: string;
+    name?: string;
+    [key: string]: unknown;
+}
+/** When an attempt asks and what it may wait: `attempt` is `initial`, `retry` or `retry_after_timeout`; `within` the ms the caller has left. */
+export interface LimiterAsk {
+    now?: number;
+    attempt?: string;
+    within?: number;
+}
+/** The end of a call that proceeded: its latency `rtt` (ms) and `signal` (`success`, `overloaded`, `ignore`) or a failure's `category`. */
+export interface LimiterEnd {
+    now?: number;
+    rtt?: number;
+    signal?: string;
+    category?: string;
+}
+/** A limiter refused a call (`code` `limiter_rejected`); `retryAfter` ms when the limiter knows. */
+export declare class LimiterRejectedError extends Error {
+    code: string;
+    field: string;
+    /** The limiter's name. */
+    limiter: string;
+    /** `bulkhead_full`, `queue_full`, `wait_too_long`, `max_wait_exceeded` or `limit_reached`. */
+    reason: string;
+    /** Milliseconds after which a permit would be free, if known. */
+    retryAfter: number | null;
+    constructor(message: string, limiter: string, reason: string, retryAfter?: number | null);
+}
+/**
+ * A limiter (docs/limiters.md): a bulkhead, a token bucket, a fixed or
+ * sliding window, an AIMD or Gradient2 concurrency limit, or AWS's adaptive
+ * client rate limiter. `wait` asks before an attempt and waits as told
+ * (an `AbortSignal` ends the wait and gives the permit back); `release`
+ * reports the call's end.
+ */
+export declare class Limiter {
+    /** Creates a limiter from typed options (camelCase keys; durations in ms or as strings). */
+    constructor(options: LimiterOptions, now?: number);
+    /** Creates a limiter from a limiter object of a document (snake_case keys, durations as strings). */
+    static fromJSON(doc: object | string, now?: number): Limiter;
+    /** The limiter's name (rejections carry it). */
+    get name(): string;
+    /** The limiter's kind. */
+    get kind(): string;
+    /** Calls in flight (bulkhead and adaptive kinds; 0 for rate limiters). */
+    get inFlight(): number;
+    /** Asks whether an attempt may go, without waiting. */
+    acquire(ask?: LimiterAsk): LimiterDecision;
+    /** Asks, then waits as told: resolves when the call may go; rejects with a `LimiterRejectedError`, or with the signal's reason when aborted. */
+    wait(ask?: Omit<LimiterAsk, 'now'> & { signal?: AbortSignal }): Promise<void>;
+    /** Reports the end of a call that proceeded (wakes the waiter that takes its slot). */
+    release(end?: LimiterEnd): void;
+    /** Abandons a delay or a queued wait by its ticket. */
+    cancel(ticket: number, now?: number): LimiterCancel;
+    /** The observable state (`inFlight`, `queued`, `limit`, `tokens`, `fillRate`, …). */
+    state(now?: number): Record<string, unknown>;
+    /** Waits, runs `fn`, and releases with its latency (`success`, or the error's `category` when it has one). */
+    run<T>(fn: () => T | Promise<T>, ask?: Omit<LimiterAsk, 'now'> & { signal?: AbortSignal }): Promise<T>;
+}

@@ -16,6 +16,8 @@ export const {
   GIVE_UP_REASONS,
   IdempotencyError,
   JITTERS,
+  Limiter,
+  LimiterRejectedError,
   Outcome,
   PROFILES,
   REJECT_REASONS,

@@ -239,3 +239,22 @@ export declare class NativePolicy {
   /** Takes the breaker transitions a session's calls caused. */
   transitions(id: number): any
 }
+/** A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or AWS's adaptive client rate limiter. */
+export declare class NativeLimiter {
+  /** Creates a limiter from a limiter object (JSON text; durations as strings, or ms numbers when `ms`) at `now`. */
+  constructor(text: string, msNumbers: boolean, now: number)
+  /** Returns the limiter's name. */
+  get name(): string
+  /** Returns the limiter's kind. */
+  get kind(): string
+  /** Returns the calls in flight (bulkhead and adaptive kinds). */
+  get inFlight(): number
+  /** Asks whether an attempt may go (`attempt`: initial, retry or retry_after_timeout; `within`: ms the caller has left). */
+  acquire(now: number, attempt?: string | undefined | null, within?: number | undefined | null): any
+  /** Reports the end of a call that proceeded: the ticket of the waiter that now holds its slot, or null. */
+  release(now: number, rtt?: number | undefined | null, signal?: string | undefined | null, category?: string | undefined | null): number | null
+  /** Abandons a delay or a queued wait by its ticket. */
+  cancel(ticket: number, now: number): any
+  /** Returns the observable state (in flight, queued, limit, tokens, rates). */
+  state(now: number): any
+}

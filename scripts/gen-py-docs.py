@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bindings-python" / "python" / "retrycore"
-STUBS = {"retrycore": "__init__.pyi", "retrycore._errors": "_errors.pyi"}
+STUBS = {"retrycore": "__init__.pyi", "retrycore._errors": "_errors.pyi", "retrycore._limiters": "_limiters.pyi"}
 OUT = PACKAGE / "_docs.py"
 DEFS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 

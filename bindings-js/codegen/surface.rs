@@ -930,7 +930,9 @@ pub fn typescript_wrappers(
          num(v: unknown, field: string): number;\n  nums(v: unknown, field: string): number[];\n  \
          time(v: unknown): number;\n  wall(v: unknown, field: string): number;\n  u64(v: unknown, field: string): string;\n}\n\n\
          let H: Host;\n\n/** Sets the checks and the backend the wrappers use. */\n\
-         export function setHost(h: Host): void {\n  H = h;\n}\n",
+         export function setHost(h: Host): void {\n  H = h;\n}\n\n\
+         /** The checks and the backend, for the public code outside lib/retrycore.ts (lib/limiters.ts). */\n\
+         export function host(): Host {\n  return H;\n}\n",
     );
     imported.insert("BackendSurface".to_owned());
     let classes = s.classes.iter().map(|c| (c.js.as_str(), &c.members));
@@ -1052,7 +1054,7 @@ mod tests {
         for f in &s.functions {
             assert!(seen.insert(f.js.clone()), "{} twice", f.js);
         }
-        assert_eq!(s.classes.len(), 4);
+        assert_eq!(s.classes.len(), 5);
         for c in &s.classes {
             let mut names = std::collections::BTreeSet::new();
             for m in &c.members {

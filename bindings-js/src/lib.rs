@@ -25,6 +25,7 @@ mod error;
 pub mod failure;
 pub mod host;
 pub mod idem;
+mod limiter;
 pub mod options;
 mod policy;
 pub mod surface;
@@ -35,6 +36,7 @@ pub use budget::Budget;
 pub use error::{Class, Error, Result};
 pub use failure::{FailureArgs, StrList};
 pub use host::Host;
+pub use limiter::Limiter;
 pub use policy::Policy;
 #[doc(hidden)]
 pub use {breaker::permit_number, breaker::read_permit, policy::id_parts};

@@ -281,4 +281,23 @@ class NativePolicy = Policy<H>
   /// Takes the breaker transitions a session's calls caused.
   mut transitions(id: f64) -> try json<Transition[]>
 end
+/// A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or AWS's adaptive client rate limiter.
+class NativeLimiter = Limiter<H>
+  /// Creates a limiter from a limiter object (JSON text; durations as strings, or ms numbers when `ms`) at `now`.
+  new(text: str, msNumbers: bool, now: f64) -> try Self
+  /// Returns the limiter's name.
+  get name -> string
+  /// Returns the limiter's kind.
+  get kind -> static
+  /// Returns the calls in flight (bulkhead and adaptive kinds).
+  get inFlight -> f64
+  /// Asks whether an attempt may go (`attempt`: initial, retry or retry_after_timeout; `within`: ms the caller has left).
+  ref acquire(now: f64, attempt: str?, within: f64?) -> try json<Record<string, unknown>>
+  /// Reports the end of a call that proceeded: the ticket of the waiter that now holds its slot, or null.
+  ref release(now: f64, rtt: f64?, signal: str?, category: str?) -> try f64?
+  /// Abandons a delay or a queued wait by its ticket.
+  ref cancel(ticket: f64, now: f64) -> try json<Record<string, unknown>>
+  /// Returns the observable state (in flight, queued, limit, tokens, rates).
+  ref state(now: f64) -> try json<Record<string, unknown>>
+end
 "#;

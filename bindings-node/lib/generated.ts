@@ -86,6 +86,11 @@ export function setHost(h: Host): void {
   H = h;
 }
 
+/** The checks and the backend, for the public code outside lib/retrycore.ts (lib/limiters.ts). */
+export function host(): Host {
+  return H;
+}
+
 export function parseDuration(text: unknown): number {
   return H.n.parseDuration(H.str(text, 'duration'));
 }

@@ -1721,3 +1721,4 @@ export class DeadLetter {
     return structuredClone(this.#doc);
   }
 }
+export { Limiter, LimiterRejectedError } from './limiters.js';

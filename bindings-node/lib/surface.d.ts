@@ -69,6 +69,8 @@ export interface BackendSurface {
   NativeBudget: new (text: string, msNumbers: boolean) => BackendBudget;
   /** A live retry policy and the sessions it runs. */
   NativePolicy: { fromJson(text: string, entropy?: string): BackendPolicy; fromOptions(text: string, entropy?: string): BackendPolicy };
+  /** A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or AWS's adaptive client rate limiter. */
+  NativeLimiter: new (text: string, msNumbers: boolean, now: number) => BackendLimiter;
 }
 
 /** The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64. @internal */
@@ -237,4 +239,22 @@ export interface BackendPolicy {
   status(id: number): SessionStatus;
   /** Takes the breaker transitions a session's calls caused. */
   transitions(id: number): Transition[];
+}
+
+/** A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or AWS's adaptive client rate limiter. @internal */
+export interface BackendLimiter {
+  /** Returns the limiter's name. */
+  readonly name: string;
+  /** Returns the limiter's kind. */
+  readonly kind: string;
+  /** Returns the calls in flight (bulkhead and adaptive kinds). */
+  readonly inFlight: number;
+  /** Asks whether an attempt may go (`attempt`: initial, retry or retry_after_timeout; `within`: ms the caller has left). */
+  acquire(now: number, attempt?: string, within?: number): Record<string, unknown>;
+  /** Reports the end of a call that proceeded: the ticket of the waiter that now holds its slot, or null. */
+  release(now: number, rtt?: number, signal?: string, category?: string): number | null;
+  /** Abandons a delay or a queued wait by its ticket. */
+  cancel(ticket: number, now: number): Record<string, unknown>;
+  /** Returns the observable state (in flight, queued, limit, tokens, rates). */
+  state(now: number): Record<string, unknown>;
 }

@@ -22,6 +22,7 @@ mod conv;
 mod entropy;
 mod failure;
 mod idem;
+mod limiter;
 mod locks;
 mod misc;
 mod policy;

@@ -553,6 +553,29 @@ methods Verdict_
         let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
         retrycore::classify::is_refused(&names)
 
+module limiter
+
+class Limiter { priv l: Mutex<retrycore::limiters::Limiter> }
+    subclass
+
+methods Limiter
+    new new(config: json, now: now?) -> try Self =
+        let c = LimiterConfig::from_json_value(&config, "").py(py)?;
+        Ok(Limiter { l: Mutex::new(retrycore::limiters::Limiter::new(c, now)) })
+    get name -> String = self.with(py, |l| l.name().to_owned())
+    get kind -> &'static str = self.with(py, |l| l.config().kind.code())
+    get in_flight -> u64 = self.with(py, |l| l.in_flight())
+    acquire(now: now?, attempt: str?, within: secs?) -> try Obj<'py> =
+        let kind = AttemptKind::from_code(attempt.as_deref().unwrap_or("initial"), "attempt").py(py)?;
+        conv::from_json(py, &self.with(py, |l| l.acquire(now, kind, within)).to_json(SECS))
+    release(now: now?, rtt: secs?, signal: str?, category: str?) -> try Option<u64> =
+        let signal = Signal::read(signal.as_deref(), category.as_deref()).py(py)?;
+        Ok(self.with(py, |l| l.release(now, Completion { rtt: rtt.unwrap_or(0), signal })))
+    cancel(ticket: count, now: now?) -> try Obj<'py> =
+        conv::from_json(py, &self.with(py, |l| l.cancel(now, ticket)).to_json(SECS))
+    state(now: now?) -> try Obj<'py> = conv::from_json(py, &self.with(py, |l| l.state(now)))
+    __repr__() -> String = self.with(py, |l| format!("Limiter(kind={:?}, name={:?})", l.config().kind.code(), l.name()))
+
 module misc
 
 class ServerAdvice {

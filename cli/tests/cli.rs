@@ -221,7 +221,10 @@ fn the_default_scenario_is_complete() {
     assert_eq!(v["outage"]["start"], "10s");
     assert_eq!(v["outage"]["end"], "20s");
     let names: Vec<&str> = v["policies"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.len(), 8, "{names:?}");
+    // The limiter row (docs/limiters.md) carries its limiter object.
+    let limited = v["policies"].as_array().unwrap().iter().find(|p| p["name"] == "+ rate limiter").unwrap();
+    assert_eq!(limited["limiter"]["kind"], "token_bucket");
     // Scaled down 100×, the default still runs (fast, in debug) and draws its chart.
     let dir = std::env::temp_dir().join(format!("retrycore-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -297,4 +300,29 @@ fn help_and_version_exit_0() {
     assert!(stdout(&o).contains("--scenario"));
     let o = run(&["--version"]);
     assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn the_limiter_row_caps_the_retry_storm() {
+    let o = run(&["simulate", "--scale", "0.1", "--json", "--only", "exp + full jitter", "--only", "+ rate limiter"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let (free, limited) = (result(&v, "exp + full jitter"), result(&v, "+ rate limiter"));
+    // The limiter refuses calls locally instead of sending them into the outage.
+    assert!(num(limited, "rejected") > 0.0);
+    assert!(num(limited, "server_calls") < num(free, "server_calls"));
+    assert!(num(limited, "peak_per_s") < num(free, "peak_per_s"));
+    assert!(num(limited, "success_rate") > num(free, "success_rate"));
+}
+
+#[test]
+fn a_bad_limiter_in_a_scenario_names_its_field() {
+    let dir = std::env::temp_dir().join(format!("retrycore-cli-limiter-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad-limiter.json");
+    let scenario = r#"{"policies": [{"name": "l", "policy": {"version": 1}, "limiter": {"kind": "bulkhead", "max_concurrent": 0}}]}"#;
+    std::fs::write(&path, scenario).unwrap();
+    let o = run(&["simulate", "--scenario", path.to_str().unwrap(), "--no-progress"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("policies[0].limiter.max_concurrent"), "{}", stderr(&o));
 }

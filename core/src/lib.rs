@@ -16,7 +16,9 @@
 //! - whether a retry is affordable ([`budget`]) and whether the downstream is
 //!   healthy enough to call ([`breaker`]);
 //! - what one logical operation does next ([`session`]);
-//! - what a server does with a repeated request ([`idempotency`]).
+//! - what a server does with a repeated request ([`idempotency`]);
+//! - how many calls may reach a downstream at once, and how fast
+//!   ([`limiters`]).
 //!
 //! The crate reads no clock, sleeps never, does no I/O and keeps no global
 //! state: time comes in as arguments and randomness from a seeded generator
@@ -32,11 +34,14 @@ pub mod budget;
 mod budget_pay;
 mod civil;
 pub mod classify;
+pub mod compensation;
 pub mod counters;
+pub mod dead_letter_replay;
 mod doc;
 pub mod duration;
 mod error;
 pub mod idempotency;
+pub mod limiters;
 pub mod limits;
 pub mod lint;
 pub mod metrics;

@@ -81,6 +81,11 @@ pub const CODES: &[(&str, Severity, &str)] = &[
         Severity::Warning,
         "allowed_methods lists POST or PATCH: every such request is declared safe to repeat",
     ),
+    (
+        "compensation_without_key",
+        Severity::Error,
+        "a compensation is retried leniently, so it must be idempotent: the service must send an idempotency key",
+    ),
 ];
 
 fn severity_of(code: &str) -> Severity {
@@ -113,12 +118,15 @@ pub struct Service {
     pub p99: Option<u64>,
     /// The policy is for tests or simulations (a seed is then fine).
     pub testing: bool,
+    /// The service sends an idempotency key the downstream deduplicates by
+    /// (`idempotency.key_sent`; a compensation needs it).
+    pub key_sent: Option<bool>,
 }
 
 impl Service {
     /// Reads a service description: `layers` (`name`, `max_attempts`,
-    /// `timeout`), `idempotency` (`retention`, `lease`), `heartbeat`, `p99`
-    /// and `environment` (`"test"` allows a seed).
+    /// `timeout`), `idempotency` (`retention`, `lease`, `key_sent`),
+    /// `heartbeat`, `p99` and `environment` (`"test"` allows a seed).
     ///
     /// # Errors
     /// The usual document errors, naming the field; `invalid_combination`
@@ -158,6 +166,7 @@ impl Service {
             let mut io = Obj::new(iv, &f)?;
             s.retention = io.duration("retention", &[])?;
             s.lease = io.duration("lease", &[])?;
+            s.key_sent = io.bool("key_sent", &[])?;
             io.finish()?;
         }
         s.heartbeat = o.duration("heartbeat", &[])?;
@@ -232,6 +241,16 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
                 "{} attempts: past 3 to 5 retries add load, not success (Google SRE book, \"Handling Overload\": 3 per request)",
                 policy.max_attempts
             ),
+        );
+    }
+    // A compensation is retried more leniently than the step it undoes, so
+    // it must be safe to repeat (docs/compensation.md); with a service
+    // description at hand, lint asks that its calls carry an idempotency key.
+    if policy.purpose == Purpose::Compensation && service.is_some_and(|s| s.key_sent != Some(true)) {
+        add(
+            "compensation_without_key",
+            "purpose",
+            "a compensation is retried until it succeeds: send an idempotency key (idempotency.key_sent: true) so a repeat undoes nothing twice".into(),
         );
     }
     for (i, r) in policy.classifier.rules.iter().enumerate() {
@@ -474,6 +493,17 @@ mod tests {
         assert!(c.contains(&"non_idempotent_allowed_method"), "{c:?}");
         let c = codes(r#"{"deadline": "10s", "allowed_methods": ["GET", "PUT"]}"#, None);
         assert!(!c.contains(&"non_idempotent_allowed_method"), "{c:?}");
+    }
+
+    #[test]
+    fn compensation_needs_a_key_when_the_service_is_described() {
+        let policy = r#"{"purpose": "compensation", "deadline": "1h"}"#;
+        let without = r#"{"idempotency": {"retention": "24h"}}"#;
+        assert!(codes(policy, Some(without)).contains(&"compensation_without_key"));
+        let with = r#"{"idempotency": {"key_sent": true}}"#;
+        assert!(!codes(policy, Some(with)).contains(&"compensation_without_key"));
+        assert!(!codes(r#"{"deadline": "1h"}"#, Some(without)).contains(&"compensation_without_key"));
+        assert!(!codes(policy, None).contains(&"compensation_without_key"));
     }
 
     #[test]

@@ -228,6 +228,8 @@ const NOT_POLICIES: &[(&str, &str)] = &[
     ("docs/cli.md", "a simulation scenario (read by `retrycore simulate --scenario`)"),
     ("docs/idempotency.md", "a stored idempotency record, shown for its fields"),
     ("docs/observability.md", "an alerts document (read by core/tests/observability.rs)"),
+    ("docs/compensation.md", "a saga document (read by `CompensationPlan`; tests/dead_letters.rs parses it)"),
+    ("docs/dead-letters.md", "a replay audit record (tests/dead_letters.rs holds it to its schema)"),
 ];
 
 /// Every policy shown in the docs parses as written: each ```json block of

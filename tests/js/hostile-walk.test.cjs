@@ -118,7 +118,7 @@ async function survives(what, f) {
   }
 }
 
-const ERROR_CLASSES = new Set(['RetrycoreError', 'RetryError', 'CircuitOpenError', 'BudgetExhaustedError', 'IdempotencyError']);
+const ERROR_CLASSES = new Set(['RetrycoreError', 'RetryError', 'CircuitOpenError', 'BudgetExhaustedError', 'IdempotencyError', 'LimiterRejectedError']);
 
 /** Every callable of the public surface: [name, call(args)] pairs. */
 function surface() {
@@ -130,6 +130,7 @@ function surface() {
     Rng: () => new rc.Rng(1),
     DeadLetter: () => rc.DeadLetter.create({ msgId: 'm-1', message: { a: 1 }, reason: 'attempts_exhausted', attempts: 1, firstFailureAt: 0, lastFailureAt: 1 }),
     Session: () => fresh.RetryPolicy().session(),
+    Limiter: () => new rc.Limiter({ kind: 'bulkhead', maxConcurrent: 1, maxWait: 1 }),
   };
   for (const [name, v] of Object.entries(rc)) {
     if (name === 'setBackend' || name === 'IMPL' || ERROR_CLASSES.has(name)) continue;

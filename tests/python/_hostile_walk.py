@@ -346,6 +346,7 @@ def instances() -> Dict[str, Callable[[], Any]]:
         "Random": lambda: retrycore.Random(1),
         "RecordConfig": lambda: retrycore.RecordConfig(),
         "DeadLetter": lambda: retrycore.DeadLetter("m1", {"a": 1}, reason="exhausted", attempts=1, error_class="E", error_message="m", first_failure_ms=1, last_failure_ms=2),
+        "Limiter": lambda: retrycore.Limiter(kind="bulkhead", max_concurrent=1, max_wait="1ms"),
         "Verdict": lambda: retrycore.classify(status=503),
         "ServerAdvice": lambda: retrycore.server_advice({}),
         "ScheduleRow": lambda: POLICY.schedule()[0],

@@ -17,11 +17,11 @@ from types import ModuleType
 from typing import Any, Dict, Iterator, Tuple
 
 import retrycore
-from retrycore import _docs, _errors
+from retrycore import _docs, _errors, _limiters
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "scripts" / "gen-py-docs.py"
-FACADE = {"retrycore": retrycore, "retrycore._errors": _errors}
+FACADE = {"retrycore": retrycore, "retrycore._errors": _errors, "retrycore._limiters": _limiters}
 
 
 def _generator() -> ModuleType:

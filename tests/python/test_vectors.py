@@ -614,6 +614,53 @@ def k_execute(case: Dict[str, Any]) -> None:
                 raise Mismatch(f"{mode} call {n + 1}: got {got}, want {want}")
 
 
+LIMITER_DURATIONS = ("wait", "max_wait", "retry_after")
+
+
+def limiter_subset(what: str, got: Any, want: Any, tol: float) -> None:
+    """`want` ⊆ `got`: durations in ns against seconds, floats within `tol` relative."""
+    for k, w in want.items():
+        g = got.get(k)
+        if k in LIMITER_DURATIONS and w is not None:
+            w = ns_to_s(w)
+        if isinstance(w, float) and isinstance(g, (int, float)) and not isinstance(g, bool):
+            if g != w and abs(g - w) > tol * max(abs(g), abs(w)):
+                raise Mismatch(f"{what}.{k}: got {g!r}, want {w!r}")
+        elif not same(g, w):
+            raise Mismatch(f"{what}.{k}: got {g!r}, want {w!r}")
+
+
+def k_limiter(case: Dict[str, Any]) -> None:
+    try:
+        lim = _native.Limiter(case.get("config") or {}, s_ns(case.get("created", 0)))
+    except retrycore.RetrycoreError as e:
+        if case.get("error") is None:
+            raise Mismatch(f"unexpected error {e.code} ({e})") from e
+        eq("error", e.code, case["error"])
+        if case.get("error_field") is not None:
+            eq("error_field", e.field, case["error_field"])
+        return
+    if case.get("error") is not None:
+        raise Mismatch(f"expected error {case['error']}")
+    tol = case.get("tolerance", 0.0)
+    for i, step in enumerate(case["steps"]):
+        op, now = step["op"], s_ns(step.get("now", 0))
+        got: Any = None
+        for _ in range(step.get("times", 1)):
+            if op == "acquire":
+                got = lim.acquire(now, step.get("attempt"), s_ns(step.get("within")))
+            elif op == "release":
+                got = {"granted": lim.release(now, s_ns(step.get("rtt")), step.get("signal"))}
+            elif op == "cancel":
+                got = lim.cancel(step["ticket"], now)
+            elif op == "state":
+                got = lim.state(now)
+            else:
+                raise Mismatch(f"step {i}: unknown op {op!r}")
+        if step.get("expect") is not None:
+            limiter_subset(f"step {i} ({op})", got, step["expect"], tol)
+
+
 KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "rng": k_rng,
     "duration": k_duration,
@@ -648,6 +695,7 @@ KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "store_protocol": _store_vectors.k_store_protocol,
     "store_claim": _store_vectors.k_store_claim,
     "store_row": _store_vectors.k_store_row,
+    "limiter": k_limiter,
 }
 
 

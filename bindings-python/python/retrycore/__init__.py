@@ -17,6 +17,7 @@ from . import _native
 from ._context import CURRENT as _CURRENT
 from ._docs import DOCS as _DOCS
 from ._errors import _TABLES
+from ._limiters import Limiter, LimiterRejectedError
 from ._errors import (
     BudgetExhaustedError, CircuitOpenError, ConfigError, ConfigTypeError, DeadLetterError, FenceError,
     FingerprintError, IdempotencyError, IdempotencyInProgressError, IdempotencyMismatchError, IdempotencyTypeError,
@@ -36,7 +37,7 @@ __all__ = [
     "Acquired", "Budget", "BudgetExhaustedError", "CircuitBreaker", "CircuitOpenError", "ConfigError",
     "ConfigTypeError", "DeadLetter", "DeadLetterError", "FenceError", "Finding", "FingerprintError", "GiveUp",
     "IdempotencyError", "IdempotencyInProgressError", "IdempotencyMismatchError", "IdempotencyTypeError",
-    "InvalidKeyError", "Permit", "Proceed", "Random", "RecordConfig", "Refusal", "Reject", "Retry", "RetryError",
+    "InvalidKeyError", "Limiter", "LimiterRejectedError", "Permit", "Proceed", "Random", "RecordConfig", "Refusal", "Reject", "Retry", "RetryError",
     "RetryEvent", "RetryPolicy", "RetrySession", "RetrycoreError", "ScheduleRow", "ServerAdvice", "SnapshotError",
     "StateError", "Transition", "Verdict", "canonicalize", "canonicalize_json", "categories", "classify", "complete",
     "current_attempt", "decide", "derive_key", "error_codes", "error_names", "fingerprint", "fingerprint_json",

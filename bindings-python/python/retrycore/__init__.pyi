@@ -28,6 +28,7 @@ from ._errors import (
     FingerprintError, IdempotencyError, IdempotencyInProgressError, IdempotencyMismatchError, IdempotencyTypeError,
     InvalidKeyError, RetrycoreError, RetryError, SnapshotError, StateError,
 )
+from ._limiters import Limiter as Limiter, LimiterRejectedError as LimiterRejectedError
 from ._native import (
     Acquired, DeadLetter, Finding, GiveUp, Permit, Proceed, Random, RecordConfig, Refusal, Reject, Retry, RetryEvent,
     RetrySession, ScheduleRow, ServerAdvice, Transition, Verdict, canonicalize, canonicalize_json, classify, complete,
@@ -42,7 +43,7 @@ __all__ = [
     "Acquired", "Budget", "BudgetExhaustedError", "CircuitBreaker", "CircuitOpenError", "ConfigError",
     "ConfigTypeError", "DeadLetter", "DeadLetterError", "FenceError", "Finding", "FingerprintError", "GiveUp",
     "IdempotencyError", "IdempotencyInProgressError", "IdempotencyMismatchError", "IdempotencyTypeError",
-    "InvalidKeyError", "Permit", "Proceed", "Random", "RecordConfig", "Refusal", "Reject", "Retry", "RetryError",
+    "InvalidKeyError", "Limiter", "LimiterRejectedError", "Permit", "Proceed", "Random", "RecordConfig", "Refusal", "Reject", "Retry", "RetryError",
     "RetryEvent", "RetryPolicy", "RetrySession", "RetrycoreError", "ScheduleRow", "ServerAdvice", "SnapshotError",
     "StateError", "Transition", "Verdict", "canonicalize", "canonicalize_json", "categories", "classify", "complete",
     "current_attempt", "decide", "derive_key", "error_codes", "error_names", "fingerprint", "fingerprint_json",

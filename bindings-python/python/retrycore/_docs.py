@@ -47,4 +47,13 @@ DOCS: Dict[str, str] = {
     'retrycore._errors:DeadLetterError': 'A dead letter that misses a required field or has an invalid one.',
     'retrycore._errors:IdempotencyMismatchError': "The key was used for a different request; ``status`` is the decision's HTTP status (422, or 400 Stripe-style).",
     'retrycore._errors:IdempotencyInProgressError': "The first request with this key still runs; retry after ``retry_after`` seconds.\n    ``status`` is the decision's HTTP status (409).",
+    'retrycore._limiters:': "Limiters: bulkheads, rate limiters, adaptive concurrency limits and AWS's\nadaptive client rate limiter, asked before every attempt (docs/limiters.md).",
+    'retrycore._limiters:LimiterRejectedError': 'A limiter refused the call (``code`` ``limiter_rejected``).\n\n    ``reason`` is ``bulkhead_full``, ``queue_full``, ``wait_too_long``,\n    ``max_wait_exceeded`` or ``limit_reached``; ``retry_after`` the seconds\n    after which a permit would be free, when the limiter knows; ``limiter``\n    its name.\n    ',
+    'retrycore._limiters:Limiter': 'A limiter built from a limiter object (docs/limiters.md), given as a dict\n    and/or keyword arguments with the document\'s keys (durations as strings\n    such as ``"250ms"``): ``Limiter(kind="bulkhead", max_concurrent=10,\n    max_wait="50ms")``. Share one per downstream among threads and tasks.\n    ',
+    'retrycore._limiters:Limiter.release': 'Reports the end of a call that proceeded and wakes the waiter that takes\n        its slot (its ticket is returned).',
+    'retrycore._limiters:Limiter.wait': 'Asks, then blocks as told: returns when the call may go; raises\n        :class:`LimiterRejectedError` when refused or when a queued wait runs out.\n        An exception while waiting (``KeyboardInterrupt``) gives the permit back.\n        ',
+    'retrycore._limiters:Limiter.wait_async': ':meth:`wait` for asyncio: cancelling the task gives the permit back.',
+    'retrycore._limiters:Limiter.permit': "Waits, then runs the ``with`` block and releases with its latency\n        (``success``, or the exception's ``category`` when it has one).",
+    'retrycore._limiters:Limiter.call': 'Calls ``fn(*args, **kwargs)`` inside :meth:`permit`.',
+    'retrycore._limiters:Limiter.call_async': 'Awaits ``fn(*args, **kwargs)`` after :meth:`wait_async`, then releases.',
 }

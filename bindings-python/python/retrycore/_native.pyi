@@ -109,6 +109,7 @@ __all__ = [
     "Random",
     "RecordConfig",
     "DeadLetter",
+    "Limiter",
     "classify",
     "error_names",
     "parse_duration",
@@ -886,6 +887,42 @@ def renew_lease(
     record: _Document, fence: int, wall_now_ms: Optional[int] = None, config: Optional[RecordConfig] = None
 ) -> Dict[str, Any]:
     """Renews the lease of a processing record (a heartbeat)."""
+
+@disjoint_base
+class Limiter:
+    """A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or
+    AWS's adaptive client rate limiter, asked before every attempt."""
+    def __new__(cls, config: _Document, now: Optional[float] = None) -> Self: ...
+    @property
+    def name(self) -> str:
+        """The limiter's name (rejections carry it)."""
+    @property
+    def kind(self) -> str:
+        """The limiter's kind (`bulkhead`, `token_bucket`, `fixed_window`, `sliding_window`, `aimd`, `gradient2`, `aws_adaptive`)."""
+    @property
+    def in_flight(self) -> int:
+        """Calls in flight (bulkhead and adaptive kinds; 0 for rate limiters)."""
+    def acquire(self, now: Optional[float] = None, attempt: Optional[str] = None, within: Optional[float] = None) -> Dict[str, Any]:
+        """Asks whether an attempt may go: a dict whose `decision` is `proceed`,
+        `delay` (sleep `wait` seconds, then go; `ticket` to cancel), `queued`
+        (wait for `release` to return `ticket`, at most `max_wait` seconds) or
+        `reject` (`reason`, `retry_after` seconds or None, `limiter`).
+        `attempt` is `initial` (default), `retry` or `retry_after_timeout`;
+        `within` is the time the caller has left.
+        """
+    def release(
+        self, now: Optional[float] = None, rtt: Optional[float] = None, signal: Optional[str] = None, category: Optional[str] = None
+    ) -> Optional[int]:
+        """Reports the end of a call that proceeded (its latency `rtt` in seconds;
+        `signal` `success`, `overloaded` or `ignore`, or a failure's `category`):
+        the ticket of the waiter that now holds the freed slot, or None.
+        """
+    def cancel(self, ticket: int, now: Optional[float] = None) -> Dict[str, Any]:
+        """Abandons a delay or a queued wait: `{"cancelled": "removed", ...the
+        rejection}`, `{"cancelled": "refunded"}` or `{"cancelled": "not_waiting"}`.
+        """
+    def state(self, now: Optional[float] = None) -> Dict[str, Any]:
+        """The observable state as a dict (`in_flight`, `queued`, `limit`, `tokens`, `fill_rate`, ...)."""
 
 @final
 class DeadLetter:

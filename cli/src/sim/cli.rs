@@ -68,7 +68,14 @@ pub fn load(o: &Options) -> Result<Scenario, CliError> {
             )));
         }
         let n = scn.layers as usize;
-        scn.entries.push(Entry { name, layers: vec![config; n], docs: vec![doc; n], marker: true });
+        scn.entries.push(Entry {
+            name,
+            layers: vec![config; n],
+            docs: vec![doc; n],
+            marker: true,
+            limiter: None,
+            limiter_doc: None,
+        });
     }
     if scn.entries.is_empty() {
         return Err(CliError::input("the scenario has no policies to compare"));

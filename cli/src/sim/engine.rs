@@ -21,9 +21,10 @@ use super::scenario::{Entry, OutageMode, Scenario};
 use super::stats::{Histogram, RunResult};
 use retrycore::classify::Failure;
 use retrycore::duration::from_std;
+use retrycore::limiters::{AttemptKind, Decision as LimiterDecision, Limiter};
 use retrycore::policy::RetryPolicy;
 use retrycore::rng::{Rng, SplitMix64};
-use retrycore::session::{Decision, Gate, GiveUpReason, RetrySession, SessionOptions};
+use retrycore::session::{Decision, Gate, GiveUpReason, RejectReason, RetrySession, SessionOptions};
 
 /// Bit of an event id that marks a request wake-up (else: a client arrival).
 const WAKE: u32 = 1 << 31;
@@ -183,6 +184,9 @@ pub struct Run<'a> {
     marker: bool,
     /// `[layer][process]`.
     policies: Vec<Vec<RetryPolicy>>,
+    /// One limiter per client process, asked before each call to the server.
+    limiters: Vec<Limiter>,
+    limiter_rejections: u64,
     heap: EventQueue,
     reqs: Vec<Req>,
     /// `layers` entries per request slot.
@@ -232,11 +236,17 @@ impl<'a> Run<'a> {
         }
         let horizon = scn.duration.saturating_add(scn.drain);
         let steps = (horizon / scn.step + 1) as usize;
+        let limiters = match &entry.limiter {
+            Some(c) => (0..scn.processes).map(|_| Limiter::new(c.clone(), 0)).collect(),
+            None => Vec::new(),
+        };
         Ok(Run {
             scn,
             layers: entry.layers.len(),
             marker: entry.marker,
             policies,
+            limiters,
+            limiter_rejections: 0,
             heap: EventQueue::new(),
             reqs: Vec::new(),
             free_reqs: Vec::new(),
@@ -359,10 +369,32 @@ impl<'a> Run<'a> {
         ((t / self.scn.step) as usize).min(self.calls.len() - 1)
     }
 
+    /// Asks the client process's limiter before a call to the server
+    /// (the innermost layer): a rejection ends the request like a local
+    /// refusal; a wait the simulation does not model (a delay or a queue)
+    /// is a rejection too, so a row's limiter should not queue.
+    fn limit(&mut self, slot: u32, d: usize, t: u64) -> Option<Gate> {
+        if self.limiters.is_empty() || d + 1 != self.layers {
+            return None;
+        }
+        let process = (self.reqs[slot as usize].client % self.scn.processes) as usize;
+        let kind = if self.session(slot, d).attempts() == 0 { AttemptKind::Initial } else { AttemptKind::Retry };
+        match self.limiters[process].acquire(t, kind, Some(0)) {
+            LimiterDecision::Proceed => None,
+            _ => {
+                self.limiter_rejections += 1;
+                Some(Gate::Reject { reason: RejectReason::ConcurrencyLimited, retry_after: None, budget: None })
+            }
+        }
+    }
+
     /// Starts layer `d`'s next attempt at `t` and descends to the server.
     fn attempt(&mut self, slot: u32, mut d: usize, t: u64) {
         loop {
-            let gate = self.session(slot, d).before_attempt_ns(t).expect("the session is ready");
+            let gate = match self.limit(slot, d, t) {
+                Some(refused) => refused,
+                None => self.session(slot, d).before_attempt_ns(t).expect("the session is ready"),
+            };
             match gate {
                 Gate::Proceed { timeout, .. } => {
                     let timeout = timeout.map(from_std);
@@ -561,7 +593,7 @@ impl<'a> Run<'a> {
             events: self.events,
             peak_in_flight: self.peak_in_flight,
             give_ups,
-            rejected,
+            rejected: rejected + self.limiter_rejections,
             budget_refusals,
             attempts,
             retries,

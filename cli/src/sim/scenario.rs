@@ -71,6 +71,12 @@ pub struct Entry {
     pub docs: Vec<Value>,
     /// Inner give-ups carry retrycore's `x-retry-exhausted: 1` marker.
     pub marker: bool,
+    /// A limiter each client process asks before every call to the server
+    /// (docs/limiters.md); its rejection ends the request, as a host's
+    /// rejection error would.
+    pub limiter: Option<retrycore::limiters::LimiterConfig>,
+    /// The limiter object as written.
+    pub limiter_doc: Option<Value>,
 }
 
 /// A resolved scenario (durations in nanoseconds).
@@ -156,6 +162,7 @@ struct RawEntry {
     policy: Option<Value>,
     layers: Option<RawLayers>,
     marker: Option<bool>,
+    limiter: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -329,7 +336,21 @@ impl Scenario {
                     policy_from_value(d, &lab)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            entries.push(Entry { name: e.name, layers, docs, marker: e.marker.unwrap_or(true) });
+            let limiter = match &e.limiter {
+                Some(v) => Some(
+                    retrycore::limiters::LimiterConfig::from_json_value(v, &format!("policies[{i}].limiter"))
+                        .map_err(|err| bad(err.field(), err.reason().to_owned()))?,
+                ),
+                None => None,
+            };
+            entries.push(Entry {
+                name: e.name,
+                layers,
+                docs,
+                marker: e.marker.unwrap_or(true),
+                limiter,
+                limiter_doc: e.limiter,
+            });
         }
         Ok(Scenario {
             clients,
@@ -392,11 +413,15 @@ impl Scenario {
             "drain": format_duration(self.drain),
             "seed": self.seed.to_string(),
             "policies": self.entries.iter().map(|e| {
-                if e.docs.iter().all(|d| d == &e.docs[0]) {
+                let mut v = if e.docs.iter().all(|d| d == &e.docs[0]) {
                     json!({"name": e.name, "layers": e.docs.len(), "marker": e.marker, "policy": e.docs[0]})
                 } else {
                     json!({"name": e.name, "layers": e.docs, "marker": e.marker})
+                };
+                if let Some(l) = &e.limiter_doc {
+                    v["limiter"] = l.clone();
                 }
+                v
             }).collect::<Vec<_>>(),
         })
     }

@@ -6,6 +6,7 @@
 mod common;
 mod execute;
 mod idempotency;
+mod limiter;
 mod retry;
 mod store;
 
@@ -31,6 +32,7 @@ fn dispatch(kind: &str, case: &Case) -> Option<Result<(), String>> {
         .or_else(|| idempotency::run(kind, case))
         .or_else(|| execute::run(kind, case))
         .or_else(|| store::run(kind, case))
+        .or_else(|| limiter::run(kind, case))
 }
 
 #[test]
