@@ -85,8 +85,7 @@ pub struct State {
     last_exc: Option<Py<PyAny>>,
 }
 
-/// A call's first attempt begun without a session (`RetryPolicy::begin_first`),
-/// and what its session is made of when one is needed.
+/// A first attempt begun without a session (`RetryPolicy::begin_first`), and what its session is made of.
 pub type Pending = (RetryPolicy, FirstAttempt, SessionOptions);
 
 impl Session {
@@ -110,10 +109,8 @@ impl Session {
         let (policy, first, opts) = self.pending.as_ref().ok_or_else(|| PyException::new_err("no session"))?;
         let opts = SessionOptions { key_entropy: crate::entropy::bytes::<16>(), ..opts.clone() };
         let (s, g) = policy.resume(*first, opts).py(py)?;
-        let timeout = match g {
-            Gate::Proceed { timeout, .. } => timeout.map(retrycore::duration::from_std),
-            Gate::Reject { .. } => None,
-        };
+        let timeout =
+            if let Gate::Proceed { timeout, .. } = g { timeout.map(retrycore::duration::from_std) } else { None };
         Ok(self.st.get_or_init(|| Mutex::new(State { s, timeout, last_exc: None })))
     }
 
@@ -192,8 +189,7 @@ impl Runner {
             method: self.method.clone(),
             ..Default::default()
         };
-        // A call whose first attempt nothing gates, timed by the default
-        // clock, with a minted key: its session is made only when needed.
+        // A call whose first attempt nothing gates (default clock, minted key): a session only when needed.
         let plain = begin && self.clock.is_none() && self.key_fn.is_none();
         if let Some(first) = plain.then(|| policy.inner.begin_first(conv::mono_ns())).flatten() {
             let pending = (policy.inner.clone(), first, opts(None, None));

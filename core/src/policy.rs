@@ -757,7 +757,6 @@ mod tests {
 
     #[test]
     fn a_first_attempt_without_a_session_draws_and_counts_as_a_session() {
-        use crate::session::Decision;
         let doc = r#"{"seed": 9, "attempt_timeout": "1s", "deadline": "5s"}"#;
         let (a, b) = (RetryPolicy::from_json(doc, None).unwrap(), RetryPolicy::from_json(doc, None).unwrap());
         let opts = || SessionOptions { key: Some("k".into()), ..Default::default() };
