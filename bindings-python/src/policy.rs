@@ -122,11 +122,8 @@ impl Session {
 
     /// The key as a Python string.
     fn key_str(&self, py: Python<'_>) -> PyResult<Py<PyString>> {
-        let k = self.key.get_or_try_init(py, || {
-            let k = self.with(py, |st| st.s.key().to_owned())?;
-            Ok::<_, PyErr>(PyString::new(py, &k).unbind())
-        })?;
-        Ok(k.clone_ref(py))
+        let make = || self.with(py, |st| st.s.key().to_owned()).map(|k| PyString::new(py, &k).unbind());
+        Ok(self.key.get_or_try_init(py, make)?.clone_ref(py))
     }
 }
 
@@ -427,6 +424,13 @@ impl Runner {
         }
         r
     }
+}
+
+#[doc = stub_doc!("run")]
+#[pyfunction]
+#[pyo3(signature = (runner, func, /, *args, **kwargs))]
+pub fn run(runner: &Obj, func: &Obj, args: &Obj, kwargs: Option<&Obj>) -> PyResult<Py<PyAny>> {
+    conv::class_arg::<Runner>(runner, "runner", "a Runner")?.get().call(runner.py(), func, args, kwargs)
 }
 
 // The classes this module declares in `src/surface.rs`, expanded by `build.rs`.

@@ -15,8 +15,7 @@ class Policy { priv inner: RetryPolicy, priv breaker: Option<Py<Breaker>>, priv 
     subclass
 
 class Session = RetrySession {
-    /// The state: made with the session, or on first use ([`Session::state`])
-    /// for a call begun without one (`pending`).
+    /// The state: made with the session, or on first use ([`Session::state`]) after `pending`.
     priv st: OnceLock<Mutex<State>>, priv pending: Option<Pending>
     /// The key as a Python string, made on first read (the core formats a
     /// minted key only then too): a call whose key nobody reads mints nothing.

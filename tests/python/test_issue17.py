@@ -9,6 +9,7 @@ sessions and counters must agree."""
 
 from __future__ import annotations
 
+import pickle
 import time
 from typing import Any, Callable, Dict, List, Optional
 
@@ -150,3 +151,24 @@ def test_a_breaker_or_budget_still_gates_the_first_attempt(fast: bool) -> None:
     with pytest.raises(retrycore.CircuitOpenError):
         retrycore.retry(policy, clock=None if fast else time.monotonic)(lambda: 1)()
     assert policy.counters()["rejected_total"] == 1
+
+
+@retrycore.retry
+def module_level(x: int) -> int:
+    """Doc."""
+    return x + 1
+
+
+class Holder:
+    @retrycore.retry
+    def method(self, k: int) -> Any:
+        return (self, k)
+
+
+def test_a_decorated_function_is_called_without_a_python_frame_yet_behaves_as_one() -> None:
+    # `functools.partial(_native.run, runner, fn)`: bound as a method, pickled by name, wrapped.
+    h = Holder()
+    assert h.method(1) == (h, 1) and Holder.method(h, 2) == (h, 2)
+    assert pickle.loads(pickle.dumps(module_level)) is module_level
+    assert (module_level.__name__, module_level.__doc__, module_level.__wrapped__(1), module_level(1)) == (
+        "module_level", "Doc.", 2, 2)
