@@ -37,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     conv::init_clock(m.py())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(idem::derive_key, m)?)?;
+    m.add_function(wrap_pyfunction!(policy::run, m)?)?;
     m.add_function(wrap_pyfunction!(noop, m)?)?;
     m.add_function(wrap_pyfunction!(noop_obj, m)?)?;
     add_declared(m)

@@ -14,11 +14,11 @@ use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use retrycore::breaker::Transition;
-use retrycore::policy::{PolicyConfig, RetryPolicy};
+use retrycore::policy::{FirstAttempt, PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use retrycore::surface::{self, Ended, Observed};
 use retrycore::ErrorCode;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 pub fn native_policy<'py>(o: &Obj<'py>) -> PyResult<Bound<'py, Policy>> {
     o.downcast::<Policy>().cloned().map_err(|_| conv::wrong_type(o, "policy", "a RetryPolicy"))
@@ -85,31 +85,45 @@ pub struct State {
     last_exc: Option<Py<PyAny>>,
 }
 
+/// A first attempt begun without a session (`RetryPolicy::begin_first`), and what its session is made of.
+pub type Pending = (RetryPolicy, FirstAttempt, SessionOptions);
+
 impl Session {
     fn new(py: Python<'_>, policy: &Policy, opts: SessionOptions) -> PyResult<Session> {
         let s = policy.inner.session(opts).py(py)?;
-        Ok(Session {
-            max_attempts: policy.inner.config().max_attempts,
-            needs_message: policy.needs_message,
-            key: GILOnceCell::new(),
-            st: Mutex::new(State { s, timeout: None, last_exc: None }),
-        })
+        let st = OnceLock::from(Mutex::new(State { s, timeout: None, last_exc: None }));
+        Ok(Session::of(policy, st, None))
+    }
+
+    fn of(policy: &Policy, st: OnceLock<Mutex<State>>, pending: Option<Pending>) -> Session {
+        let (max_attempts, needs_message) = (policy.inner.config().max_attempts, policy.needs_message);
+        Session { st, pending, key: GILOnceCell::new(), max_attempts, needs_message }
+    }
+
+    /// The state; for a call begun without a session, made now: the first
+    /// attempt in flight, counted once (`RetryPolicy::resume`).
+    fn state(&self, py: Python<'_>) -> PyResult<&Mutex<State>> {
+        if let Some(st) = self.st.get() {
+            return Ok(st);
+        }
+        let (policy, first, opts) = self.pending.as_ref().ok_or_else(|| PyException::new_err("no session"))?;
+        let opts = SessionOptions { key_entropy: crate::entropy::bytes::<16>(), ..opts.clone() };
+        let (s, g) = policy.resume(*first, opts).py(py)?;
+        let timeout =
+            if let Gate::Proceed { timeout, .. } = g { timeout.map(retrycore::duration::from_std) } else { None };
+        Ok(self.st.get_or_init(|| Mutex::new(State { s, timeout, last_exc: None })))
     }
 
     /// Runs `f` on the session's state (see [`crate::locks::with`]): plain
     /// Rust only; what it returns becomes Python objects after the lock is released.
-    fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut State) -> R + Send) -> R {
-        crate::locks::with(py, &self.st, f)
+    fn with<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut State) -> R + Send) -> PyResult<R> {
+        Ok(crate::locks::with(py, self.state(py)?, f))
     }
 
     /// The key as a Python string.
-    fn key_str(&self, py: Python<'_>) -> Py<PyString> {
-        self.key
-            .get_or_init(py, || {
-                let k = self.with(py, |st| st.s.key().to_owned());
-                PyString::new(py, &k).unbind()
-            })
-            .clone_ref(py)
+    fn key_str(&self, py: Python<'_>) -> PyResult<Py<PyString>> {
+        let make = || self.with(py, |st| st.s.key().to_owned()).map(|k| PyString::new(py, &k).unbind());
+        Ok(self.key.get_or_try_init(py, make)?.clone_ref(py))
     }
 }
 
@@ -161,21 +175,28 @@ impl Runner {
         }
     }
 
-    fn new_session(&self, py: Python<'_>, (args, kwargs): CallArgs) -> PyResult<Py<Session>> {
-        let key = match &self.key_fn {
-            None => None,
-            Some(f) => Some(to_str(&f.bind(py).call(args, kwargs)?, "key")?),
-        };
-        let opts = SessionOptions {
+    /// A session for a call; `begin`: its first attempt begins now (see [`Runner::run`]).
+    fn new_session(&self, py: Python<'_>, (args, kwargs): CallArgs, begin: bool) -> PyResult<Py<Session>> {
+        let policy = self.policy.get();
+        let opts = |key, key_entropy| SessionOptions {
             key,
-            key_entropy: crate::entropy::bytes::<16>(),
-            seed: None,
+            key_entropy,
             idempotent: self.idempotent,
             idempotency_key_sent: self.key_sent,
             method: self.method.clone(),
             ..Default::default()
         };
-        Py::new(py, Session::new(py, self.policy.get(), opts)?)
+        // A call whose first attempt nothing gates (default clock, minted key): a session only when needed.
+        let plain = begin && self.clock.is_none() && self.key_fn.is_none();
+        if let Some(first) = plain.then(|| policy.inner.begin_first(conv::mono_ns())).flatten() {
+            let pending = (policy.inner.clone(), first, opts(None, None));
+            return Py::new(py, Session::of(policy, OnceLock::new(), Some(pending)));
+        }
+        let key = match &self.key_fn {
+            None => None,
+            Some(f) => Some(to_str(&f.bind(py).call(args, kwargs)?, "key")?),
+        };
+        Py::new(py, Session::new(py, policy, opts(key, crate::entropy::bytes::<16>()))?)
     }
 
     fn transitions(&self, py: Python<'_>, ts: Vec<Transition>) -> PyResult<()> {
@@ -187,8 +208,8 @@ impl Runner {
     }
 
     /// The event of `attempt` of session `s` (every optional field None).
-    fn event(&self, py: Python<'_>, s: &Session, attempt: u32, exc: Option<&Obj>) -> RetryEvent {
-        RetryEvent {
+    fn event(&self, py: Python<'_>, s: &Session, attempt: u32, exc: Option<&Obj>) -> PyResult<RetryEvent> {
+        Ok(RetryEvent {
             attempt,
             retry: None,
             max_attempts: s.max_attempts,
@@ -197,8 +218,8 @@ impl Runner {
             reason: None,
             budget: None,
             exception: exc.map(|e| e.clone().unbind()),
-            key: s.key_str(py),
-        }
+            key: s.key_str(py)?,
+        })
     }
 
     /// Gates an attempt: Ok(timeout ns) to proceed, or the error to raise.
@@ -213,7 +234,7 @@ impl Runner {
             let step = g.map(|g| surface::after_gate(&st.s, &g).map(Box::new).map_or(Ok(st.timeout), Err));
             let last = if matches!(step, Ok(Err(_))) { st.last_exc.take() } else { None };
             (step, st.s.take_transitions(), last)
-        });
+        })?;
         self.transitions(py, ts)?;
         let ended = match step.py(py)? {
             Ok(timeout) => return Ok(timeout),
@@ -245,11 +266,11 @@ impl Runner {
                 reason: Some(g.reason),
                 budget: g.budget.map(str::to_owned),
                 max_attempts: g.max_attempts,
-                ..self.event(py, s, g.attempt, exc)
+                ..self.event(py, s, g.attempt, exc)?
             };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
         }
-        crate::breaker::ending_error(py, ended, last, || Some(s.key_str(py)))
+        crate::breaker::ending_error(py, ended, last, || s.key_str(py).ok())
     }
 
     /// Answers an attempt's outcome, the exception it raised (`failed`) or
@@ -292,7 +313,7 @@ impl Runner {
             let observed = d.map(|d| surface::after_decision(&st.s, &d));
             let old = st.last_exc.replace(last_ref);
             (observed, st.s.take_transitions(), old)
-        });
+        })?;
         // Dropped with the lock released: freeing an exception can run finalizers.
         drop(old);
         self.transitions(py, ts)?;
@@ -304,7 +325,7 @@ impl Runner {
                         category: Some(r.category),
                         delay: Some(to_secs(r.delay)),
                         max_attempts: r.max_attempts,
-                        ..self.event(py, s, r.attempt, exc)
+                        ..self.event(py, s, r.attempt, exc)?
                     };
                     hook_done(py, "on_retry", h.call1(py, (ev,)))?;
                 }
@@ -320,21 +341,21 @@ impl Runner {
     fn succeeded(&self, py: Python<'_>, s: &Session) -> PyResult<()> {
         let now = self.now(py)?;
         let (r, old, ts) =
-            s.with(py, |st| (st.s.on_success_ns(now, None), st.last_exc.take(), st.s.take_transitions()));
+            s.with(py, |st| (st.s.on_success_ns(now, None), st.last_exc.take(), st.s.take_transitions()))?;
         drop(old);
         self.transitions(py, ts)?;
         r.py(py)
     }
 
     fn cancelled(&self, py: Python<'_>, s: &Session) -> PyResult<()> {
-        if s.with(py, |st| st.s.is_done()) {
+        if s.with(py, |st| st.s.is_done())? {
             return Ok(());
         }
         let now = self.now(py).unwrap_or_else(|_| conv::mono_ns());
         let (old, ts) = s.with(py, |st| {
             st.s.cancel_ns(now);
             (st.last_exc.take(), st.s.take_transitions())
-        });
+        })?;
         drop(old);
         self.transitions(py, ts)
     }
@@ -363,14 +384,25 @@ impl Runner {
     /// clock, a sleep, an exception that could not be read).
     fn run(&self, py: Python<'_>, s: &Session, func: &Obj, (args, kwargs): CallArgs) -> PyResult<Py<PyAny>> {
         let attempts = || -> PyResult<Py<PyAny>> {
+            // A call begun without a session: its first attempt is under way.
+            let mut begun = s.pending.is_some();
             loop {
-                self.gate(py, s)?;
+                if !std::mem::take(&mut begun) {
+                    self.gate(py, s)?;
+                }
                 let (outcome, failed) = match func.call(args, kwargs) {
                     Ok(v) => (v, false),
                     // KeyboardInterrupt, SystemExit, GeneratorExit: cancel, re-raise.
                     Err(e) if !e.value(py).is_instance_of::<PyException>() => return Err(e),
                     Err(e) => (e.into_value(py).into_bound(py).into_any(), true),
                 };
+                // Its success, with no session asked for, ends it without one.
+                if let (Some((policy, first, _)), false, None) = (&s.pending, failed, s.st.get()) {
+                    if crate::see::response_failure(&outcome).is_none() {
+                        policy.first_succeeded(*first, conv::mono_ns());
+                        return Ok(outcome.unbind());
+                    }
+                }
                 match self.after(py, s, &outcome, failed)? {
                     None => return Ok(outcome.unbind()),
                     Some(delay) => self.wait(py, delay)?,
@@ -392,6 +424,13 @@ impl Runner {
         }
         r
     }
+}
+
+#[doc = stub_doc!("run")]
+#[pyfunction]
+#[pyo3(signature = (runner, func, /, *args, **kwargs))]
+pub fn run(runner: &Obj, func: &Obj, args: &Obj, kwargs: Option<&Obj>) -> PyResult<Py<PyAny>> {
+    conv::class_arg::<Runner>(runner, "runner", "a Runner")?.get().call(runner.py(), func, args, kwargs)
 }
 
 // The classes this module declares in `src/surface.rs`, expanded by `build.rs`.

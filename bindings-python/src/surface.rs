@@ -15,7 +15,8 @@ class Policy { priv inner: RetryPolicy, priv breaker: Option<Py<Breaker>>, priv 
     subclass
 
 class Session = RetrySession {
-    priv st: Mutex<State>
+    /// The state: made with the session, or on first use ([`Session::state`]) after `pending`.
+    priv st: OnceLock<Mutex<State>>, priv pending: Option<Pending>
     /// The key as a Python string, made on first read (the core formats a
     /// minted key only then too): a call whose key nobody reads mints nothing.
     priv key: GILOnceCell<Py<PyString>>
@@ -148,12 +149,12 @@ methods Policy
     __repr__() -> String = format!("Policy({})", self.inner.config().to_json())
 
 methods Session
-    get key -> Py<PyString> = self.key_str(py)
-    get key_minted -> bool = self.with(py, |st| st.s.key_minted())
-    get attempt -> u32 = self.with(py, |st| st.s.attempts())
-    get timeout -> Option<f64> = self.with(py, |st| st.timeout).map(to_secs)
-    get done -> bool = self.with(py, |st| st.s.is_done())
-    get give_up_reason -> Option<&'static str> = self.with(py, |st| st.s.give_up_reason()).map(|r| r.code())
+    get key -> try Py<PyString> = self.key_str(py)
+    get key_minted -> try bool = self.with(py, |st| st.s.key_minted())
+    get attempt -> try u32 = self.with(py, |st| st.s.attempts())
+    get timeout -> try Option<f64> = Ok(self.with(py, |st| st.timeout)?.map(to_secs))
+    get done -> try bool = self.with(py, |st| st.s.is_done())
+    get give_up_reason -> try Option<&'static str> = Ok(self.with(py, |st| st.s.give_up_reason())?.map(|r| r.code()))
     before_attempt(now: now?) -> try Py<PyAny> =
         let g = self.with(py, |st| {
             let g = st.s.before_attempt_ns(now);
@@ -161,22 +162,22 @@ methods Session
                 st.timeout = timeout.map(retrycore::duration::from_std);
             }
             g
-        });
+        })?;
         gate_obj(py, &g.py(py)?)
     on_failure(failure: obj?, now: obj?, *, fields: ..Fields) -> try Py<PyAny> =
         let f = OwnedFailure::read(failure, &fields, self.needs_message)?;
         let now = now_or_clock(now)?;
-        let d = self.with(py, |st| f.with_session(st.s.method().is_some(), |x| st.s.on_failure_ns(now, x)));
+        let d = self.with(py, |st| f.with_session(st.s.method().is_some(), |x| st.s.on_failure_ns(now, x)))?;
         decision_obj(py, &d.py(py)?)
     on_success(now: now?, elapsed: secs?) -> try () =
         // The refusal (a session not in flight) becomes an exception after the lock is released.
-        self.with(py, |st| st.s.on_success_ns(now, elapsed)).py(py)
-    cancel(now: now?) -> () = self.with(py, |st| st.s.cancel_ns(now));
-    release() -> () = self.with(py, |st| st.s.release());
+        self.with(py, |st| st.s.on_success_ns(now, elapsed))?.py(py)
+    cancel(now: now?) -> try () = self.with(py, |st| st.s.cancel_ns(now))
+    release() -> try () = self.with(py, |st| st.s.release())
     take_transitions() -> try Vec<Py<PyTransition>> =
-        let ts = self.with(py, |st| st.s.take_transitions());
+        let ts = self.with(py, |st| st.s.take_transitions())?;
         ts.iter().map(|t| Py::new(py, PyTransition::from(t))).collect()
-    __repr__() -> String =
+    __repr__() -> try String =
         self.with(py, |st| {
             format!("RetrySession(key={:?}, attempt={}, done={})", st.s.key(), st.s.attempts(), st.s.is_done())
         })
@@ -192,13 +193,13 @@ methods Runner
         })
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         let call = call_args(func, args, kwargs)?;
-        let s = self.new_session(py, call)?;
+        let s = self.new_session(py, call, true)?;
         let var = current_var(py)?;
         let token = var.set.call1(py, (s.clone_ref(py),))?;
         let r = self.run(py, s.get(), func, call);
         var.reset.call1(py, (token,))?;
         r
-    start(args: obj, kwargs: obj?) -> try Py<Session> = self.new_session(py, args_of(args, kwargs)?)
+    start(args: obj, kwargs: obj?) -> try Py<Session> = self.new_session(py, args_of(args, kwargs)?, false)
     before(session: =session_of) -> Option<f64> = self.gate(py, session.get())?.map(to_secs)
     failed_attempt(session: =session_of, exc: obj) -> try f64 =
         if !exc.is_instance_of::<pyo3::exceptions::PyBaseException>() {

@@ -17,7 +17,7 @@ use crate::doc::{self, Obj};
 use crate::duration::format_duration;
 use crate::profile::Profile;
 use crate::rng::{Rng, Xoshiro256pp};
-use crate::session::{RetrySession, SessionOptions};
+use crate::session::{Gate, RetrySession, SessionOptions};
 use crate::{Error, ErrorCode, Result};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
@@ -503,6 +503,13 @@ impl PolicyConfig {
     }
 }
 
+/// A first attempt begun without a session ([`RetryPolicy::begin_first`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstAttempt {
+    seed: u64,
+    start: u64,
+}
+
 /// The shared parts of a policy.
 #[derive(Debug)]
 pub(crate) struct PolicyInner {
@@ -662,6 +669,41 @@ impl RetryPolicy {
         RetrySession::new(self.clone(), opts)
     }
 
+    /// Begins a call's first attempt at `now` (ns) without a session, when
+    /// its attempts pass no gate (no breaker, no budgets; else None): takes
+    /// the session's seed from the generator and counts the operation and
+    /// the attempt, as [`session`](Self::session) and `before_attempt` do.
+    /// A host's fast path for the common call that succeeds first time:
+    /// [`first_succeeded`](Self::first_succeeded) ends it with the counts
+    /// `on_success` makes; [`resume`](Self::resume) gives its session (a
+    /// failure, or a caller reading the session), which counts nothing twice.
+    pub fn begin_first(&self, now: u64) -> Option<FirstAttempt> {
+        if self.inner.breaker.is_some() || !self.inner.budgets.is_empty() {
+            return None;
+        }
+        let seed = self.next_seed();
+        self.inner.counters.operation();
+        self.inner.counters.attempt();
+        Some(FirstAttempt { seed, start: now })
+    }
+
+    /// Ends a [`begin_first`](Self::begin_first) attempt that succeeded at
+    /// `now`: the operation succeeded first time and took `now - start`.
+    pub fn first_succeeded(&self, a: FirstAttempt, now: u64) {
+        self.inner.counters.success(false, now.saturating_sub(a.start));
+    }
+
+    /// The session of a [`begin_first`](Self::begin_first) attempt, in flight
+    /// (its seed, gated at its start), with the gate that let it through.
+    ///
+    /// # Errors
+    /// As [`session`](Self::session); `opts.seed` is the attempt's.
+    pub fn resume(&self, a: FirstAttempt, opts: SessionOptions) -> Result<(RetrySession, Gate)> {
+        let mut s = RetrySession::new(self.clone(), SessionOptions { seed: Some(a.seed), ..opts })?;
+        let g = s.gate(a.start, false)?;
+        Ok((s, g))
+    }
+
     /// Returns a policy for users' test suites (stamina's `set_testing`):
     /// at most `attempts` calls, every delay capped at `max_delay`
     /// nanoseconds (0: no waiting at all), server delays capped likewise.
@@ -712,6 +754,44 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_attempt_without_a_session_draws_and_counts_as_a_session() {
+        let doc = r#"{"seed": 9, "attempt_timeout": "1s", "deadline": "5s"}"#;
+        let (a, b) = (RetryPolicy::from_json(doc, None).unwrap(), RetryPolicy::from_json(doc, None).unwrap());
+        let opts = || SessionOptions { key: Some("k".into()), ..Default::default() };
+        let f = classify::Failure { status: Some(503), method: Some("GET"), ..Default::default() };
+        let mut delays = (Vec::new(), Vec::new());
+        for (i, now) in [10u64, 20, 30, 40].into_iter().enumerate() {
+            let fails = i % 2 == 1;
+            // Through a session.
+            let mut s = a.session(opts()).unwrap();
+            let ga = s.before_attempt_ns(now).unwrap();
+            // Without one, resumed when the attempt fails.
+            let first = b.begin_first(now).unwrap();
+            if fails {
+                let (mut r, gb) = b.resume(first, opts()).unwrap();
+                assert_eq!(format!("{ga:?}"), format!("{gb:?}"));
+                assert_eq!(r.attempts(), 1);
+                delays.0.push(s.on_failure_ns(now + 5, &f).unwrap().delay());
+                delays.1.push(r.on_failure_ns(now + 5, &f).unwrap().delay());
+                let g2 = r.before_attempt_ns(now + 6);
+                assert!(matches!(g2, Ok(Gate::Proceed { attempt: 2, .. })), "{g2:?}");
+                r.on_success_ns(now + 7, None).unwrap();
+                s.before_attempt_ns(now + 6).unwrap();
+                s.on_success_ns(now + 7, None).unwrap();
+            } else {
+                s.on_success_ns(now + 3, None).unwrap();
+                b.first_succeeded(first, now + 3);
+            }
+        }
+        assert_eq!(delays.0, delays.1);
+        assert!(delays.0.iter().all(|d| d.is_some()));
+        assert_eq!(a.counters().snapshot(), b.counters().snapshot());
+        assert_eq!(a.next_seed(), b.next_seed(), "both generators took the same draws");
+        let gated = RetryPolicy::from_json(r#"{"seed": 1, "breaker": {}}"#, None).unwrap();
+        assert_eq!(gated.begin_first(0), None, "a breaker gates every attempt");
+    }
 
     #[test]
     fn a_stand_alone_delay_refuses_a_history_it_is_not_given() {

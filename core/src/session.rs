@@ -427,6 +427,12 @@ impl RetrySession {
     /// # Errors
     /// `invalid_state` when an attempt is in flight or the session is done.
     pub fn before_attempt_ns(&mut self, now: u64) -> Result<Gate> {
+        self.gate(now, true)
+    }
+
+    /// [`before_attempt_ns`](Self::before_attempt_ns); `count`: false for a
+    /// first attempt [`RetryPolicy::begin_first`] already counted.
+    pub(crate) fn gate(&mut self, now: u64, count: bool) -> Result<Gate> {
         if self.phase != Phase::Ready {
             return Err(self.state_error("before_attempt"));
         }
@@ -437,9 +443,11 @@ impl RetrySession {
         let first = self.attempt == 0;
         if first {
             self.start = now;
-            inner.counters.operation();
-            for b in &inner.budgets {
-                lock(b).on_operation_start(now);
+            if count {
+                inner.counters.operation();
+                for b in &inner.budgets {
+                    lock(b).on_operation_start(now);
+                }
             }
             self.registered = true;
         }
@@ -487,7 +495,9 @@ impl RetrySession {
         self.attempt += 1;
         self.attempt_start = now;
         self.phase = Phase::InFlight;
-        inner.counters.attempt();
+        if count {
+            inner.counters.attempt();
+        }
         Ok(Gate::Proceed { attempt: self.attempt, max_attempts: c.max_attempts, timeout: timeout.map(to_std) })
     }
 

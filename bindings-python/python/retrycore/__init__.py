@@ -262,6 +262,16 @@ class RetryPolicy(_native.Policy):
         return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change)
 
 
+class _Call(functools.partial):  # type: ignore[type-arg]
+    """A decorated function (``_native.run``): bound as a method and pickled by name, as a function is."""
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        return self if obj is None else _types.MethodType(self, obj)
+
+    def __reduce__(self) -> str:
+        return cast(str, getattr(self, "__qualname__"))
+
+
 def _check_hooks(hooks: Mapping[str, Any]) -> None:
     for k in hooks:
         if k not in _HOOK_KEYS:
@@ -300,8 +310,7 @@ def retry(
         _callable(fn, "fn")
         if inspect.iscoroutinefunction(fn):
             return cast(F, _async_wrapper(fn, options(None), sleep))
-        call = options(sleep).call
-        return cast(F, functools.wraps(fn)(lambda *args, **kwargs: call(fn, args, kwargs)))
+        return cast(F, functools.wraps(fn)(_Call(_native.run, options(sleep), fn)))
 
     return decorate
 

@@ -119,6 +119,7 @@ __all__ = [
     "lint",
     "host_tables",
     "derive_key",
+    "run",
     "validate_key",
     "scoped_key",
     "storage_key",
@@ -977,6 +978,10 @@ def format_rfc3339_ms(unix_ms: int) -> str:
     """Unix milliseconds as RFC 3339 UTC (`YYYY-MM-DDTHH:MM:SS.mmmZ`)."""
 def parse_rfc3339_ms(text: str) -> int:
     """RFC 3339 text as Unix milliseconds (rounded down)."""
+
+def run(runner: Runner, func: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+    """`runner.call(func, args, kwargs)` with the call's arguments as they come: a decorated
+    function is `functools.partial(run, runner, func)`, called without a Python frame."""
 
 # ---------------------------------------------------------------- benchmark floors
 

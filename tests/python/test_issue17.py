@@ -1,0 +1,174 @@
+"""Issue 17: a decorated call whose first attempt nothing gates (no breaker, no
+budgets; the default clock, a minted key) begins without a session and makes
+one only when needed (a failure, a non-ok response, a cancellation, or a
+caller reading ``current_attempt()``). Seeded runs must draw and count exactly
+as calls that go through a session from the start: here the same sequence of
+calls runs on two policies with one seed, one through the fast path and one
+through the session path (an injected clock takes it), and their sleeps,
+sessions and counters must agree."""
+
+from __future__ import annotations
+
+import pickle
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import pytest
+
+import retrycore
+
+DOC = {"max_attempts": 3, "jitter": "full", "seed": 7, "attempt_timeout": "2s"}
+
+
+class Response:
+    """A non-ok response (retried like a failure, docs/sessions.md)."""
+
+    status_code = 503
+    headers: Dict[str, str] = {}
+
+
+def reset() -> object:
+    raise ConnectionResetError(104, "reset")
+
+
+def interrupt() -> object:
+    raise KeyboardInterrupt
+
+
+# Each call is a list of attempt outcomes: "ok", "read" (ok after reading the
+# session), a callable that raises, or a response object returned.
+CALLS: List[List[Any]] = [
+    ["ok"],
+    [reset, "ok"],
+    ["ok"],
+    ["read"],
+    [Response(), "ok"],
+    ["ok"],
+    [reset, reset, reset],
+    [interrupt],
+    ["read", "ok"],
+    [reset, "read"],
+    ["ok"],
+]
+
+
+def run(fast: bool) -> Dict[str, Any]:
+    policy = retrycore.RetryPolicy(**DOC)
+    sleeps: List[float] = []
+    seen: List[Any] = []
+    clock: Optional[Callable[[], float]] = None if fast else time.monotonic
+    for outcomes in CALLS:
+        script = iter(outcomes)
+
+        def attempt() -> object:
+            o = next(script)
+            counters = policy.counters()
+            seen.append((counters["operations_total"], counters["retry_attempts_total"]))
+            if o in ("ok", "read"):
+                if o == "read":
+                    s = retrycore.current_attempt()
+                    assert s is not None and s is retrycore.current_attempt()
+                    seen.append((s.attempt, s.max_attempts, s.timeout, s.done, s.key_minted, len(s.key)))
+                return "done"
+            if callable(o):
+                return o()
+            return o
+
+        wrapped = retrycore.retry(policy, sleep=sleeps.append, clock=clock, idempotent=True)(attempt)
+        try:
+            seen.append(wrapped())
+        except (retrycore.RetryError, KeyboardInterrupt) as e:
+            seen.append(type(e).__name__)
+        assert retrycore.current_attempt() is None
+    counters = policy.counters()
+    durations = counters.pop("operation_duration_seconds")
+    return {
+        "sleeps": sleeps,
+        "seen": seen,
+        "counters": counters,
+        "counts": {k: v["count"] for k, v in durations.items()},
+        "next_delays": policy.sample_delays(1, 1),
+    }
+
+
+def test_a_first_attempt_without_a_session_draws_and_counts_as_one_with_a_session() -> None:
+    fast, slow = run(fast=True), run(fast=False)
+    assert fast == slow
+    assert len(fast["sleeps"]) == 5 and all(s > 0 for s in fast["sleeps"])
+    assert fast["counters"]["success_first_try_total"] == 6
+    assert fast["counters"]["retry_exhausted_total"]["cancelled"] == 1
+
+
+def test_the_generator_takes_one_draw_per_call_first_try_successes_included() -> None:
+    # Two policies with one seed: n fast first-try successes, then a retried call, against
+    # the same through sessions taken by hand (one u64 of the generator each).
+    def delay_after(successes: int, fast: bool) -> float:
+        policy = retrycore.RetryPolicy(**DOC)
+        sleeps: List[float] = []
+        for _ in range(successes):
+            if fast:
+                retrycore.retry(policy)(lambda: 1)()
+            else:
+                policy.session()
+        state = {"n": 0}
+
+        def flaky() -> int:
+            state["n"] += 1
+            if state["n"] == 1:
+                raise ConnectionResetError(104, "reset")
+            return 1
+
+        retrycore.retry(policy, sleep=sleeps.append, idempotent=True)(flaky)()
+        return sleeps[0]
+
+    got = [delay_after(n, True) for n in range(4)]
+    assert got == [delay_after(n, False) for n in range(4)]
+    assert len(set(got)) == 4
+
+
+def test_a_session_read_during_the_call_is_the_one_that_goes_on() -> None:
+    policy = retrycore.RetryPolicy(**DOC)
+    sessions: List[Any] = []
+
+    def attempt() -> int:
+        s = retrycore.current_attempt()
+        sessions.append((s, s.key if s is not None else None))
+        if len(sessions) == 1:
+            raise ConnectionResetError(104, "reset")
+        return 1
+
+    assert retrycore.retry(policy, sleep=lambda _: None, idempotent=True)(attempt)() == 1
+    (first, key1), (second, key2) = sessions
+    assert first is second and key1 == key2
+    assert second.attempt == 2 and second.done
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_breaker_or_budget_still_gates_the_first_attempt(fast: bool) -> None:
+    breaker = retrycore.CircuitBreaker(kind="consecutive", failure_threshold=1)
+    breaker.transition_to("open")
+    policy = retrycore.RetryPolicy(max_attempts=2, seed=1, breaker=breaker)
+    with pytest.raises(retrycore.CircuitOpenError):
+        retrycore.retry(policy, clock=None if fast else time.monotonic)(lambda: 1)()
+    assert policy.counters()["rejected_total"] == 1
+
+
+@retrycore.retry
+def module_level(x: int) -> int:
+    """Doc."""
+    return x + 1
+
+
+class Holder:
+    @retrycore.retry
+    def method(self, k: int) -> Any:
+        return (self, k)
+
+
+def test_a_decorated_function_is_called_without_a_python_frame_yet_behaves_as_one() -> None:
+    # `functools.partial(_native.run, runner, fn)`: bound as a method, pickled by name, wrapped.
+    h = Holder()
+    assert h.method(1) == (h, 1) and Holder.method(h, 2) == (h, 2)
+    assert pickle.loads(pickle.dumps(module_level)) is module_level
+    assert (module_level.__name__, module_level.__doc__, module_level.__wrapped__(1), module_level(1)) == (
+        "module_level", "Doc.", 2, 2)
