@@ -354,6 +354,15 @@ impl<H: Host> Policy<H> {
         Ok(if attempt? == 0.0 { -id - 1.0 } else { id })
     }
 
+    /// Accounts for `n` first-try successes `execute` ran without a session,
+    /// `duration_ns` in all (see `RetryPolicy::settle_first_tries`).
+    pub fn settle(&self, n: f64, duration_ns: f64) -> Result<()> {
+        let n = count(n, u64::MAX, "n")?;
+        let d = count(duration_ns, u64::MAX, "durationNs")?;
+        self.p.settle_first_tries(n, d);
+        Ok(())
+    }
+
     /// Records a success and frees the session in one call (the `execute` fast path).
     pub fn finish(&mut self, id: f64, now: f64) -> Result<()> {
         let r = self.succeed(id, now, None);

@@ -256,6 +256,9 @@ class NativePolicy = Policy<H>
   /// `execute` fast path): the id when it may proceed, `-id - 1` when the
   /// first attempt was rejected (see `gate`).
   mut start(now: f64, key: string?, idempotent: bool?, keySent: bool?, method: string?) -> hot f64
+  /// Accounts for `n` first-try successes `execute` ran without a session, `durationNs` in all
+  /// (`RetryPolicy::settle_first_tries`): settled before anything draws or reads the counters.
+  ref settle(n: f64, durationNs: f64) -> try ()
   /// Records a success and frees the session in one call (the `execute` fast path).
   mut finish(id: f64, now: f64) -> hot ()
   /// Gates the next attempt: returns the attempt number, or 0 when rejected (see `gate`).

@@ -1182,6 +1182,7 @@ const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
 class Context implements AttemptContext {
   attempt = 1;
   #n: BackendPolicy;
+  /** The session's id; -1 while a lean first try has none (its key, if read, is minted here and given to the session). */
   #id: number;
   #key: string | undefined;
   constructor(n: BackendPolicy, id: number, key: string | undefined, public signal: AbortSignal | undefined) {
@@ -1190,12 +1191,19 @@ class Context implements AttemptContext {
     this.#key = key;
   }
   get key(): string {
-    if (this.#key === undefined) this.#key = this.#n.key(this.#id);
+    if (this.#key === undefined) this.#key = this.#id < 0 ? N.mintKey(undefined) : this.#n.key(this.#id);
     return this.#key!;
+  }
+  /** @internal The key a lean first try minted (the session it turns into is given it), and then that session's id. */
+  get _mintedKey(): string | undefined {
+    return this.#key;
+  }
+  _bind(id: number): void {
+    this.#id = id;
   }
   /** @internal Reads the key before the session is freed. */
   _settle(): void {
-    if (this.#key === undefined) {
+    if (this.#key === undefined && this.#id >= 0) {
       try {
         this.#key = this.#n.key(this.#id);
       } catch {
@@ -1204,6 +1212,32 @@ class Context implements AttemptContext {
     }
   }
 }
+
+/**
+ * A lean first try (`execute` of a policy without a breaker, budget, timeout or deadline): no session
+ * until it fails or anything else draws from the policy's generator (`RetryPolicy._sync`).
+ */
+interface LeanCall {
+  t0: number;
+  ctx: Context;
+  idempotent: boolean | undefined;
+  keySent: boolean | undefined;
+  method: string | undefined;
+  /** The session it turned into; -1 while it has none. */
+  id: number;
+}
+
+/** The core's `now` in ns (`limits::time_from_host_f64`: round half to even), or -1 when it refuses the time. */
+function nowNs(ms: number): number {
+  const x = ms * 1e6;
+  if (!(x >= 0 && x < 2 ** 64)) return -1;
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** Settled at the latest when this many lean successes or nanoseconds are owed (sums stay exact doubles). */
+const LEAN_MAX = 2 ** 20;
+const LEAN_MAX_NS = 2 ** 52;
 
 function signalOption(v: unknown): AbortSignal | undefined {
   if (v === undefined || v === null) return undefined;
@@ -1291,6 +1325,13 @@ export class RetryPolicy extends G.PolicyMembers {
   #hasTimeouts: boolean;
   /** Whether a rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
+  /** Whether `execute` may make a first try without a session: no breaker, budget, timeout or deadline. */
+  #lean = false;
+  /** Lean first-try successes not yet settled with the core, and their durations in all (ns). */
+  #owed = 0;
+  #owedNs = 0;
+  /** The lean call in flight that has drawn nothing yet: at most one (anything else that draws turns it into a session first). */
+  #open: LeanCall | null = null;
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
@@ -1302,6 +1343,7 @@ export class RetryPolicy extends G.PolicyMembers {
       this.#n = native;
       this.#hasTimeouts = this.#n.hasTimeouts();
       this.#needsMessage = this.#n.needsMessage();
+      this.#lean = !this.#hasTimeouts && native.breaker() === null && native.budgetCount() === 0;
       return;
     }
     const o: Record<string, unknown> = { ...optionsObject(options, 'RetryPolicy') };
@@ -1339,6 +1381,7 @@ export class RetryPolicy extends G.PolicyMembers {
     this.#n = n;
     this.#hasTimeouts = n.hasTimeouts();
     this.#needsMessage = n.needsMessage();
+    this.#lean = !this.#hasTimeouts && n.breaker() === null && n.budgetCount() === 0;
     for (const h of HOOKS) if (hooks[h] !== undefined) this.#setHook(h, hooks[h]);
   }
 
@@ -1361,7 +1404,7 @@ export class RetryPolicy extends G.PolicyMembers {
   }
 
   testing(attempts: number, maxDelay = 0): RetryPolicy {
-    const p = new RetryPolicy(wrapped<PolicyOptions>(this.#n.testing(num(attempts, 'attempts'), num(maxDelay, 'maxDelay'))));
+    const p = new RetryPolicy(wrapped<PolicyOptions>(this._native.testing(num(attempts, 'attempts'), num(maxDelay, 'maxDelay'))));
     p.onRetry = this.onRetry;
     p.onGiveUp = this.onGiveUp;
     p.onStateChange = this.onStateChange;
@@ -1388,11 +1431,34 @@ export class RetryPolicy extends G.PolicyMembers {
 
   session(options: SessionOptions = {}): Session {
     const o = readOptions(options, 'session', 'a session', SESSION_OPTIONS);
-    return new Session(this, this.#n, this.#n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
+    const n = this._native;
+    return new Session(this, n, n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
   }
 
-  /** @internal */
+  /** @internal The native policy, once lean calls settled what they owe (every use draws or reads the counters, or may). */
   get _native(): BackendPolicy {
+    return this._sync();
+  }
+
+  /**
+   * @internal Settles what lean first tries owe the core, in the order they drew (SPEC-wide rule: every
+   * call takes one u64 of the policy's generator): the finished ones' draws and counts, then the open
+   * one's session. Called before anything else draws from the generator or reads the counters.
+   */
+  _sync(): BackendPolicy {
+    const open = this.#open;
+    if (this.#owed !== 0) {
+      const owed = this.#owed;
+      const ns = this.#owedNs;
+      this.#owed = 0;
+      this.#owedNs = 0;
+      this.#n.settle(owed, ns);
+    }
+    if (open !== null) {
+      this.#open = null;
+      open.id = this.#n.start(open.t0, open.ctx._mintedKey, open.idempotent, open.keySent, open.method);
+      open.ctx._bind(open.id);
+    }
     return this.#n;
   }
 
@@ -1418,7 +1484,45 @@ export class RetryPolicy extends G.PolicyMembers {
     const wall = clock === null ? undefined : clock.wallNow;
     const pause = clock === null ? sleep : clock.sleep;
     const hooked = this.onStateChange !== null;
-    let id = n.start(now(), key, idempotent, keySent, method);
+    // The first attempt, when a lean call made it and failed (or its end could not be read).
+    let first: { failed: boolean; value: unknown } | null = null;
+    let ctx: Context | undefined;
+    let id: number;
+    const start = this.#lean && key === undefined ? (clock === null ? performance.now() : clock.now()) : -1;
+    const t0 = start === -1 ? -1 : nowNs(start);
+    if (t0 >= 0) {
+      // A lean first try: no session unless it fails or something else draws meanwhile.
+      if (this.#open !== null) this._sync();
+      ctx = new Context(n, -1, undefined, signal);
+      const call: LeanCall = { t0: start, ctx, idempotent, keySent, method, id: -1 };
+      this.#open = call;
+      let failed = false;
+      let value: unknown;
+      try {
+        const r = fn(ctx);
+        value = isThenable(r) ? await (signal !== undefined ? raceAbort(r as Promise<T>, signal) : r) : r;
+        if (value !== null && typeof value === 'object' && isResponse(value) && !value.ok) failed = true;
+      } catch (err) {
+        failed = true;
+        value = err;
+      }
+      // A cancelled call ends as the session's does (below).
+      if (!failed && call.id < 0 && !signal?.aborted) {
+        const t1 = nowNs(clock === null ? performance.now() : clock.now());
+        if (t1 >= 0) {
+          this.#open = null;
+          this.#owed++;
+          this.#owedNs += Math.max(0, t1 - t0);
+          if (this.#owed >= LEAN_MAX || this.#owedNs >= LEAN_MAX_NS) this._sync();
+          return value as T;
+        }
+      }
+      if (call.id < 0) this._sync();
+      id = call.id;
+      first = { failed, value };
+    } else {
+      id = this._sync().start(now(), key, idempotent, keySent, method);
+    }
     if (id < 0) {
       id = -id - 1;
       try {
@@ -1430,7 +1534,7 @@ export class RetryPolicy extends G.PolicyMembers {
         n.free(id);
       }
     }
-    const ctx = new Context(n, id, key, signal);
+    ctx ??= new Context(n, id, key, signal);
     let lastCategory = 'unknown';
     try {
       for (;;) {
@@ -1438,32 +1542,40 @@ export class RetryPolicy extends G.PolicyMembers {
         let failed = false;
         let failure: unknown;
         let attempt: { signal: AbortSignal; done: () => void } | null = null;
-        try {
-          if (this.#hasTimeouts && clock === null) {
-            const g = n.gate(id);
-            if (g.action === 'proceed' && g.timeout !== null) {
-              attempt = attemptSignal(signal, g.timeout);
-              ctx.signal = attempt.signal;
+        if (first !== null) {
+          // The lean first try already ran.
+          failed = first.failed;
+          if (failed) failure = first.value;
+          else result = first.value as T;
+          first = null;
+        } else {
+          try {
+            if (this.#hasTimeouts && clock === null) {
+              const g = n.gate(id);
+              if (g.action === 'proceed' && g.timeout !== null) {
+                attempt = attemptSignal(signal, g.timeout);
+                ctx.signal = attempt.signal;
+              }
             }
-          }
-          const r = fn(ctx);
-          if (isThenable(r)) {
-            const s = ctx.signal;
-            result = (s !== undefined ? await raceAbort(r as Promise<T>, s) : await r) as T;
-          } else {
-            result = r;
-          }
-          if (result !== null && typeof result === 'object' && isResponse(result) && !result.ok) {
+            const r = fn(ctx);
+            if (isThenable(r)) {
+              const s = ctx.signal;
+              result = (s !== undefined ? await raceAbort(r as Promise<T>, s) : await r) as T;
+            } else {
+              result = r;
+            }
+            if (result !== null && typeof result === 'object' && isResponse(result) && !result.ok) {
+              failed = true;
+              failure = result;
+            }
+          } catch (err) {
             failed = true;
-            failure = result;
-          }
-        } catch (err) {
-          failed = true;
-          failure = err;
-        } finally {
-          if (attempt !== null) {
-            attempt.done();
-            ctx.signal = signal;
+            failure = err;
+          } finally {
+            if (attempt !== null) {
+              attempt.done();
+              ctx.signal = signal;
+            }
           }
         }
         if (signal?.aborted) {

@@ -213,6 +213,11 @@ export interface BackendPolicy {
    * first attempt was rejected (see `gate`).
    */
   start(now: number, key?: string, idempotent?: boolean, keySent?: boolean, method?: string): number;
+  /**
+   * Accounts for `n` first-try successes `execute` ran without a session, `durationNs` in all
+   * (`RetryPolicy::settle_first_tries`): settled before anything draws or reads the counters.
+   */
+  settle(n: number, durationNs: number): void;
   /** Records a success and frees the session in one call (the `execute` fast path). */
   finish(id: number, now: number): void;
   /** Gates the next attempt: returns the attempt number, or 0 when rejected (see `gate`). */

@@ -507,7 +507,7 @@ impl PolicyConfig {
 #[derive(Debug)]
 pub(crate) struct PolicyInner {
     pub(crate) config: PolicyConfig,
-    rng: Mutex<Xoshiro256pp>,
+    pub(crate) rng: Mutex<Xoshiro256pp>,
     pub(crate) breaker: Option<SharedBreaker>,
     pub(crate) budgets: Vec<SharedBudget>,
     pub(crate) counters: Counters,
