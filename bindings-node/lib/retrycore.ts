@@ -1441,9 +1441,9 @@ export class RetryPolicy extends G.PolicyMembers {
   }
 
   /**
-   * @internal Settles what lean first tries owe the core, in the order they drew (SPEC-wide rule: every
-   * call takes one u64 of the policy's generator): the finished ones' draws and counts, then the open
-   * one's session. Called before anything else draws from the generator or reads the counters.
+   * @internal Settles what lean first tries owe the core, in the order they started (every call takes one
+   * u64 of the policy's generator: docs/backoff.md, Determinism): the finished ones' draws and counts, then
+   * the open one's session. Called before anything else draws from the generator or reads the counters.
    */
   _sync(): BackendPolicy {
     const open = this.#open;
