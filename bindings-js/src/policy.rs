@@ -12,7 +12,7 @@
 use crate::error::{Error, Result};
 use crate::failure::{FailureArgs, StrList};
 use crate::host::{count, draw, ms, ms_of, now_ns, ns, u64_arg, Host};
-use crate::verdict::{classify_json, StatusCache};
+use crate::verdict::{classify_packed, StatusCache};
 use crate::{transition_json, Breaker, Budget};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
@@ -271,9 +271,10 @@ impl<H: Host> Policy<H> {
     }
 
     /// Classifies a failure with this policy's rules and, for a failure that
-    /// does not say, its `idempotent` (as the policy's sessions do).
-    pub fn classify<L: StrList>(&self, failure: FailureArgs<L>) -> Result<Value> {
-        Ok(classify_json(|f| self.p.config().classify(f), &failure.read()?))
+    /// does not say, its `idempotent` (as the policy's sessions do); packed
+    /// (see `verdict::pack_all`).
+    pub fn classify<L: StrList>(&self, failure: FailureArgs<L>) -> Result<u32> {
+        Ok(classify_packed(|f| self.p.config().classify(f), &failure.read()?))
     }
 
     /// Returns true when the policy's classification rules or its breaker's

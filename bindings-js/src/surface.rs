@@ -75,8 +75,10 @@ fn unreadable(typeName: str, message: str) -> string = failure::unreadable
 
 /// Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/).
 fn classifyStatus(status: f64, flags: f64) -> hot u32 = verdict::classify_status
-/// Classifies a failure with the built-in tables.
-fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json<Verdict> = verdict::classify
+/// Classifies a failure with the built-in tables, packed (`verdict::pack_all`; see `serverDelay`).
+fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try u32 = verdict::classify
+/// Returns the server delay (ms) of the verdict `classify` packed last (NaN: none).
+fn serverDelay() -> f64 = verdict::server_delay
 
 /// The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64.
 class NativeRng = Rng
@@ -244,8 +246,8 @@ class NativePolicy = Policy<H>
   ref shareBudget(index: f64, budget: NativeBudget) -> try Self
   /// Classifies a status with this policy's rules (packed; see `classify_status`).
   mut classifyStatus(status: f64, flags: f64) -> hot u32
-  /// Classifies a failure with this policy's rules.
-  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json<Verdict>
+  /// Classifies a failure with this policy's rules, packed (`verdict::pack_all`; see `serverDelay`).
+  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try u32
   /// Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent).
   ref needsMessage() -> bool
   /// Returns true when the policy has an attempt timeout or a deadline.

@@ -793,9 +793,11 @@ function callHook<A>(h: (arg: A) => void, self: unknown, arg: A): void {
 
 // ---------------------------------------------------------------- classification
 
-/** Unpacks `bindings-js/src/verdict.rs`'s `pack`, with the core's category width. */
+/** Unpacks `bindings-js/src/verdict.rs`'s `pack_all`, with the core's category width (one frozen object per packing). */
 function unpackVerdict(p: number): Verdict {
   const B = CATEGORY_BITS;
+  const delayed = 1 << (B + 8);
+  if ((p & delayed) !== 0) return Object.freeze({ ...unpackVerdict(p & ~delayed), serverDelay: N.serverDelay() });
   let v = VERDICTS[p];
   if (v === undefined) {
     v = Object.freeze({
@@ -805,8 +807,8 @@ function unpackVerdict(p: number): Verdict {
       retryable: ((p >> (B + 3)) & 1) !== 0,
       serverDeclined: ((p >> (B + 4)) & 1) !== 0,
       serverDelay: null,
-      shouldRetry: null,
-      refused: false,
+      shouldRetry: [null, false, true][(p >> (B + 5)) & 3] ?? null,
+      refused: ((p >> (B + 7)) & 1) !== 0,
     });
     VERDICTS[p] = v;
   }
@@ -828,7 +830,7 @@ function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: u
   if (opts !== undefined) checkKeys(opts as Record<string, unknown>, CONTEXT_KEYS, 'classify');
   const a = failureArgs(typeof x === 'number' ? { status: x } : x, opts, false, message);
   // classify takes no elapsed.
-  return Object.freeze(G.classify(target, a));
+  return unpackVerdict(G.classify(target, a));
 }
 
 export function classify(failure: number | unknown, options?: FailureContext): Verdict {
