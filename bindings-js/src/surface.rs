@@ -271,6 +271,10 @@ class NativePolicy = Policy<H>
   mut fail(id: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, elapsedMs: f64?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?}) -> hot f64
   /// Returns the last decision of a session.
   mut decision(id: f64) -> try json<BackendDecision>
+  /// Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`).
+  mut retried(id: f64) -> hot f64
+  /// Returns the backoff, or the server delay (NaN: none), of a session's last decision, a retry.
+  mut retryDelay(id: f64, server: bool) -> hot f64
   /// Records a success and finishes the session.
   mut succeed(id: f64, now: f64, elapsedMs: f64?) -> hot ()
   /// Ends a session as cancelled.

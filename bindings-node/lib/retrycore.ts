@@ -3,7 +3,7 @@
 
 // ---------------------------------------------------------------- backend
 
-import type { Backend, BackendEnding, BackendGiveUp, BackendInfo, BackendReject, BackendRetry } from './backend';
+import type { Backend, BackendDecision, BackendEnding, BackendGate, BackendGiveUp, BackendInfo, BackendReject, BackendRetry } from './backend';
 import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from './surface';
 import type {
   Category, Profile, Failure, HeadersLike, Verdict, FailureContext, ServerAdvice, Finding, Transition, BreakerMetrics, BreakArguments, BreakerOptions,
@@ -1141,8 +1141,7 @@ export class Session {
   }
 
   beforeAttempt(now?: number): Gate {
-    this.#n.before(this.#id, timeArg(now));
-    const g = this.#n.gate(this.#id);
+    const g = this.#policy._gate(this.#n, this.#id, this.#n.before(this.#id, timeArg(now)));
     this.#settle(g.action === 'reject');
     return g;
   }
@@ -1150,8 +1149,7 @@ export class Session {
   onFailure(failure: unknown, now?: number): Decision {
     const t = timeArg(now);
     const a = failureArgs(failure, undefined, false, this.#policy._needsMessage);
-    G.policyFail(this.#n, this.#id, t, a);
-    const d = this.#n.decision(this.#id);
+    const d = this.#policy._decision(this.#n, this.#id, G.policyFail(this.#n, this.#id, t, a));
     this.#settle(d.action === 'give_up');
     return d;
   }
@@ -1464,6 +1462,46 @@ export class RetryPolicy extends G.PolicyMembers {
     return this.#n;
   }
 
+  /** @internal The gate `before` answered with `attempt`: a proceed is written here when the policy has no timeouts (so none to read), anything else is the core's JSON. */
+  _gate(n: BackendPolicy, id: number, attempt: number): BackendGate {
+    if (attempt === 0 || this.#hasTimeouts || this.#max < 0) {
+      const g = n.gate(id);
+      this.#max = g.maxAttempts;
+      return g;
+    }
+    return { action: 'proceed', attempt, maxAttempts: this.#max, timeout: null };
+  }
+
+  /** @internal The decision `fail` answered with `delay`: a retry is unpacked from `retried` (bindings-js/src/policy.rs), anything else is the core's JSON. */
+  _decision(n: BackendPolicy, id: number, delay: number): BackendDecision {
+    const p = delay < 0 || this.#max < 0 ? -1 : n.retried(id);
+    if (p < 0) {
+      const d = n.decision(id);
+      this.#max = d.maxAttempts;
+      return d;
+    }
+    const low = 2 ** (CATEGORY_BITS + 2);
+    const flags = p % low;
+    const numbers = (p - flags) / low;
+    const retry = numbers % 16384;
+    // The keys in the order the core's JSON has them.
+    return {
+      action: 'retry',
+      attempt: Math.floor(numbers / 16384) % 16384,
+      backoff: n.retryDelay(id, false),
+      capped: ((flags >> CATEGORY_BITS) & 1) !== 0,
+      category: CORE_CATEGORIES[flags & ((1 << CATEGORY_BITS) - 1)],
+      delay,
+      maxAttempts: this.#max,
+      onRetry: { attempt: Math.floor(numbers / 2 ** 28), retry },
+      retry,
+      serverDelay: ((flags >> (CATEGORY_BITS + 1)) & 1) !== 0 ? n.retryDelay(id, true) : null,
+    };
+  }
+
+  /** The policy's `max_attempts`, as the core's first JSON gate or decision said it (-1: none read yet). */
+  #max = -1;
+
   /** @internal Whether the policy's rules match messages (an error's message is sent only then). */
   get _needsMessage(): boolean {
     return this.#needsMessage;
@@ -1608,7 +1646,7 @@ export class RetryPolicy extends G.PolicyMembers {
           delay = G.policyFail(n, id, t, namesOnlyArgs(failure, ctxOpts));
         }
         if (hooked) this._afterStep(n, id);
-        const decided = n.decision(id);
+        const decided = this._decision(n, id, delay);
         lastCategory = decided.category;
         if (delay < 0) {
           const d = decided as BackendGiveUp;

@@ -230,6 +230,10 @@ export interface BackendPolicy {
   fail(id: number, now: number, status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], elapsedMs?: number, wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean): number;
   /** Returns the last decision of a session. */
   decision(id: number): BackendDecision;
+  /** Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`). */
+  retried(id: number): number;
+  /** Returns the backoff, or the server delay (NaN: none), of a session's last decision, a retry. */
+  retryDelay(id: number, server: boolean): number;
   /** Records a success and finishes the session. */
   succeed(id: number, now: number, elapsedMs?: number): void;
   /** Ends a session as cancelled. */
