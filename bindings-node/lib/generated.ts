@@ -50,7 +50,7 @@ export function classify(n: Pick<BackendSurface, 'classify'>, g: FailureArgs): n
 }
 
 /** `NativeBreaker.recordFailure` with its group given as one object. */
-export function breakerRecordFailure(n: Pick<BackendBreaker, 'recordFailure'>, permit: number, duration: number, now: number, g: FailureArgs): string {
+export function breakerRecordFailure(n: Pick<BackendBreaker, 'recordFailure'>, permit: number, duration: number, now: number, g: FailureArgs): number {
   return n.recordFailure(permit, duration, now, g.status, g.grpc, g.names, g.headers, g.message, g.retryableThrottling, g.shouldRetry);
 }
 

@@ -404,55 +404,56 @@ function camelPath(field: string): string {
  * are dotted paths, or JSON pointers in `pointer` mode (canonical JSON,
  * fingerprints), where a non-finite number is `invalid_number`.
  */
-function jsonValue(value: unknown, mode: 'json' | 'options' | 'pointer', path: string, depth: number, ancestors: Set<object>, nonFiniteCode: string): unknown {
+function jsonValue(value: unknown, mode: JsonMode, at: Array<string | number>, ancestors: Set<object>, nonFiniteCode: string): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw coreError(nonFiniteCode, path, `number ${value} is not finite`);
+      if (!Number.isFinite(value)) throw coreError(nonFiniteCode, pathText(at, mode), `number ${value} is not finite`);
       // A seed is a decimal string in documents; typed options also take a safe integer.
-      if (mode === 'options' && /(^|\.)seed$/.test(path)) return u64Text(value, path);
+      if (mode === 'options' && /(^|\.)seed$/.test(pathText(at, mode))) return u64Text(value, pathText(at, mode));
       return value;
     case 'bigint':
-      if (mode === 'options' && /(^|\.)seed$/.test(path)) return u64Text(value, path);
-      throw coreError('invalid_type', path, 'a BigInt is not JSON');
+      if (mode === 'options' && /(^|\.)seed$/.test(pathText(at, mode))) return u64Text(value, pathText(at, mode));
+      throw coreError('invalid_type', pathText(at, mode), 'a BigInt is not JSON');
     case 'object':
       break;
     default:
-      throw coreError('invalid_type', path, `${describe(value)} is not JSON`);
+      throw coreError('invalid_type', pathText(at, mode), `${describe(value)} is not JSON`);
   }
   // null stays null: the core's typed readers refuse it in options (`invalid_type`), as in Python.
   if (value === null) return null;
-  const pointer = mode === 'pointer';
-  const here = pointer ? path || '/' : path;
-  if (depth >= LIMITS.max_depth) throw coreError('too_deep', here, `nesting deeper than ${LIMITS.max_depth}`);
-  if (ancestors.has(value)) throw coreError('invalid_type', here, 'a cyclic structure is not JSON');
+  const here = () => (mode === 'pointer' && at.length === 0 ? '/' : pathText(at, mode));
+  if (at.length >= LIMITS.max_depth) throw coreError('too_deep', here(), `nesting deeper than ${LIMITS.max_depth}`);
+  if (ancestors.has(value)) throw coreError('invalid_type', here(), 'a cyclic structure is not JSON');
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
       const len = value.length;
-      checkLength(len, here);
+      checkLength(len, here());
       const out: unknown[] = new Array(len);
       for (let i = 0; i < len; i++) {
-        out[i] = jsonValue(value[i], mode, pointer ? `${path}/${i}` : `${path}[${i}]`, depth + 1, ancestors, nonFiniteCode);
+        at.push(i);
+        out[i] = jsonValue(value[i], mode, at, ancestors, nonFiniteCode);
+        at.pop();
       }
       return out;
     }
-    if (!isPlainObject(value)) throw coreError('invalid_type', here, `${describe(value)} is not a plain object`);
+    if (!isPlainObject(value)) throw coreError('invalid_type', here(), `${describe(value)} is not a plain object`);
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
-    checkLength(keys.length, here);
+    checkLength(keys.length, here());
     for (const k of keys) {
       let key = k;
+      at.push(k);
       if (mode === 'options') {
-        if (k.includes('_')) throw coreError('unknown_key', path ? `${path}.${k}` : k, 'options are camelCase (the document key in camelCase)');
+        if (k.includes('_')) throw coreError('unknown_key', pathText(at, mode), 'options are camelCase (the document key in camelCase)');
         key = camelToSnake(k);
       }
       const v = (value as Record<string, unknown>)[k];
-      if (v === undefined && mode === 'options') continue;
-      const field = pointer ? `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` : path ? `${path}.${k}` : k;
-      out[key] = jsonValue(v, mode, field, depth + 1, ancestors, nonFiniteCode);
+      if (v !== undefined || mode !== 'options') out[key] = jsonValue(v, mode, at, ancestors, nonFiniteCode);
+      at.pop();
     }
     return out;
   } finally {
@@ -460,9 +461,19 @@ function jsonValue(value: unknown, mode: 'json' | 'options' | 'pointer', path: s
   }
 }
 
-/** A value checked and copied by `jsonValue`, as JSON text; what the caller's getters throw is `invalid_type`. */
-function jsonOf(value: unknown, mode: 'json' | 'options' | 'pointer', nonFiniteCode: string): string {
-  return JSON.stringify(reading('', () => jsonValue(value, mode, '', 0, new Set(), nonFiniteCode)));
+type JsonMode = 'json' | 'options' | 'pointer';
+
+/** The field of the value at `at` (keys and indices from the root): a dotted path, or a JSON pointer in `pointer` mode. Written only for an error. */
+function pathText(at: Array<string | number>, mode: JsonMode): string {
+  let out = '';
+  for (const s of at) {
+    if (mode === 'pointer') out += `/${typeof s === 'number' ? s : s.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    else out += typeof s === 'number' ? `[${s}]` : out ? `.${s}` : s;
+  }
+  return out;
+}
+function jsonOf(value: unknown, mode: JsonMode, nonFiniteCode: string): string {
+  return JSON.stringify(reading('', () => jsonValue(value, mode, [], new Set(), nonFiniteCode)));
 }
 
 function documentText(doc: unknown, what: string): string {
@@ -955,7 +966,7 @@ export class CircuitBreaker extends G.BreakerMembers {
 
   async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', 'must be a function');
-    const { signal } = readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption });
+    const signal = options === undefined ? undefined : readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption }).signal;
     if (signal?.aborted) throw abortReason(signal);
     const start = performance.now();
     const permit = this.#n.tryAcquire(start);

@@ -95,9 +95,9 @@ export interface BackendBreaker {
   record(permit: number, outcome: number, duration: number, now: number): boolean;
   /**
    * Records a failure described like a classification input; the
-   * breaker's counting rules decide how it counts. Returns the count used.
+   * breaker's counting rules decide how it counts. Returns the outcome counted (0 success, 1 failure, 2 ignored).
    */
-  recordFailure(permit: number, duration: number, now: number, status?: number, grpc?: string, names?: string[], headers?: string[], message?: string, retryableThrottling?: boolean, shouldRetry?: boolean): string;
+  recordFailure(permit: number, duration: number, now: number, status?: number, grpc?: string, names?: string[], headers?: string[], message?: string, retryableThrottling?: boolean, shouldRetry?: boolean): number;
   /** Gives a permit back without an outcome. */
   release(permit: number, now: number): boolean;
   /** Returns the state code. */
