@@ -257,10 +257,13 @@ function items(v: unknown, field: string, what: string): unknown[] {
 /** Lone surrogates have no UTF-8 form: refused, never turned into U+FFFD on the way to the core. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+function isWellFormed(s: string): boolean {
+  const f = (s as { isWellFormed?: () => boolean }).isWellFormed;
+  return typeof f === 'function' ? f.call(s) : !LONE_SURROGATE.test(s);
+}
+
 function wellFormed(s: string, field: string): string {
-  const isWellFormed = (s as { isWellFormed?: () => boolean }).isWellFormed;
-  const ok = typeof isWellFormed === 'function' ? isWellFormed.call(s) : !LONE_SURROGATE.test(s);
-  if (!ok) throw coreError('invalid_string', field, 'contains a lone surrogate, which has no UTF-8 form');
+  if (!isWellFormed(s)) throw coreError('invalid_string', field, 'contains a lone surrogate, which has no UTF-8 form');
   return s;
 }
 
@@ -367,13 +370,18 @@ function readOptions<S extends Record<string, Reader>>(v: unknown, what: string,
   return out as { [K in keyof S]: ReturnType<S[K]> };
 }
 
+// An item's field (`names[1]`) is written only when the item is refused.
 function nums(v: unknown, field: string): number[] {
-  return items(v, field, 'numbers').map((d, i) => num(d, `${field}[${i}]`));
+  const xs = items(v, field, 'numbers');
+  for (let i = 0; i < xs.length; i++) if (typeof xs[i] !== 'number') num(xs[i], `${field}[${i}]`);
+  return xs as number[];
 }
 
 /** A list of strings, each checked; `what` names the items in the error. */
 function strs(v: unknown, field: string, what = 'strings'): string[] {
-  return items(v, field, what).map((x, i) => str(x, `${field}[${i}]`));
+  const xs = items(v, field, what);
+  for (let i = 0; i < xs.length; i++) if (typeof xs[i] !== 'string' || !isWellFormed(xs[i] as string)) str(xs[i], `${field}[${i}]`);
+  return xs as string[];
 }
 
 /** A reader of an optional list (absent: `undefined`; `null` is refused by `items`). */
@@ -550,15 +558,18 @@ function causeHoldsNetworkCode(e: ErrorFields | null | undefined): boolean {
 
 export function errorNames(err: unknown): string[] {
   const out: string[] = [];
-  const seen = new Set<unknown>();
+  // The errors walked (a chain is short: at most max_chain), and where the current one's names start in `out`.
+  const seen: unknown[] = [];
+  let mine = 0;
   let fetchNetwork = false;
   let e: unknown = err;
   for (let depth = 0; e != null && depth < LIMITS.max_chain; depth++) {
     if (typeof e !== 'object' && typeof e !== 'function') {
       break;
     }
-    if (seen.has(e)) break;
-    seen.add(e);
+    if (seen.includes(e)) break;
+    seen.push(e);
+    mine = out.length;
     try {
       walkOne(e as ErrorFields);
     } catch {
@@ -573,15 +584,14 @@ export function errorNames(err: unknown): string[] {
   if (fetchNetwork) out.push(MARKERS.fetch_network);
   return out;
 
+  // Each name once per error (a subclass without its own `name` says `Error` twice).
+  function push(s: unknown): void {
+    if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.max_name_bytes && out.length < LIMITS.max_error_names && out.indexOf(s, mine) < 0) {
+      out.push(s);
+    }
+  }
+
   function walkOne(e: ErrorFields): void {
-    // Each name once per error (a subclass without its own `name` says `Error` twice).
-    const mine = new Set<string>();
-    const push = (s: unknown) => {
-      if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.max_name_bytes && out.length < LIMITS.max_error_names && !mine.has(s)) {
-        mine.add(s);
-        out.push(s);
-      }
-    };
     if (e instanceof RetryError) {
       // Only an exhausted give-up is marked (docs/sessions.md); a RetryError for a
       // failure nothing would retry is transparent: its cause decides.
@@ -739,7 +749,7 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const f = describeWith(x, thrown, message);
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
-  const names = optList(strs)(f.errorNames, 'errorNames');
+  const names = f.errorNames === undefined ? undefined : strs(f.errorNames, 'errorNames');
   const method = optStr(f.method ?? opts?.method, 'method');
   const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
   const keySent = optBool(f.idempotencyKeySent ?? opts?.idempotencyKeySent, 'idempotencyKeySent');
