@@ -696,7 +696,12 @@ function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
     const e = x as ErrorFields;
     try {
       const resp = e.response as ErrorFields | null | undefined;
-      const status = [e.status, e.statusCode, resp?.status, resp?.statusCode].find((s): s is number => Number.isInteger(s) && (s as number) >= SEEN_STATUS[0] && (s as number) <= SEEN_STATUS[1]);
+      // All four read first (in this order), then the first that is a status.
+      const s1 = e.status;
+      const s2 = e.statusCode;
+      const s3 = resp?.status;
+      const s4 = resp?.statusCode;
+      const status = isStatus(s1) ? s1 : isStatus(s2) ? s2 : isStatus(s3) ? s3 : isStatus(s4) ? s4 : undefined;
       if (status !== undefined) f.status = status;
       const h = resp?.headers ?? (isResponse(e) ? e.headers : undefined);
       if (h != null) f.headers = pairsOf(headerPairs(h));
@@ -712,6 +717,11 @@ function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
     }
   }
   return f;
+}
+
+/** A number a thrown error's status field may hold: an integer in the core's `seen_status` range. */
+function isStatus(s: unknown): s is number {
+  return Number.isInteger(s) && (s as number) >= SEEN_STATUS[0] && (s as number) <= SEEN_STATUS[1];
 }
 
 function safeHas(o: object, a: string, b: string): boolean {
