@@ -1207,7 +1207,8 @@ export class Session {
 }
 
 const EXECUTE_OPTIONS = { signal: signalOption, idempotent: optBool, idempotencyKeySent: optBool, method: optStr, key: optStr } satisfies Spec<ExecuteOptions>;
-const NO_EXECUTE_OPTIONS: { [K in keyof typeof EXECUTE_OPTIONS]?: undefined } = {};
+/** No options: each `undefined` (a destructuring of an empty object would look each up on its prototypes). */
+const NO_EXECUTE_OPTIONS = Object.freeze({ signal: undefined, key: undefined, idempotent: undefined, idempotencyKeySent: undefined, method: undefined });
 const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
 
 class Context implements AttemptContext {
