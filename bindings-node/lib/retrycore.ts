@@ -1512,7 +1512,7 @@ export class RetryPolicy extends G.PolicyMembers {
       this.#max = d.maxAttempts;
       return d;
     }
-    const low = 2 ** (CATEGORY_BITS + 2);
+    const low = 1 << (CATEGORY_BITS + 2);
     const flags = p % low;
     const numbers = (p - flags) / low;
     const retry = numbers % 16384;
@@ -1525,7 +1525,7 @@ export class RetryPolicy extends G.PolicyMembers {
       category: CORE_CATEGORIES[flags & ((1 << CATEGORY_BITS) - 1)],
       delay,
       maxAttempts: this.#max,
-      onRetry: { attempt: Math.floor(numbers / 2 ** 28), retry },
+      onRetry: { attempt: Math.floor(numbers / 268435456), retry },
       retry,
       serverDelay: ((flags >> (CATEGORY_BITS + 1)) & 1) !== 0 ? n.retryDelay(id, true) : null,
     };
