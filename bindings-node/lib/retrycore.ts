@@ -1267,6 +1267,22 @@ function nowNs(ms: number): number {
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
+/** `now` for the backend's own clock. */
+const HOST_NOW = (): number => -1;
+
+/** What `callCaught` answers when `fn` threw: the thrown value is in `error` until read. */
+const CAUGHT: { error: unknown } = { error: undefined };
+
+/** Calls `fn(ctx)`; what it throws is kept in `CAUGHT.error` and `CAUGHT` answered (no try block in the caller). */
+function callCaught(fn: (ctx: Context) => unknown, ctx: Context): unknown {
+  try {
+    return fn(ctx);
+  } catch (err) {
+    CAUGHT.error = err;
+    return CAUGHT;
+  }
+}
+
 /** Settled at the latest when this many lean successes or nanoseconds are owed (sums stay exact doubles). */
 const LEAN_MAX = 2 ** 20;
 const LEAN_MAX_NS = 2 ** 52;
@@ -1550,16 +1566,12 @@ export class RetryPolicy extends G.PolicyMembers {
     const n = this.#n;
     const { signal, key, idempotent, idempotencyKeySent: keySent, method } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
     if (signal?.aborted) throw abortReason(signal);
-    // An injected clock and sleep (tests, the execute vectors); -1: the backend reads performance.now().
+    // An injected clock and sleep (tests, the execute vectors).
     const clock = this._clock;
-    const now = clock === null ? () => -1 : clock.now;
-    const wall = clock === null ? undefined : clock.wallNow;
-    const pause = clock === null ? sleep : clock.sleep;
-    const hooked = this.onStateChange !== null;
     // The first attempt, when a lean call made it and failed (or its end could not be read).
     let first: { failed: boolean; value: unknown } | null = null;
     let ctx: Context | undefined;
-    let id: number;
+    let id = -1;
     const start = this.#lean && key === undefined ? (clock === null ? performance.now() : clock.now()) : -1;
     const t0 = start === -1 ? -1 : nowNs(start);
     if (t0 >= 0) {
@@ -1568,16 +1580,21 @@ export class RetryPolicy extends G.PolicyMembers {
       ctx = new Context(n, -1, undefined, signal);
       const call: LeanCall = { t0: start, ctx, idempotent, keySent, method, id: -1 };
       this.#open = call;
-      let failed = false;
-      let value: unknown;
-      try {
-        const r = fn(ctx);
-        value = isThenable(r) ? await (signal !== undefined ? raceAbort(r as Promise<T>, signal) : r) : r;
-        if (value !== null && typeof value === 'object' && isResponse(value) && !value.ok) failed = true;
-      } catch (err) {
-        failed = true;
-        value = err;
+      // Called outside a try block, awaited only when it must be: this path is the cost of a first-try success.
+      let value = callCaught(fn, ctx);
+      let failed = value === CAUGHT;
+      if (failed) {
+        value = CAUGHT.error;
+        CAUGHT.error = undefined;
+      } else if (isThenable(value)) {
+        try {
+          value = await (signal !== undefined ? raceAbort(value as Promise<T>, signal) : value);
+        } catch (err) {
+          failed = true;
+          value = err;
+        }
       }
+      if (!failed && value !== null && typeof value === 'object' && isResponse(value) && !value.ok) failed = true;
       // A cancelled call ends as the session's does (below).
       if (!failed && call.id < 0 && !signal?.aborted) {
         const t1 = nowNs(clock === null ? performance.now() : clock.now());
@@ -1592,9 +1609,13 @@ export class RetryPolicy extends G.PolicyMembers {
       if (call.id < 0) this._sync();
       id = call.id;
       first = { failed, value };
-    } else {
-      id = this._sync().start(now(), key, idempotent, keySent, method);
     }
+    // -1: the backend reads performance.now().
+    const now = clock === null ? HOST_NOW : clock.now;
+    const wall = clock === null ? undefined : clock.wallNow;
+    const pause = clock === null ? sleep : clock.sleep;
+    const hooked = this.onStateChange !== null;
+    if (first === null) id = this._sync().start(now(), key, idempotent, keySent, method);
     if (id < 0) {
       id = -id - 1;
       try {
