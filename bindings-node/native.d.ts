@@ -61,8 +61,10 @@ export declare function parseRfc3339(text: string): number
 export declare function unreadable(typeName: string, message: string): string
 /** Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/). */
 export declare function classifyStatus(status: number, flags: number): number
-/** Classifies a failure with the built-in tables. */
-export declare function classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): any
+/** Classifies a failure with the built-in tables, packed (`verdict::pack_all`; see `serverDelay`). */
+export declare function classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): number
+/** Returns the server delay (ms) of the verdict `classify` packed last (NaN: none). */
+export declare function serverDelay(): number
 /** Anchors the monotonic clock to the JS environment's `performance.now()`. */
 export declare function calibrate(performanceNow: number): void
 /** The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64. */
@@ -90,9 +92,9 @@ export declare class NativeBreaker {
   record(permit: number, outcome: number, duration: number, now: number): boolean
   /**
    * Records a failure described like a classification input; the
-   * breaker's counting rules decide how it counts. Returns the count used.
+   * breaker's counting rules decide how it counts. Returns the outcome counted (0 success, 1 failure, 2 ignored).
    */
-  recordFailure(permit: number, duration: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, headers?: Array<string> | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): string
+  recordFailure(permit: number, duration: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, headers?: Array<string> | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): number
   /** Gives a permit back without an outcome. */
   release(permit: number, now: number): boolean
   /** Returns the state code. */
@@ -200,8 +202,8 @@ export declare class NativePolicy {
   shareBudget(index: number, budget: NativeBudget): NativePolicy
   /** Classifies a status with this policy's rules (packed; see `classify_status`). */
   classifyStatus(status: number, flags: number): number
-  /** Classifies a failure with this policy's rules. */
-  classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): any
+  /** Classifies a failure with this policy's rules, packed (`verdict::pack_all`; see `serverDelay`). */
+  classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): number
   /** Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent). */
   needsMessage(): boolean
   /** Returns true when the policy has an attempt timeout or a deadline. */
@@ -214,6 +216,11 @@ export declare class NativePolicy {
    * first attempt was rejected (see `gate`).
    */
   start(now: number, key?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, method?: string | undefined | null): number
+  /**
+   * Accounts for `n` first-try successes `execute` ran without a session, `durationNs` in all
+   * (`RetryPolicy::settle_first_tries`): settled before anything draws or reads the counters.
+   */
+  settle(n: number, durationNs: number): void
   /** Records a success and frees the session in one call (the `execute` fast path). */
   finish(id: number, now: number): void
   /** Gates the next attempt: returns the attempt number, or 0 when rejected (see `gate`). */
@@ -224,6 +231,10 @@ export declare class NativePolicy {
   fail(id: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, elapsedMs?: number | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): number
   /** Returns the last decision of a session. */
   decision(id: number): any
+  /** Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`). */
+  retried(id: number): number
+  /** Returns the backoff, or the server delay (NaN: none), of a session's last decision, a retry. */
+  retryDelay(id: number, server: boolean): number
   /** Records a success and finishes the session. */
   succeed(id: number, now: number, elapsedMs?: number | undefined | null): void
   /** Ends a session as cancelled. */

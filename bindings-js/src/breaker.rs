@@ -136,14 +136,15 @@ impl<H: Host> Breaker<H> {
     }
 
     /// Records a failure described like a classification input; the
-    /// breaker's counting rules decide how it counts. Returns the count used.
+    /// breaker's counting rules decide how it counts. Returns the outcome
+    /// counted (0 success, 1 failure, 2 ignored: no string per call).
     pub fn record_failure<L: StrList>(
         &mut self,
         permit: f64,
         duration: f64,
         now: f64,
         failure: FailureArgs<L>,
-    ) -> Result<&'static str> {
+    ) -> Result<u32> {
         let p = read_permit(permit)?;
         let d = ns(duration, "duration")?;
         let now = now_ns::<H>(now, "now")?;
@@ -157,7 +158,8 @@ impl<H: Host> Breaker<H> {
             (c, b.on_result(p, now, c, d))
         });
         self.note(t);
-        Ok(c.code())
+        // The outcome numbers `record` takes (see `counted`).
+        Ok(c as u32)
     }
 
     /// Gives a permit back without an outcome; returns true on a transition.

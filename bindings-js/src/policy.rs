@@ -12,7 +12,7 @@
 use crate::error::{Error, Result};
 use crate::failure::{FailureArgs, StrList};
 use crate::host::{count, draw, ms, ms_of, now_ns, ns, u64_arg, Host};
-use crate::verdict::{classify_json, StatusCache};
+use crate::verdict::{classify_packed, StatusCache};
 use crate::{transition_json, Breaker, Budget};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
@@ -271,9 +271,10 @@ impl<H: Host> Policy<H> {
     }
 
     /// Classifies a failure with this policy's rules and, for a failure that
-    /// does not say, its `idempotent` (as the policy's sessions do).
-    pub fn classify<L: StrList>(&self, failure: FailureArgs<L>) -> Result<Value> {
-        Ok(classify_json(|f| self.p.config().classify(f), &failure.read()?))
+    /// does not say, its `idempotent` (as the policy's sessions do); packed
+    /// (see `verdict::pack_all`).
+    pub fn classify<L: StrList>(&self, failure: FailureArgs<L>) -> Result<u32> {
+        Ok(classify_packed(|f| self.p.config().classify(f), &failure.read()?))
     }
 
     /// Returns true when the policy's classification rules or its breaker's
@@ -354,6 +355,15 @@ impl<H: Host> Policy<H> {
         Ok(if attempt? == 0.0 { -id - 1.0 } else { id })
     }
 
+    /// Accounts for `n` first-try successes `execute` ran without a session,
+    /// `duration_ns` in all (see `RetryPolicy::settle_first_tries`).
+    pub fn settle(&self, n: f64, duration_ns: f64) -> Result<()> {
+        let n = count(n, u64::MAX, "n")?;
+        let d = count(duration_ns, u64::MAX, "durationNs")?;
+        self.p.settle_first_tries(n, d);
+        Ok(())
+    }
+
     /// Records a success and frees the session in one call (the `execute` fast path).
     pub fn finish(&mut self, id: f64, now: f64) -> Result<()> {
         let r = self.succeed(id, now, None);
@@ -394,6 +404,46 @@ impl<H: Host> Policy<H> {
     pub fn decision(&mut self, id: f64) -> Result<Value> {
         let (session, _, decision) = self.slot(id)?;
         Ok(decision.as_ref().map_or(Value::Null, |d| decision_json(d, session)))
+    }
+
+    /// The last decision of a session when it is a retry, packed for the JS
+    /// layer to write without JSON, with `B` = `CATEGORY_BITS`: category |
+    /// capped << B | has a server delay << B+1 | retry << B+2 | attempt <<
+    /// B+16 | the on_retry hook's attempt << B+30 (`surface::after_decision`),
+    /// each number below 2^14; -1 for a give-up, no decision or a number past
+    /// that (then read `decision`). Its backoff and server delay: [`Self::retry_delay`].
+    #[inline]
+    pub fn retried(&mut self, id: f64) -> Result<f64> {
+        const B: u32 = retrycore::classify::CATEGORY_BITS;
+        let (session, _, decision) = self.slot(id)?;
+        let Some(d @ Decision::Retry { retry, attempt, server_delay, capped, category, .. }) = decision.as_ref() else {
+            return Ok(-1.0);
+        };
+        let Observed::Retry(hook) = surface::after_decision(session, d) else { return Ok(-1.0) };
+        let numbers = [*retry, *attempt, hook.attempt];
+        if numbers.iter().any(|n| *n >= 1 << 14) {
+            return Ok(-1.0);
+        }
+        let mut packed =
+            f64::from(category.index() | u32::from(*capped) << B | u32::from(server_delay.is_some()) << (B + 1));
+        let mut scale = f64::from(1u32 << (B + 2));
+        for n in numbers {
+            packed += f64::from(n) * scale;
+            scale *= 16384.0;
+        }
+        Ok(packed)
+    }
+
+    /// The backoff (`server` false) or the server delay (ms; NaN: none) of a
+    /// session's last decision, a retry (see [`Self::retried`]).
+    #[inline]
+    pub fn retry_delay(&mut self, id: f64, server: bool) -> Result<f64> {
+        let (_, _, decision) = self.slot(id)?;
+        Ok(match decision {
+            Some(Decision::Retry { server_delay, .. }) if server => server_delay.map_or(f64::NAN, ms_of),
+            Some(Decision::Retry { backoff, .. }) => ms_of(*backoff),
+            _ => f64::NAN,
+        })
     }
 
     /// Records a success and finishes the session.

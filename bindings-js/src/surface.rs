@@ -75,8 +75,10 @@ fn unreadable(typeName: str, message: str) -> string = failure::unreadable
 
 /// Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/).
 fn classifyStatus(status: f64, flags: f64) -> hot u32 = verdict::classify_status
-/// Classifies a failure with the built-in tables.
-fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json<Verdict> = verdict::classify
+/// Classifies a failure with the built-in tables, packed (`verdict::pack_all`; see `serverDelay`).
+fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try u32 = verdict::classify
+/// Returns the server delay (ms) of the verdict `classify` packed last (NaN: none).
+fn serverDelay() -> f64 = verdict::server_delay
 
 /// The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64.
 class NativeRng = Rng
@@ -106,8 +108,8 @@ class NativeBreaker = Breaker<H>
   /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
   mut record(permit: f64, outcome: f64, duration: f64, now: f64) -> hot bool
   /// Records a failure described like a classification input; the
-  /// breaker's counting rules decide how it counts. Returns the count used.
-  mut recordFailure(permit: f64, duration: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, headers: strs?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; method, idempotent, keySent, elapsedMs, wallNowMs}) -> try static
+  /// breaker's counting rules decide how it counts. Returns the outcome counted (0 success, 1 failure, 2 ignored).
+  mut recordFailure(permit: f64, duration: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, headers: strs?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; method, idempotent, keySent, elapsedMs, wallNowMs}) -> try u32
   /// Gives a permit back without an outcome.
   mut release(permit: f64, now: f64) -> hot bool
   /// Returns the state code.
@@ -244,8 +246,8 @@ class NativePolicy = Policy<H>
   ref shareBudget(index: f64, budget: NativeBudget) -> try Self
   /// Classifies a status with this policy's rules (packed; see `classify_status`).
   mut classifyStatus(status: f64, flags: f64) -> hot u32
-  /// Classifies a failure with this policy's rules.
-  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try json<Verdict>
+  /// Classifies a failure with this policy's rules, packed (`verdict::pack_all`; see `serverDelay`).
+  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; elapsedMs}) -> try u32
   /// Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent).
   ref needsMessage() -> bool
   /// Returns true when the policy has an attempt timeout or a deadline.
@@ -256,6 +258,9 @@ class NativePolicy = Policy<H>
   /// `execute` fast path): the id when it may proceed, `-id - 1` when the
   /// first attempt was rejected (see `gate`).
   mut start(now: f64, key: string?, idempotent: bool?, keySent: bool?, method: string?) -> hot f64
+  /// Accounts for `n` first-try successes `execute` ran without a session, `durationNs` in all
+  /// (`RetryPolicy::settle_first_tries`): settled before anything draws or reads the counters.
+  ref settle(n: f64, durationNs: f64) -> try ()
   /// Records a success and frees the session in one call (the `execute` fast path).
   mut finish(id: f64, now: f64) -> hot ()
   /// Gates the next attempt: returns the attempt number, or 0 when rejected (see `gate`).
@@ -266,6 +271,10 @@ class NativePolicy = Policy<H>
   mut fail(id: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, elapsedMs: f64?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?}) -> hot f64
   /// Returns the last decision of a session.
   mut decision(id: f64) -> try json<BackendDecision>
+  /// Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`).
+  mut retried(id: f64) -> hot f64
+  /// Returns the backoff, or the server delay (NaN: none), of a session's last decision, a retry.
+  mut retryDelay(id: f64, server: bool) -> hot f64
   /// Records a success and finishes the session.
   mut succeed(id: f64, now: f64, elapsedMs: f64?) -> hot ()
   /// Ends a session as cancelled.

@@ -1,38 +1,47 @@
-//! Classification verdicts: as JSON, and packed into one number for the hot
-//! path (`classifyStatus`), memoized per classifier.
+//! Classification verdicts packed into one number (`classify`, and
+//! `classifyStatus` memoized per classifier): the JS layer unpacks them with
+//! the core's tables it already holds, so no object is built per call.
 
 use crate::error::Result;
 use crate::failure::{FailureArgs, StrList};
 use crate::host::ms;
 use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS, MAX_STATUS};
-use serde_json::{json, Value};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU16, Ordering};
 
-/// Writes a verdict as the surface returns it.
-pub fn verdict_json(v: &Verdict, refused: bool) -> Value {
-    json!({
-        "category": v.category.code(),
-        "retry": v.retry.code(),
-        "safe": v.safe,
-        "retryable": v.retryable,
-        "serverDeclined": v.server_declined,
-        "serverDelay": v.advice.delay_ns().map(ms),
-        "shouldRetry": v.advice.should_retry,
-        "refused": refused,
-    })
+thread_local! {
+    /// The server delay (ms) of the last verdict [`pack_all`] packed on this
+    /// thread (one JS environment); NaN when it had none.
+    static SERVER_DELAY: Cell<f64> = const { Cell::new(f64::NAN) };
+}
+
+/// Packs a whole verdict: [`pack`] | should_retry (0 absent, 1 false, 2 true)
+/// << B+5 | refused << B+7 | has a server delay << B+8; the delay itself is
+/// what [`server_delay`] answers next.
+pub fn pack_all(v: &Verdict, refused: bool) -> u32 {
+    const B: u32 = CATEGORY_BITS;
+    let delay = v.advice.delay_ns();
+    SERVER_DELAY.with(|d| d.set(delay.map_or(f64::NAN, ms)));
+    let should_retry = v.advice.should_retry.map_or(0, |s| 1 + u32::from(s));
+    pack(v) | should_retry << (B + 5) | u32::from(refused) << (B + 7) | u32::from(delay.is_some()) << (B + 8)
+}
+
+/// The server delay (ms) of the verdict packed last (see [`pack_all`]).
+pub fn server_delay() -> f64 {
+    SERVER_DELAY.with(Cell::get)
 }
 
 /// Classifies a failure with `c` (the built-in tables' `Classifier::classify`,
 /// or a policy's `PolicyConfig::classify`, which also applies the policy's
-/// `idempotent` to a failure that does not say) and writes the verdict.
-pub fn classify_json(c: impl Fn(&Failure<'_>) -> Verdict, f: &FailureBuf) -> Value {
-    f.with(|f| verdict_json(&c(f), retrycore::classify::is_refused(f.error_names)))
+/// `idempotent` to a failure that does not say), packed (see [`pack_all`]).
+pub fn classify_packed(c: impl Fn(&Failure<'_>) -> Verdict, f: &FailureBuf) -> u32 {
+    f.with(|f| pack_all(&c(f), retrycore::classify::is_refused(f.error_names)))
 }
 
-/// Classifies a failure with the built-in tables and writes the verdict.
-pub fn classify<L: StrList>(f: FailureArgs<L>) -> Result<Value> {
+/// Classifies a failure with the built-in tables, packed (see [`pack_all`]).
+pub fn classify<L: StrList>(f: FailureArgs<L>) -> Result<u32> {
     let c = Classifier::default();
-    Ok(classify_json(|f| c.classify(f), &f.read()?))
+    Ok(classify_packed(|f| c.classify(f), &f.read()?))
 }
 
 /// The rules in their packed order (sent to the JS layer as `info().retryRules`).

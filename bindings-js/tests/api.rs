@@ -282,9 +282,9 @@ mod breaker {
             ..Default::default()
         };
         let p = b.try_acquire(1.0).unwrap();
-        assert_eq!(b.record_failure(p, 1.0, 2.0, failure(Some("x509: certificate is not trusted"))), Ok("ignored"));
+        assert_eq!(b.record_failure(p, 1.0, 2.0, failure(Some("x509: certificate is not trusted"))), Ok(2)); // ignored
         let p = b.try_acquire(3.0).unwrap();
-        assert_eq!(b.record_failure(p, 1.0, 4.0, failure(None)), Ok("failure"));
+        assert_eq!(b.record_failure(p, 1.0, 4.0, failure(None)), Ok(1)); // failure
     }
 
     #[test]

@@ -2,7 +2,7 @@
 // bindings-js/src/surface.rs; do not edit (RETRYCORE_BLESS=1 cargo test -p retrycore-js --test surface rewrites it).
 
 import type { BackendBreaker, BackendBudget, BackendPolicy, BackendSurface } from './surface';
-import type { BreakArguments, BreakerMetrics, CircuitBreaker, RecordDecision, Refusal, RetryPolicy, Transition, Verdict } from './api';
+import type { BreakArguments, BreakerMetrics, CircuitBreaker, RecordDecision, Refusal, RetryPolicy, Transition } from './api';
 
 /** The fields of a `RecordArgs` group, as the calls below take it. */
 export interface RecordArgs {
@@ -45,17 +45,17 @@ export function renewLease(n: Pick<BackendSurface, 'renewLease'>, record: string
 }
 
 /** `classify` with its group given as one object. */
-export function classify(n: Pick<BackendSurface, 'classify'>, g: FailureArgs): Verdict {
+export function classify(n: Pick<BackendSurface, 'classify'>, g: FailureArgs): number {
   return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry);
 }
 
 /** `NativeBreaker.recordFailure` with its group given as one object. */
-export function breakerRecordFailure(n: Pick<BackendBreaker, 'recordFailure'>, permit: number, duration: number, now: number, g: FailureArgs): string {
+export function breakerRecordFailure(n: Pick<BackendBreaker, 'recordFailure'>, permit: number, duration: number, now: number, g: FailureArgs): number {
   return n.recordFailure(permit, duration, now, g.status, g.grpc, g.names, g.headers, g.message, g.retryableThrottling, g.shouldRetry);
 }
 
 /** `NativePolicy.classify` with its group given as one object. */
-export function policyClassify(n: Pick<BackendPolicy, 'classify'>, g: FailureArgs): Verdict {
+export function policyClassify(n: Pick<BackendPolicy, 'classify'>, g: FailureArgs): number {
   return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry);
 }
 

@@ -3,7 +3,7 @@
 
 // ---------------------------------------------------------------- backend
 
-import type { Backend, BackendEnding, BackendGiveUp, BackendInfo, BackendReject, BackendRetry } from './backend';
+import type { Backend, BackendDecision, BackendEnding, BackendGate, BackendGiveUp, BackendInfo, BackendReject, BackendRetry } from './backend';
 import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from './surface';
 import type {
   Category, Profile, Failure, HeadersLike, Verdict, FailureContext, ServerAdvice, Finding, Transition, BreakerMetrics, BreakArguments, BreakerOptions,
@@ -257,10 +257,13 @@ function items(v: unknown, field: string, what: string): unknown[] {
 /** Lone surrogates have no UTF-8 form: refused, never turned into U+FFFD on the way to the core. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+function isWellFormed(s: string): boolean {
+  const f = (s as { isWellFormed?: () => boolean }).isWellFormed;
+  return typeof f === 'function' ? f.call(s) : !LONE_SURROGATE.test(s);
+}
+
 function wellFormed(s: string, field: string): string {
-  const isWellFormed = (s as { isWellFormed?: () => boolean }).isWellFormed;
-  const ok = typeof isWellFormed === 'function' ? isWellFormed.call(s) : !LONE_SURROGATE.test(s);
-  if (!ok) throw coreError('invalid_string', field, 'contains a lone surrogate, which has no UTF-8 form');
+  if (!isWellFormed(s)) throw coreError('invalid_string', field, 'contains a lone surrogate, which has no UTF-8 form');
   return s;
 }
 
@@ -367,13 +370,18 @@ function readOptions<S extends Record<string, Reader>>(v: unknown, what: string,
   return out as { [K in keyof S]: ReturnType<S[K]> };
 }
 
+// An item's field (`names[1]`) is written only when the item is refused.
 function nums(v: unknown, field: string): number[] {
-  return items(v, field, 'numbers').map((d, i) => num(d, `${field}[${i}]`));
+  const xs = items(v, field, 'numbers');
+  for (let i = 0; i < xs.length; i++) if (typeof xs[i] !== 'number') num(xs[i], `${field}[${i}]`);
+  return xs as number[];
 }
 
 /** A list of strings, each checked; `what` names the items in the error. */
 function strs(v: unknown, field: string, what = 'strings'): string[] {
-  return items(v, field, what).map((x, i) => str(x, `${field}[${i}]`));
+  const xs = items(v, field, what);
+  for (let i = 0; i < xs.length; i++) if (typeof xs[i] !== 'string' || !isWellFormed(xs[i] as string)) str(xs[i], `${field}[${i}]`);
+  return xs as string[];
 }
 
 /** A reader of an optional list (absent: `undefined`; `null` is refused by `items`). */
@@ -404,55 +412,56 @@ function camelPath(field: string): string {
  * are dotted paths, or JSON pointers in `pointer` mode (canonical JSON,
  * fingerprints), where a non-finite number is `invalid_number`.
  */
-function jsonValue(value: unknown, mode: 'json' | 'options' | 'pointer', path: string, depth: number, ancestors: Set<object>, nonFiniteCode: string): unknown {
+function jsonValue(value: unknown, mode: JsonMode, at: Array<string | number>, ancestors: Set<object>, nonFiniteCode: string): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw coreError(nonFiniteCode, path, `number ${value} is not finite`);
+      if (!Number.isFinite(value)) throw coreError(nonFiniteCode, pathText(at, mode), `number ${value} is not finite`);
       // A seed is a decimal string in documents; typed options also take a safe integer.
-      if (mode === 'options' && /(^|\.)seed$/.test(path)) return u64Text(value, path);
+      if (mode === 'options' && /(^|\.)seed$/.test(pathText(at, mode))) return u64Text(value, pathText(at, mode));
       return value;
     case 'bigint':
-      if (mode === 'options' && /(^|\.)seed$/.test(path)) return u64Text(value, path);
-      throw coreError('invalid_type', path, 'a BigInt is not JSON');
+      if (mode === 'options' && /(^|\.)seed$/.test(pathText(at, mode))) return u64Text(value, pathText(at, mode));
+      throw coreError('invalid_type', pathText(at, mode), 'a BigInt is not JSON');
     case 'object':
       break;
     default:
-      throw coreError('invalid_type', path, `${describe(value)} is not JSON`);
+      throw coreError('invalid_type', pathText(at, mode), `${describe(value)} is not JSON`);
   }
   // null stays null: the core's typed readers refuse it in options (`invalid_type`), as in Python.
   if (value === null) return null;
-  const pointer = mode === 'pointer';
-  const here = pointer ? path || '/' : path;
-  if (depth >= LIMITS.max_depth) throw coreError('too_deep', here, `nesting deeper than ${LIMITS.max_depth}`);
-  if (ancestors.has(value)) throw coreError('invalid_type', here, 'a cyclic structure is not JSON');
+  const here = () => (mode === 'pointer' && at.length === 0 ? '/' : pathText(at, mode));
+  if (at.length >= LIMITS.max_depth) throw coreError('too_deep', here(), `nesting deeper than ${LIMITS.max_depth}`);
+  if (ancestors.has(value)) throw coreError('invalid_type', here(), 'a cyclic structure is not JSON');
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
       const len = value.length;
-      checkLength(len, here);
+      checkLength(len, here());
       const out: unknown[] = new Array(len);
       for (let i = 0; i < len; i++) {
-        out[i] = jsonValue(value[i], mode, pointer ? `${path}/${i}` : `${path}[${i}]`, depth + 1, ancestors, nonFiniteCode);
+        at.push(i);
+        out[i] = jsonValue(value[i], mode, at, ancestors, nonFiniteCode);
+        at.pop();
       }
       return out;
     }
-    if (!isPlainObject(value)) throw coreError('invalid_type', here, `${describe(value)} is not a plain object`);
+    if (!isPlainObject(value)) throw coreError('invalid_type', here(), `${describe(value)} is not a plain object`);
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
-    checkLength(keys.length, here);
+    checkLength(keys.length, here());
     for (const k of keys) {
       let key = k;
+      at.push(k);
       if (mode === 'options') {
-        if (k.includes('_')) throw coreError('unknown_key', path ? `${path}.${k}` : k, 'options are camelCase (the document key in camelCase)');
+        if (k.includes('_')) throw coreError('unknown_key', pathText(at, mode), 'options are camelCase (the document key in camelCase)');
         key = camelToSnake(k);
       }
       const v = (value as Record<string, unknown>)[k];
-      if (v === undefined && mode === 'options') continue;
-      const field = pointer ? `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` : path ? `${path}.${k}` : k;
-      out[key] = jsonValue(v, mode, field, depth + 1, ancestors, nonFiniteCode);
+      if (v !== undefined || mode !== 'options') out[key] = jsonValue(v, mode, at, ancestors, nonFiniteCode);
+      at.pop();
     }
     return out;
   } finally {
@@ -460,9 +469,19 @@ function jsonValue(value: unknown, mode: 'json' | 'options' | 'pointer', path: s
   }
 }
 
-/** A value checked and copied by `jsonValue`, as JSON text; what the caller's getters throw is `invalid_type`. */
-function jsonOf(value: unknown, mode: 'json' | 'options' | 'pointer', nonFiniteCode: string): string {
-  return JSON.stringify(reading('', () => jsonValue(value, mode, '', 0, new Set(), nonFiniteCode)));
+type JsonMode = 'json' | 'options' | 'pointer';
+
+/** The field of the value at `at` (keys and indices from the root): a dotted path, or a JSON pointer in `pointer` mode. Written only for an error. */
+function pathText(at: Array<string | number>, mode: JsonMode): string {
+  let out = '';
+  for (const s of at) {
+    if (mode === 'pointer') out += `/${typeof s === 'number' ? s : s.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    else out += typeof s === 'number' ? `[${s}]` : out ? `.${s}` : s;
+  }
+  return out;
+}
+function jsonOf(value: unknown, mode: JsonMode, nonFiniteCode: string): string {
+  return JSON.stringify(reading('', () => jsonValue(value, mode, [], new Set(), nonFiniteCode)));
 }
 
 function documentText(doc: unknown, what: string): string {
@@ -539,15 +558,18 @@ function causeHoldsNetworkCode(e: ErrorFields | null | undefined): boolean {
 
 export function errorNames(err: unknown): string[] {
   const out: string[] = [];
-  const seen = new Set<unknown>();
+  // The errors walked (a chain is short: at most max_chain), and where the current one's names start in `out`.
+  const seen: unknown[] = [];
+  let mine = 0;
   let fetchNetwork = false;
   let e: unknown = err;
   for (let depth = 0; e != null && depth < LIMITS.max_chain; depth++) {
     if (typeof e !== 'object' && typeof e !== 'function') {
       break;
     }
-    if (seen.has(e)) break;
-    seen.add(e);
+    if (seen.includes(e)) break;
+    seen.push(e);
+    mine = out.length;
     try {
       walkOne(e as ErrorFields);
     } catch {
@@ -562,15 +584,14 @@ export function errorNames(err: unknown): string[] {
   if (fetchNetwork) out.push(MARKERS.fetch_network);
   return out;
 
+  // Each name once per error (a subclass without its own `name` says `Error` twice).
+  function push(s: unknown): void {
+    if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.max_name_bytes && out.length < LIMITS.max_error_names && out.indexOf(s, mine) < 0) {
+      out.push(s);
+    }
+  }
+
   function walkOne(e: ErrorFields): void {
-    // Each name once per error (a subclass without its own `name` says `Error` twice).
-    const mine = new Set<string>();
-    const push = (s: unknown) => {
-      if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.max_name_bytes && out.length < LIMITS.max_error_names && !mine.has(s)) {
-        mine.add(s);
-        out.push(s);
-      }
-    };
     if (e instanceof RetryError) {
       // Only an exhausted give-up is marked (docs/sessions.md); a RetryError for a
       // failure nothing would retry is transparent: its cause decides.
@@ -675,7 +696,12 @@ function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
     const e = x as ErrorFields;
     try {
       const resp = e.response as ErrorFields | null | undefined;
-      const status = [e.status, e.statusCode, resp?.status, resp?.statusCode].find((s): s is number => Number.isInteger(s) && (s as number) >= SEEN_STATUS[0] && (s as number) <= SEEN_STATUS[1]);
+      // All four read first (in this order), then the first that is a status.
+      const s1 = e.status;
+      const s2 = e.statusCode;
+      const s3 = resp?.status;
+      const s4 = resp?.statusCode;
+      const status = isStatus(s1) ? s1 : isStatus(s2) ? s2 : isStatus(s3) ? s3 : isStatus(s4) ? s4 : undefined;
       if (status !== undefined) f.status = status;
       const h = resp?.headers ?? (isResponse(e) ? e.headers : undefined);
       if (h != null) f.headers = pairsOf(headerPairs(h));
@@ -691,6 +717,11 @@ function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
     }
   }
   return f;
+}
+
+/** A number a thrown error's status field may hold: an integer in the core's `seen_status` range. */
+function isStatus(s: unknown): s is number {
+  return Number.isInteger(s) && (s as number) >= SEEN_STATUS[0] && (s as number) <= SEEN_STATUS[1];
 }
 
 function safeHas(o: object, a: string, b: string): boolean {
@@ -728,7 +759,7 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const f = describeWith(x, thrown, message);
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
-  const names = optList(strs)(f.errorNames, 'errorNames');
+  const names = f.errorNames === undefined ? undefined : strs(f.errorNames, 'errorNames');
   const method = optStr(f.method ?? opts?.method, 'method');
   const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
   const keySent = optBool(f.idempotencyKeySent ?? opts?.idempotencyKeySent, 'idempotencyKeySent');
@@ -793,9 +824,11 @@ function callHook<A>(h: (arg: A) => void, self: unknown, arg: A): void {
 
 // ---------------------------------------------------------------- classification
 
-/** Unpacks `bindings-js/src/verdict.rs`'s `pack`, with the core's category width. */
+/** Unpacks `bindings-js/src/verdict.rs`'s `pack_all`, with the core's category width (one frozen object per packing). */
 function unpackVerdict(p: number): Verdict {
   const B = CATEGORY_BITS;
+  const delayed = 1 << (B + 8);
+  if ((p & delayed) !== 0) return Object.freeze({ ...unpackVerdict(p & ~delayed), serverDelay: N.serverDelay() });
   let v = VERDICTS[p];
   if (v === undefined) {
     v = Object.freeze({
@@ -805,8 +838,8 @@ function unpackVerdict(p: number): Verdict {
       retryable: ((p >> (B + 3)) & 1) !== 0,
       serverDeclined: ((p >> (B + 4)) & 1) !== 0,
       serverDelay: null,
-      shouldRetry: null,
-      refused: false,
+      shouldRetry: [null, false, true][(p >> (B + 5)) & 3] ?? null,
+      refused: ((p >> (B + 7)) & 1) !== 0,
     });
     VERDICTS[p] = v;
   }
@@ -828,7 +861,7 @@ function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: u
   if (opts !== undefined) checkKeys(opts as Record<string, unknown>, CONTEXT_KEYS, 'classify');
   const a = failureArgs(typeof x === 'number' ? { status: x } : x, opts, false, message);
   // classify takes no elapsed.
-  return Object.freeze(G.classify(target, a));
+  return unpackVerdict(G.classify(target, a));
 }
 
 export function classify(failure: number | unknown, options?: FailureContext): Verdict {
@@ -953,7 +986,7 @@ export class CircuitBreaker extends G.BreakerMembers {
 
   async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', 'must be a function');
-    const { signal } = readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption });
+    const signal = options === undefined ? undefined : readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption }).signal;
     if (signal?.aborted) throw abortReason(signal);
     const start = performance.now();
     const permit = this.#n.tryAcquire(start);
@@ -1139,8 +1172,7 @@ export class Session {
   }
 
   beforeAttempt(now?: number): Gate {
-    this.#n.before(this.#id, timeArg(now));
-    const g = this.#n.gate(this.#id);
+    const g = this.#policy._gate(this.#n, this.#id, this.#n.before(this.#id, timeArg(now)));
     this.#settle(g.action === 'reject');
     return g;
   }
@@ -1148,8 +1180,7 @@ export class Session {
   onFailure(failure: unknown, now?: number): Decision {
     const t = timeArg(now);
     const a = failureArgs(failure, undefined, false, this.#policy._needsMessage);
-    G.policyFail(this.#n, this.#id, t, a);
-    const d = this.#n.decision(this.#id);
+    const d = this.#policy._decision(this.#n, this.#id, G.policyFail(this.#n, this.#id, t, a));
     this.#settle(d.action === 'give_up');
     return d;
   }
@@ -1176,12 +1207,14 @@ export class Session {
 }
 
 const EXECUTE_OPTIONS = { signal: signalOption, idempotent: optBool, idempotencyKeySent: optBool, method: optStr, key: optStr } satisfies Spec<ExecuteOptions>;
-const NO_EXECUTE_OPTIONS: { [K in keyof typeof EXECUTE_OPTIONS]?: undefined } = {};
+/** No options: each `undefined` (a destructuring of an empty object would look each up on its prototypes). */
+const NO_EXECUTE_OPTIONS = Object.freeze({ signal: undefined, key: undefined, idempotent: undefined, idempotencyKeySent: undefined, method: undefined });
 const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
 
 class Context implements AttemptContext {
   attempt = 1;
   #n: BackendPolicy;
+  /** The session's id; -1 while a lean first try has none (its key, if read, is minted here and given to the session). */
   #id: number;
   #key: string | undefined;
   constructor(n: BackendPolicy, id: number, key: string | undefined, public signal: AbortSignal | undefined) {
@@ -1190,12 +1223,19 @@ class Context implements AttemptContext {
     this.#key = key;
   }
   get key(): string {
-    if (this.#key === undefined) this.#key = this.#n.key(this.#id);
+    if (this.#key === undefined) this.#key = this.#id < 0 ? N.mintKey(undefined) : this.#n.key(this.#id);
     return this.#key!;
+  }
+  /** @internal The key a lean first try minted (the session it turns into is given it), and then that session's id. */
+  get _mintedKey(): string | undefined {
+    return this.#key;
+  }
+  _bind(id: number): void {
+    this.#id = id;
   }
   /** @internal Reads the key before the session is freed. */
   _settle(): void {
-    if (this.#key === undefined) {
+    if (this.#key === undefined && this.#id >= 0) {
       try {
         this.#key = this.#n.key(this.#id);
       } catch {
@@ -1204,6 +1244,48 @@ class Context implements AttemptContext {
     }
   }
 }
+
+/**
+ * A lean first try (`execute` of a policy without a breaker, budget, timeout or deadline): no session
+ * until it fails or anything else draws from the policy's generator (`RetryPolicy._sync`).
+ */
+interface LeanCall {
+  t0: number;
+  ctx: Context;
+  idempotent: boolean | undefined;
+  keySent: boolean | undefined;
+  method: string | undefined;
+  /** The session it turned into; -1 while it has none. */
+  id: number;
+}
+
+/** The core's `now` in ns (`limits::time_from_host_f64`: round half to even), or -1 when it refuses the time. */
+function nowNs(ms: number): number {
+  const x = ms * 1e6;
+  if (!(x >= 0 && x < 2 ** 64)) return -1;
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** `now` for the backend's own clock. */
+const HOST_NOW = (): number => -1;
+
+/** What `callCaught` answers when `fn` threw: the thrown value is in `error` until read. */
+const CAUGHT: { error: unknown } = { error: undefined };
+
+/** Calls `fn(ctx)`; what it throws is kept in `CAUGHT.error` and `CAUGHT` answered (no try block in the caller). */
+function callCaught(fn: (ctx: Context) => unknown, ctx: Context): unknown {
+  try {
+    return fn(ctx);
+  } catch (err) {
+    CAUGHT.error = err;
+    return CAUGHT;
+  }
+}
+
+/** Settled at the latest when this many lean successes or nanoseconds are owed (sums stay exact doubles). */
+const LEAN_MAX = 2 ** 20;
+const LEAN_MAX_NS = 2 ** 52;
 
 function signalOption(v: unknown): AbortSignal | undefined {
   if (v === undefined || v === null) return undefined;
@@ -1291,6 +1373,13 @@ export class RetryPolicy extends G.PolicyMembers {
   #hasTimeouts: boolean;
   /** Whether a rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
+  /** Whether `execute` may make a first try without a session: no breaker, budget, timeout or deadline. */
+  #lean = false;
+  /** Lean first-try successes not yet settled with the core, and their durations in all (ns). */
+  #owed = 0;
+  #owedNs = 0;
+  /** The lean call in flight that has drawn nothing yet: at most one (anything else that draws turns it into a session first). */
+  #open: LeanCall | null = null;
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
@@ -1302,6 +1391,7 @@ export class RetryPolicy extends G.PolicyMembers {
       this.#n = native;
       this.#hasTimeouts = this.#n.hasTimeouts();
       this.#needsMessage = this.#n.needsMessage();
+      this.#lean = !this.#hasTimeouts && native.breaker() === null && native.budgetCount() === 0;
       return;
     }
     const o: Record<string, unknown> = { ...optionsObject(options, 'RetryPolicy') };
@@ -1339,6 +1429,7 @@ export class RetryPolicy extends G.PolicyMembers {
     this.#n = n;
     this.#hasTimeouts = n.hasTimeouts();
     this.#needsMessage = n.needsMessage();
+    this.#lean = !this.#hasTimeouts && n.breaker() === null && n.budgetCount() === 0;
     for (const h of HOOKS) if (hooks[h] !== undefined) this.#setHook(h, hooks[h]);
   }
 
@@ -1361,7 +1452,7 @@ export class RetryPolicy extends G.PolicyMembers {
   }
 
   testing(attempts: number, maxDelay = 0): RetryPolicy {
-    const p = new RetryPolicy(wrapped<PolicyOptions>(this.#n.testing(num(attempts, 'attempts'), num(maxDelay, 'maxDelay'))));
+    const p = new RetryPolicy(wrapped<PolicyOptions>(this._native.testing(num(attempts, 'attempts'), num(maxDelay, 'maxDelay'))));
     p.onRetry = this.onRetry;
     p.onGiveUp = this.onGiveUp;
     p.onStateChange = this.onStateChange;
@@ -1388,13 +1479,76 @@ export class RetryPolicy extends G.PolicyMembers {
 
   session(options: SessionOptions = {}): Session {
     const o = readOptions(options, 'session', 'a session', SESSION_OPTIONS);
-    return new Session(this, this.#n, this.#n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
+    const n = this._native;
+    return new Session(this, n, n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
   }
 
-  /** @internal */
+  /** @internal The native policy, once lean calls settled what they owe (every use draws or reads the counters, or may). */
   get _native(): BackendPolicy {
+    return this._sync();
+  }
+
+  /**
+   * @internal Settles what lean first tries owe the core, in the order they started (every call takes one
+   * u64 of the policy's generator: docs/backoff.md, Determinism): the finished ones' draws and counts, then
+   * the open one's session. Called before anything else draws from the generator or reads the counters.
+   */
+  _sync(): BackendPolicy {
+    const open = this.#open;
+    if (this.#owed !== 0) {
+      const owed = this.#owed;
+      const ns = this.#owedNs;
+      this.#owed = 0;
+      this.#owedNs = 0;
+      this.#n.settle(owed, ns);
+    }
+    if (open !== null) {
+      this.#open = null;
+      open.id = this.#n.start(open.t0, open.ctx._mintedKey, open.idempotent, open.keySent, open.method);
+      open.ctx._bind(open.id);
+    }
     return this.#n;
   }
+
+  /** @internal The gate `before` answered with `attempt`: a proceed is written here when the policy has no timeouts (so none to read), anything else is the core's JSON. */
+  _gate(n: BackendPolicy, id: number, attempt: number): BackendGate {
+    if (attempt === 0 || this.#hasTimeouts || this.#max < 0) {
+      const g = n.gate(id);
+      this.#max = g.maxAttempts;
+      return g;
+    }
+    return { action: 'proceed', attempt, maxAttempts: this.#max, timeout: null };
+  }
+
+  /** @internal The decision `fail` answered with `delay`: a retry is unpacked from `retried` (bindings-js/src/policy.rs), anything else is the core's JSON. */
+  _decision(n: BackendPolicy, id: number, delay: number): BackendDecision {
+    const p = delay < 0 || this.#max < 0 ? -1 : n.retried(id);
+    if (p < 0) {
+      const d = n.decision(id);
+      this.#max = d.maxAttempts;
+      return d;
+    }
+    const low = 1 << (CATEGORY_BITS + 2);
+    const flags = p % low;
+    const numbers = (p - flags) / low;
+    const retry = numbers % 16384;
+    // The keys in the order the core's JSON has them.
+    return {
+      action: 'retry',
+      attempt: Math.floor(numbers / 16384) % 16384,
+      backoff: n.retryDelay(id, false),
+      capped: ((flags >> CATEGORY_BITS) & 1) !== 0,
+      category: CORE_CATEGORIES[flags & ((1 << CATEGORY_BITS) - 1)],
+      delay,
+      maxAttempts: this.#max,
+      onRetry: { attempt: Math.floor(numbers / 268435456), retry },
+      retry,
+      serverDelay: ((flags >> (CATEGORY_BITS + 1)) & 1) !== 0 ? n.retryDelay(id, true) : null,
+    };
+  }
+
+  /** The policy's `max_attempts`, as the core's first JSON gate or decision said it (-1: none read yet). */
+  #max = -1;
 
   /** @internal Whether the policy's rules match messages (an error's message is sent only then). */
   get _needsMessage(): boolean {
@@ -1412,13 +1566,56 @@ export class RetryPolicy extends G.PolicyMembers {
     const n = this.#n;
     const { signal, key, idempotent, idempotencyKeySent: keySent, method } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
     if (signal?.aborted) throw abortReason(signal);
-    // An injected clock and sleep (tests, the execute vectors); -1: the backend reads performance.now().
+    // An injected clock and sleep (tests, the execute vectors).
     const clock = this._clock;
-    const now = clock === null ? () => -1 : clock.now;
+    // The first attempt, when a lean call made it and failed (or its end could not be read).
+    let first: { failed: boolean; value: unknown } | null = null;
+    let ctx: Context | undefined;
+    let id = -1;
+    const start = this.#lean && key === undefined ? (clock === null ? performance.now() : clock.now()) : -1;
+    const t0 = start === -1 ? -1 : nowNs(start);
+    if (t0 >= 0) {
+      // A lean first try: no session unless it fails or something else draws meanwhile.
+      if (this.#open !== null) this._sync();
+      ctx = new Context(n, -1, undefined, signal);
+      const call: LeanCall = { t0: start, ctx, idempotent, keySent, method, id: -1 };
+      this.#open = call;
+      // Called outside a try block, awaited only when it must be: this path is the cost of a first-try success.
+      let value = callCaught(fn, ctx);
+      let failed = value === CAUGHT;
+      if (failed) {
+        value = CAUGHT.error;
+        CAUGHT.error = undefined;
+      } else if (isThenable(value)) {
+        try {
+          value = await (signal !== undefined ? raceAbort(value as Promise<T>, signal) : value);
+        } catch (err) {
+          failed = true;
+          value = err;
+        }
+      }
+      if (!failed && value !== null && typeof value === 'object' && isResponse(value) && !value.ok) failed = true;
+      // A cancelled call ends as the session's does (below).
+      if (!failed && call.id < 0 && !signal?.aborted) {
+        const t1 = nowNs(clock === null ? performance.now() : clock.now());
+        if (t1 >= 0) {
+          this.#open = null;
+          this.#owed++;
+          this.#owedNs += Math.max(0, t1 - t0);
+          if (this.#owed >= LEAN_MAX || this.#owedNs >= LEAN_MAX_NS) this._sync();
+          return value as T;
+        }
+      }
+      if (call.id < 0) this._sync();
+      id = call.id;
+      first = { failed, value };
+    }
+    // -1: the backend reads performance.now().
+    const now = clock === null ? HOST_NOW : clock.now;
     const wall = clock === null ? undefined : clock.wallNow;
     const pause = clock === null ? sleep : clock.sleep;
     const hooked = this.onStateChange !== null;
-    let id = n.start(now(), key, idempotent, keySent, method);
+    if (first === null) id = this._sync().start(now(), key, idempotent, keySent, method);
     if (id < 0) {
       id = -id - 1;
       try {
@@ -1430,7 +1627,7 @@ export class RetryPolicy extends G.PolicyMembers {
         n.free(id);
       }
     }
-    const ctx = new Context(n, id, key, signal);
+    ctx ??= new Context(n, id, key, signal);
     let lastCategory = 'unknown';
     try {
       for (;;) {
@@ -1438,32 +1635,40 @@ export class RetryPolicy extends G.PolicyMembers {
         let failed = false;
         let failure: unknown;
         let attempt: { signal: AbortSignal; done: () => void } | null = null;
-        try {
-          if (this.#hasTimeouts && clock === null) {
-            const g = n.gate(id);
-            if (g.action === 'proceed' && g.timeout !== null) {
-              attempt = attemptSignal(signal, g.timeout);
-              ctx.signal = attempt.signal;
+        if (first !== null) {
+          // The lean first try already ran.
+          failed = first.failed;
+          if (failed) failure = first.value;
+          else result = first.value as T;
+          first = null;
+        } else {
+          try {
+            if (this.#hasTimeouts && clock === null) {
+              const g = n.gate(id);
+              if (g.action === 'proceed' && g.timeout !== null) {
+                attempt = attemptSignal(signal, g.timeout);
+                ctx.signal = attempt.signal;
+              }
             }
-          }
-          const r = fn(ctx);
-          if (isThenable(r)) {
-            const s = ctx.signal;
-            result = (s !== undefined ? await raceAbort(r as Promise<T>, s) : await r) as T;
-          } else {
-            result = r;
-          }
-          if (result !== null && typeof result === 'object' && isResponse(result) && !result.ok) {
+            const r = fn(ctx);
+            if (isThenable(r)) {
+              const s = ctx.signal;
+              result = (s !== undefined ? await raceAbort(r as Promise<T>, s) : await r) as T;
+            } else {
+              result = r;
+            }
+            if (result !== null && typeof result === 'object' && isResponse(result) && !result.ok) {
+              failed = true;
+              failure = result;
+            }
+          } catch (err) {
             failed = true;
-            failure = result;
-          }
-        } catch (err) {
-          failed = true;
-          failure = err;
-        } finally {
-          if (attempt !== null) {
-            attempt.done();
-            ctx.signal = signal;
+            failure = err;
+          } finally {
+            if (attempt !== null) {
+              attempt.done();
+              ctx.signal = signal;
+            }
           }
         }
         if (signal?.aborted) {
@@ -1494,7 +1699,7 @@ export class RetryPolicy extends G.PolicyMembers {
           delay = G.policyFail(n, id, t, namesOnlyArgs(failure, ctxOpts));
         }
         if (hooked) this._afterStep(n, id);
-        const decided = n.decision(id);
+        const decided = this._decision(n, id, delay);
         lastCategory = decided.category;
         if (delay < 0) {
           const d = decided as BackendGiveUp;

@@ -139,6 +139,15 @@ impl Counters {
         }
         self.duration(duration, retried);
     }
+    /// Counts `n` operations that each made one attempt and succeeded,
+    /// taking `duration` ns in all.
+    pub(crate) fn first_try_successes(&self, n: u64, duration: u64) {
+        self.operations.fetch_add(n, Relaxed);
+        self.attempts.fetch_add(n, Relaxed);
+        self.success_first_try.fetch_add(n, Relaxed);
+        self.duration_plain_ns.fetch_add(duration, Relaxed);
+        self.duration_plain_count.fetch_add(n, Relaxed);
+    }
     fn duration(&self, d: u64, retried: bool) {
         if retried {
             self.duration_retried_ns.fetch_add(d, Relaxed);

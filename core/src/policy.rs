@@ -514,7 +514,7 @@ pub struct FirstAttempt {
 #[derive(Debug)]
 pub(crate) struct PolicyInner {
     pub(crate) config: PolicyConfig,
-    rng: Mutex<Xoshiro256pp>,
+    pub(crate) rng: Mutex<Xoshiro256pp>,
     pub(crate) breaker: Option<SharedBreaker>,
     pub(crate) budgets: Vec<SharedBudget>,
     pub(crate) counters: Counters,

@@ -63,6 +63,13 @@ impl Xoshiro256pp {
         self.s
     }
 
+    /// Skips `n` outputs: the state after `n` calls of `next_u64`.
+    pub fn advance(&mut self, n: u64) {
+        for _ in 0..n {
+            self.next_u64();
+        }
+    }
+
     /// Creates a generator from a state returned by [`state`](Self::state).
     ///
     /// An all-zero state would only ever produce zeros; it is replaced by the
@@ -196,6 +203,18 @@ impl EntropyPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn advance_skips_outputs() {
+        let (mut a, mut b) = (Xoshiro256pp::seed_from_u64(5), Xoshiro256pp::seed_from_u64(5));
+        for _ in 0..7 {
+            a.next_u64();
+        }
+        b.advance(7);
+        assert_eq!(a, b);
+        b.advance(0);
+        assert_eq!(a.next_u64(), b.next_u64());
+    }
 
     #[test]
     fn splitmix64_reference_values() {

@@ -852,6 +852,23 @@ impl RetrySession {
 }
 
 /// With the server declining, "not retryable" still wins when the rule alone says no.
+impl RetryPolicy {
+    /// Accounts for `n` operations that succeeded on their first attempt
+    /// with nothing to gate (no breaker, budget, timeout or deadline), run by
+    /// a host without a session object, `duration` ns in all: each took its
+    /// session's seed (one u64 of the generator, in the order they started)
+    /// and counts as an operation, an attempt and a first-try success, as
+    /// [`RetrySession`]s do. A host batches them and settles before anything
+    /// else draws from the generator or reads the counters.
+    pub fn settle_first_tries(&self, n: u64, duration: u64) {
+        match self.inner.rng.lock() {
+            Ok(mut g) => g.advance(n),
+            Err(p) => p.into_inner().advance(n),
+        }
+        self.inner.counters.first_try_successes(n, duration);
+    }
+}
+
 fn verdict_allows(v: &Verdict) -> bool {
     match v.retry {
         RetryRule::Always => true,
@@ -893,6 +910,29 @@ mod tests {
 
     fn opts() -> SessionOptions {
         SessionOptions { key: Some("k-1".into()), seed: Some(7), ..Default::default() }
+    }
+
+    #[test]
+    fn settled_first_tries_draw_and_count_as_sessions_do() {
+        let doc = r#"{"version": 1, "jitter": "full", "seed": "42"}"#;
+        let (sessions, settled) = (policy(doc), policy(doc));
+        let k = || SessionOptions { key: Some("k-1".into()), ..Default::default() };
+        for i in 0..3 {
+            let mut s = sessions.session(k()).unwrap();
+            s.before_attempt_ns(i * 10 * MS).unwrap();
+            s.on_success_ns((i * 10 + 4) * MS, None).unwrap();
+        }
+        settled.settle_first_tries(3, 12 * MS);
+        assert_eq!(sessions.counters().snapshot(), settled.counters().snapshot());
+        // The next session's stream, hence its delay, is the same.
+        let f = Failure { status: Some(503), method: Some("GET"), ..Default::default() };
+        let delay = |p: &RetryPolicy| {
+            let mut s = p.session(k()).unwrap();
+            s.before_attempt_ns(100 * MS).unwrap();
+            s.on_failure_ns(110 * MS, &f).unwrap().delay()
+        };
+        assert_eq!(delay(&sessions), delay(&settled));
+        assert!(delay(&sessions).is_some());
     }
 
     #[test]

@@ -1203,6 +1203,14 @@ def jitter():
     cs.append(case("equal jitter, seed 9: mixed first-try successes",
                    P(jitter="equal", seed="9", initial="1s"),
                    [C([E503(), OK()], options=GET), C([OK()], options=GET), C([E503(), OK()], options=GET)]))
+    cs.append(case("full jitter, seed 2024: runs of first-try successes between retried calls, one suspended at its sleep "
+                   "while four more run, one failing with a response; each call's stream is the generator's next u64 in "
+                   "the order the calls started, however the host runs first-try successes",
+                   P(jitter="full", seed="2024"),
+                   [C([OK()], options=GET), C([OK()], options=GET), C([OK()], options=GET),
+                    C([E503(), OK()], options=GET, suspend_at_sleep=1), C([OK()], options=GET),
+                    C([E503(), E503(), OK()], options=GET), C([OK()], options=GET), C([OK()], options=GET),
+                    C([R(503), OK()], options=GET), C([OK()], options=GET), C([E503(), OK()], options=GET)]))
     cs.append(one("full jitter with Retry-After 1: the delay is max(1000 ms, r·100 ms)", P(jitter="full", seed="5"),
                   [T(status=429, headers=[["retry-after", "1"]]), E503(), OK()], GET))
     cs.append(one("full jitter: a not-retryable failure takes no draw; the delay of the next call is unaffected",
