@@ -13,7 +13,8 @@ type Fetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>
 export function wrapFetch(fetch: Fetch, policy: RetryPolicy, options: IntegrationOptions = {}): Fetch {
   if (typeof fetch !== 'function') throw new TypeError('wrapFetch: fetch must be a function');
   merged(policy, options, undefined);
-  return (input, init) => {
+  // Async, as fetch: a bad option rejects the call.
+  return async (input, init) => {
     const { retrycore, ...rest } = (init ?? {}) as RequestInit & { retrycore?: unknown; dispatcher?: { constructor?: { name?: string } } };
     const o = merged(policy, options, retrycore);
     if ((rest as { dispatcher?: { constructor?: { name?: string } } }).dispatcher?.constructor?.name === 'RetryAgent') warnStacking('undici RetryAgent', 'dispatcher');
