@@ -121,3 +121,20 @@ test('a client that still retries itself warns, with our code', async () => {
   assert.deepEqual(await warnings(() => undici.request(`${base}/200/w6`, { dispatcher: d, retryOptions: {} }).then((r) => r.body.text())), ['RetryStackingWarning']);
   await d.close();
 });
+
+test('attemptTimeout aborts each attempt of every integration', async () => {
+  const p = policy({ attemptTimeout: 100 });
+  const d = new undici.Agent().compose(interceptor(p));
+  const clients = {
+    undici: (url) => undici.request(url, { dispatcher: d }),
+    axios: (url) => axios.create({ adapter: axiosAdapter(axios, p) }).get(url),
+    got: (url) => gotExtend(got, p)(url),
+    ky: (url) => kyExtend(ky, p)(url, { timeout: false }),
+  };
+  for (const [name, call] of Object.entries(clients)) {
+    const e = await call(`${base}/hang/${name}`).catch((x) => x);
+    assert.ok(e instanceof rc.RetryError && e.attempts === 3, `${name}: ${e}`);
+    assert.equal(calls(`/hang/${name}`).length, 3, name);
+  }
+  await d.destroy();
+});
