@@ -8,7 +8,7 @@
 // `validateStatus`, as axios's `settle` does. axios has no retry of its own; axios-retry
 // (`config['axios-retry']`) warns.
 
-import type { RetryPolicy } from '../retrycore.js';
+import type { RetryPolicy } from '../api';
 import { type IntegrationOptions, merged, run, warnStacking } from './common.js';
 
 /** The parts of an axios request config read here. */

@@ -4,8 +4,8 @@
 // request's method and each attempt's error or response, and never knows a status, a method
 // or an error name itself.
 
-import { RetryPolicy, formatIdempotencyHeader, parseIdempotencyHeader } from '../retrycore.js';
-import type { AttemptContext, ExecuteOptions } from '../api';
+import { RetryPolicy as Policy, formatIdempotencyHeader, parseIdempotencyHeader } from '../retrycore.js';
+import type { AttemptContext, ExecuteOptions, RetryPolicy } from '../api';
 
 /** The integration's options (every one may be overridden per request, `policy` included). */
 export interface IntegrationOptions {
@@ -27,7 +27,7 @@ export interface RequestOverrides extends IntegrationOptions {
 const OVERRIDE_KEYS = ['policy', 'idempotencyHeader', 'idempotent', 'idempotencyKeySent', 'key'];
 
 /** The warning code of a client whose own retry is still on under an integration. */
-export const STACKING_CODE = 'RETRYCORE_RETRY_STACKING';
+export const STACKING_CODE = 'RETRYCORE_RETRY_STACKING' as const;
 
 /** Warns, once per client kind, that the client retries too: every retrycore attempt may become several requests. */
 export function warnStacking(client: string, how: string): void {
@@ -50,7 +50,7 @@ export function merged(policy: RetryPolicy, base: IntegrationOptions, overrides:
     }
   }
   const o = { policy, ...base, ...(overrides as RequestOverrides | undefined) };
-  if (!(o.policy instanceof RetryPolicy)) throw invalid('policy', 'must be a RetryPolicy');
+  if (!((o.policy as unknown) instanceof Policy)) throw invalid('policy', 'must be a RetryPolicy');
   return o;
 }
 

@@ -4,7 +4,7 @@
 // retries has its body cancelled. fetch has no retry of its own, but a dispatcher may (undici's
 // RetryAgent): that warns.
 
-import type { RetryPolicy } from '../retrycore.js';
+import type { RetryPolicy } from '../api';
 import { type IntegrationOptions, merged, run, warnStacking } from './common.js';
 
 type Fetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;

@@ -5,7 +5,7 @@
 // instance with the same options. A request whose retry is on again (`retry.limit` above 0
 // or its own `calculateDelay`, which got calls even at limit 0) warns. Streams are sent once.
 
-import type { RetryPolicy } from '../retrycore.js';
+import type { RetryPolicy } from '../api';
 import { type IntegrationOptions, merged, run, warnStacking } from './common.js';
 
 /** got's `Options`, as far as read here. */

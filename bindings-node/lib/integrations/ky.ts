@@ -3,7 +3,7 @@
 // retrycore session. ky's `timeout` bounds the whole call (every attempt and delay); a
 // request that turns ky's retry on again warns.
 
-import type { RetryPolicy } from '../retrycore.js';
+import type { RetryPolicy } from '../api';
 import { type IntegrationOptions, warnStacking } from './common.js';
 import { wrapFetch } from './fetch.js';
 

@@ -10,7 +10,7 @@
 // is dispatched once, outside any session. undici's own retry (`interceptors.retry`,
 // `RetryAgent`) cannot be seen through `compose`: a request's `retryOptions` warns.
 
-import type { RetryPolicy } from '../retrycore.js';
+import type { RetryPolicy } from '../api';
 import { type IntegrationOptions, merged, run, warnStacking } from './common.js';
 
 /** undici's dispatch options, as far as read here. */
