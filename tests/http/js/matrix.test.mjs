@@ -20,6 +20,7 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import readline from 'node:readline';
+import { readFileSync } from 'node:fs';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -62,6 +63,20 @@ const UNSEEN = new Set(['refused', 'drop_connect']);
 const SERVER_DELAY = { '503_retry_after': 1000, '429_http_date': 10000 };
 /** Integrations that hand the response on before its body is read: a body cut short fails after the session. */
 const BODY_AFTER = new Set(['fetch/integration', 'undici/integration', 'ky/integration']);
+
+/**
+ * The rows of tests/vectors/classify/clients.json the errors here must match: what each
+ * client raised per fault when the vectors were captured, read by `errorNames` as it is now.
+ * (ky's own TimeoutError rows are not met here: its fetch carries the undici timeouts.)
+ */
+const VECTORS = JSON.parse(readFileSync(path.join(here, '..', '..', 'vectors', 'classify', 'clients.json'), 'utf8')).cases;
+const CLIENT_ROWS = { fetch: 'fetch (Node 20, undici 6; Agent connect/headers timeouts)', undici: 'undici 7.30.2 request()', axios: 'axios 1.21.1', got: 'got 14.6.6', ky: 'ky 1.14.3', 'node:http': 'node:http / node:https' };
+const FAULT_ROWS = { refused: 'connection refused', drop_connect: 'connect timeout (accept queue full)', reset_before: 'reset before the request was read', reset_after: 'reset after the request was read', close: 'closed without an answer', hang: 'read timeout (no answer)', truncated: 'body cut short', plain_to_tls: 'plain HTTP answering TLS' };
+function vectorNames(way, fault) {
+  const client = CLIENT_ROWS[way.split('/')[0]];
+  if (client === CLIENT_ROWS.ky && (fault === 'drop_connect' || fault === 'hang')) return undefined;
+  return VECTORS.find((v) => v.client === client && v.fault === FAULT_ROWS[fault])?.failure.error_names;
+}
 
 // ---------------------------------------------------------------- the fault servers
 
@@ -259,6 +274,12 @@ for (const k of CASES) {
     } else {
       assert.equal(o.attempts, 1, shown);
       assert.notEqual(o.kind, 'retry_error', shown);
+    }
+    // The error is the one the vectors hold (a retried one is the RetryError's cause).
+    const names = vectorNames(k.way, k.fault);
+    if (names !== undefined) {
+      const cause = o.kind === 'retry_error' ? o.error.cause : o.error;
+      assert.deepEqual(rc.errorNames(cause), names, shown);
     }
     if (k.way.endsWith('/integration')) {
       // One key on every attempt the server read.
