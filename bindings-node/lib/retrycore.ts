@@ -11,6 +11,7 @@ import type {
   IdempotencyRecord, RecordDecision, RecordOutcome,
 } from './api';
 import * as G from './generated.js';
+import { setReads, readResponse, failedResponse, methodOf, connectingName } from './reads.js';
 
 
 let N: Backend = null as unknown as Backend;
@@ -51,6 +52,7 @@ export function setBackend(native: Backend): void {
   DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
   SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
   MARKERS = t.error_markers;
+  setReads(t);
   G.setHost({ n: N, str, num, nums, time: timeArg, wall: wallArg, u64: u64Text });
 }
 
@@ -529,12 +531,7 @@ interface ResponseLike {
 }
 
 function isResponse(v: unknown): v is ResponseLike {
-  try {
-    const r = v as ResponseLike | null | undefined;
-    return r != null && typeof r === 'object' && typeof r.status === 'number' && typeof r.ok === 'boolean' && r.headers != null && typeof r.headers.get === 'function';
-  } catch {
-    return false;
-  }
+  return readResponse(v) !== null;
 }
 
 /** An error's fields as the walks below read them (any may be a hostile getter). */
@@ -562,6 +559,7 @@ export function errorNames(err: unknown): string[] {
   const seen: unknown[] = [];
   let mine = 0;
   let fetchNetwork = false;
+  let connecting: string | undefined;
   let e: unknown = err;
   for (let depth = 0; e != null && depth < LIMITS.max_chain; depth++) {
     if (typeof e !== 'object' && typeof e !== 'function') {
@@ -582,6 +580,7 @@ export function errorNames(err: unknown): string[] {
     }
   }
   if (fetchNetwork) out.push(MARKERS.fetch_network);
+  if (connecting !== undefined) out.push(connecting);
   return out;
 
   // Each name once per error (a subclass without its own `name` says `Error` twice).
@@ -605,6 +604,7 @@ export function errorNames(err: unknown): string[] {
     } else {
       push(e.code);
       push(e.name);
+      connecting ??= connectingName(e);
       let p = Object.getPrototypeOf(e);
       for (let i = 0; p != null && p !== Object.prototype && i < 32; i++) {
         const d = Object.getOwnPropertyDescriptor(p, 'constructor');
@@ -681,8 +681,9 @@ export function describeFailure(x: unknown): Failure {
  */
 function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
   if (typeof x === 'number') return { status: x };
-  if (isResponse(x)) {
-    return { status: x.status, headers: pairsOf(headerPairs(x.headers)) };
+  const r = readResponse(x);
+  if (r !== null) {
+    return { status: r.status, headers: pairsOf(headerPairs(r.headers)) };
   }
   if (isPlainObject(x) && !safeHas(x, 'name', 'message')) {
     const o = optionsObject(x, 'a failure');
@@ -760,7 +761,7 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
   const names = f.errorNames === undefined ? undefined : strs(f.errorNames, 'errorNames');
-  const method = optStr(f.method ?? opts?.method, 'method');
+  const method = optStr(f.method ?? opts?.method ?? methodOf(x), 'method');
   const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
   const keySent = optBool(f.idempotencyKeySent ?? opts?.idempotencyKeySent, 'idempotencyKeySent');
   const headers = f.headers === undefined ? undefined : headerPairs(f.headers);
@@ -1594,7 +1595,7 @@ export class RetryPolicy extends G.PolicyMembers {
           value = err;
         }
       }
-      if (!failed && value !== null && typeof value === 'object' && isResponse(value) && !value.ok) failed = true;
+      if (!failed && failedResponse(value)) failed = true;
       // A cancelled call ends as the session's does (below).
       if (!failed && call.id < 0 && !signal?.aborted) {
         const t1 = nowNs(clock === null ? performance.now() : clock.now());
@@ -1657,7 +1658,7 @@ export class RetryPolicy extends G.PolicyMembers {
             } else {
               result = r;
             }
-            if (result !== null && typeof result === 'object' && isResponse(result) && !result.ok) {
+            if (failedResponse(result)) {
               failed = true;
               failure = result;
             }
