@@ -289,3 +289,97 @@ async function countBusiness(name, conn, key) {
   const got = await conn.query(text);
   return Number(name === 'postgresql' ? got.rows[0].n : got[0][0].n);
 }
+
+// ------------------------------------------------------------ Express
+
+/** An Express app with the middleware on the backend's store, listening on loopback. */
+async function expressApp(b, route, options = {}) {
+  const express = pkgRequire('express');
+  const app = express();
+  if (options.raw) app.use(express.raw({ type: '*/*' }));
+  app.use(M.idempotency({ store: b.make(), connect: b.connect, close: b.close, maxBody: 64 }));
+  app.post('/charges', route);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const url = `http://127.0.0.1:${server.address().port}/charges`;
+  const stop = () => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  };
+  const send = (key, body = '{"amount": 10}') =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) }, body });
+  return { send, stop };
+}
+
+for (const name of ['postgresql', 'mariadb', 'redis']) {
+  test(`Express on ${name}: concurrent duplicates run once, a duplicate mid-handler gets 409, bad input runs nothing`, { skip: !onNode && 'napi only' }, async () => {
+    const b = B.list[name];
+    let runs = 0;
+    let release;
+    let gate = Promise.resolve();
+    const a = await expressApp(b, async (req, res) => {
+      runs++;
+      await gate;
+      res.status(201).set('x-private', 'no').json({ amount: req.body.amount, run: runs });
+    });
+    try {
+      const key = freshKey();
+      const got = await Promise.all(Array.from({ length: 8 }, () => a.send(key)));
+      assert.equal(runs, 1);
+      assert.ok(got.every((r) => r.status === 201 || r.status === 409), got.map((r) => r.status).join());
+      const again = await a.send(key);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.headers.get('x-private'), null);
+      assert.deepEqual(await again.json(), { amount: 10, run: 1 });
+
+      gate = new Promise((r) => (release = r));
+      const k2 = freshKey();
+      const first = a.send(k2);
+      while (runs === 1) await sleep(5);
+      const dup = await a.send(k2);
+      assert.equal(dup.status, 409);
+      assert.ok(Number(dup.headers.get('retry-after')) > 0);
+      release();
+      assert.equal((await first).status, 201);
+
+      assert.equal((await a.send(`"${'k'.repeat(300)}"`)).status, 400);
+      assert.equal((await a.send('"unterminated')).status, 400);
+      assert.equal((await a.send(freshKey(), JSON.stringify({ pad: 'x'.repeat(100) }))).status, 413);
+      assert.equal((await a.send(freshKey(), '{not json')).status, 400);
+      assert.equal(runs, 2);
+    } finally {
+      await a.stop();
+    }
+  });
+}
+
+test('Express: a thrown error is stored as a 500 and replayed; express.raw() mounted first is used as it is', { skip: !onNode && 'napi only' }, async () => {
+  const b = B.list.postgresql;
+  let runs = 0;
+  const failing = await expressApp(b, () => {
+    runs++;
+    throw new Error('boom');
+  });
+  try {
+    const key = freshKey();
+    assert.equal((await failing.send(key)).status, 500);
+    const again = await failing.send(key);
+    assert.equal(again.status, 500);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(runs, 1);
+  } finally {
+    await failing.stop();
+  }
+  const raw = await expressApp(b, (req, res) => {
+    runs++;
+    res.status(201).send(Buffer.isBuffer(req.body) ? 'buffer' : typeof req.body);
+  }, { raw: true });
+  try {
+    const key = freshKey();
+    assert.equal(await (await raw.send(key)).text(), 'buffer');
+    assert.equal((await raw.send(key, '{"amount": 11}')).status, 422, 'the fingerprint covers the raw body');
+    assert.equal(runs, 2);
+  } finally {
+    await raw.stop();
+  }
+});

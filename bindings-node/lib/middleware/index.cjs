@@ -285,14 +285,18 @@ function idempotency(options = {}) {
       if (key === null) return next();
       let body;
       let parsed;
+      let read = false;
       if (Buffer.isBuffer(req.body)) body = req.body;
       else if (req.body !== undefined && req.readableEnded) parsed = req.body; // a parser ran before: its JSON
-      else body = await readStream(req, idem.maxBody);
+      else {
+        body = await readStream(req, idem.maxBody);
+        read = true;
+      }
       if (body === null) return send(res, idem.tooLarge());
       const contentType = req.headers['content-type'];
       const [fp, bad] = idem.fingerprint(req.method.toUpperCase(), req.path ?? new URL(req.originalUrl ?? req.url, 'http://x').pathname, body, contentType, parsed);
       if (bad) return send(res, bad);
-      if (body !== undefined) req.body = body.length && isJson(contentType) ? JSON.parse(body.toString('utf8')) : body;
+      if (read) req.body = body.length && isJson(contentType) ? JSON.parse(body.toString('utf8')) : body;
       const [answer, ran] = await idem.execute(key, fp, () => capture(req, res, next));
       if (!ran) send(res, answer);
       else answer.release();
