@@ -32,6 +32,12 @@ demo: ## run `retrycore simulate` on the default scenario and write storm.svg
 
 .PHONY: test
 test: ## build every crate and binding and run every suite (installs what it needs)
+	# PostgreSQL, MariaDB and Redis start once, on loopback, for every suite that needs them
+	# (the idempotency stores' Python and Node suites read RETRYCORE_TEST_*), and stop afterwards.
+	scripts/test-servers.sh run -- $(MAKE) test-suites
+
+.PHONY: test-suites
+test-suites: # what `make test` runs, with the test servers' URLs exported
 	$(MAKE) lint-rust
 	$(MAKE) test-rust
 	$(MAKE) test-vectors-drift
@@ -39,7 +45,7 @@ test: ## build every crate and binding and run every suite (installs what it nee
 	$(MAKE) test-cli
 	$(MAKE) test-python
 	$(MAKE) test-http
-	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-node
+	RETRYCORE_DRILL_REQUIRE=1 RETRYCORE_CROSS_REQUIRE=1 $(MAKE) test-node
 	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-wasm
 	$(MAKE) parity
 	$(MAKE) host-lines

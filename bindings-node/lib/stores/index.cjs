@@ -1,0 +1,3 @@
+'use strict';
+// `retrycore/stores`: the idempotency stores (stores.cjs) on the Node package's API.
+module.exports = require('./stores.cjs').use(require('../../index.cjs'));
