@@ -192,13 +192,7 @@ methods Runner
             policy, sleep, clock, on_retry, on_give_up, on_state_change, key_fn, wall_clock, idempotent, key_sent, method,
         })
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
-        let call = call_args(func, args, kwargs)?;
-        let s = self.new_session(py, call, true)?;
-        let var = current_var(py)?;
-        let token = var.set.call1(py, (s.clone_ref(py),))?;
-        let r = self.run(py, s.get(), func, call);
-        var.reset.call1(py, (token,))?;
-        r
+        self.call_sync(py, func, call_args(func, args, kwargs)?)
     start(args: obj, kwargs: obj?) -> try Py<Session> = self.new_session(py, args_of(args, kwargs)?, false)
     before(session: =session_of) -> Option<f64> = self.gate(py, session.get())?.map(to_secs)
     failed_attempt(session: =session_of, exc: obj) -> try f64 =

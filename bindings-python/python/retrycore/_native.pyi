@@ -983,6 +983,14 @@ def run(runner: Runner, func: Callable[..., _T], /, *args: Any, **kwargs: Any) -
     """`runner.call(func, args, kwargs)` with the call's arguments as they come: a decorated
     function is `functools.partial(run, runner, func)`, called without a Python frame."""
 
+def mark() -> int:
+    """The number of the innermost sync decorated call running on this thread (0: none), kept
+    beside a session in `retrycore._context.CURRENT`: a sync call with a larger number began
+    inside that session's call."""
+def current(var: Optional[Tuple[RetrySession, int]]) -> Optional[RetrySession]:
+    """The session `current_attempt()` answers: given the value of `retrycore._context.CURRENT`
+    (a session and its `mark()`), the innermost of it and this thread's innermost sync call."""
+
 # ---------------------------------------------------------------- benchmark floors
 
 def noop(a: object = None, b: object = None) -> None:
