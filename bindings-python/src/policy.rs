@@ -214,7 +214,13 @@ pub fn current(py: Python<'_>, var: &Obj) -> PyResult<Option<Py<PyAny>>> {
     if var.is_none() {
         return Ok(top.map(|(_, s)| s.into_any()));
     }
-    let (session, mark): (Py<PyAny>, u64) = var.extract()?;
+    let want = "a (RetrySession, int) pair";
+    let pair = conv::class_arg::<PyTuple>(var, "var", want)?;
+    if pair.len() != 2 {
+        return Err(conv::wrong_type(var, "var", want));
+    }
+    let session = conv::class_arg::<Session>(&pair.get_item(0)?, "var", want)?.clone().into_any().unbind();
+    let mark = pair.get_item(1)?.extract::<u64>().map_err(|_| conv::wrong_type(var, "var", want))?;
     // A sync call begun after the ContextVar was set runs inside that call.
     Ok(Some(match top {
         Some((n, s)) if n > mark => s.into_any(),
