@@ -317,3 +317,31 @@ def test_with_greenlet_loaded_a_sync_call_sets_the_context_var(monkeypatch: pyte
     (s, got) = inner()
     assert got is s
     assert _context.CURRENT.get() is None and retrycore.current_attempt() is None
+
+
+def test_a_reused_acquired_is_never_one_a_caller_still_holds() -> None:
+    # try_acquire() hands the last Acquired back, its permit rewritten, only when nothing
+    # else holds it or its permit: what a caller keeps never changes.
+    b = retrycore.CircuitBreaker()
+    kept = b.try_acquire(1.0)
+    again = b.try_acquire(2.0)
+    assert again is not kept and (kept.permit.started, again.permit.started) == (1.0, 2.0)
+    permit = b.try_acquire(3.0).permit
+    other = b.try_acquire(4.0)
+    assert other.permit is not permit and (permit.started, other.permit.started) == (3.0, 4.0)
+    # Nothing held: the same object comes back, with the new permit's parts.
+    first_id = id(b.try_acquire(5.0))
+    a = b.try_acquire(6.0)
+    assert id(a) == first_id and a.permit.started == 6.0 and not a.permit.trial and a.state == "closed"
+    assert b.record(a.permit, "success", 6.5) is None and b.totals()["calls"] == 1
+
+
+def test_a_trial_permit_is_never_a_reused_closed_one() -> None:
+    b = retrycore.CircuitBreaker(kind="consecutive", failure_threshold=1, wait_duration_in_open_state="1s")
+    b.record(b.try_acquire(0.0).permit, "failure", 0.0)
+    assert b.state == "open"
+    a = b.try_acquire(10.0)
+    assert a.permitted and a.trial and a.permit.trial and a.state == "half_open" and a.transition is not None
+    assert b.record(a.permit, "success", 10.5) is not None and b.state == "closed"
+    c = b.try_acquire(11.0)
+    assert c.permitted and not c.trial and not c.permit.trial and c.state == "closed"
