@@ -120,6 +120,8 @@ __all__ = [
     "host_tables",
     "derive_key",
     "run",
+    "mark",
+    "current",
     "validate_key",
     "scoped_key",
     "storage_key",
