@@ -23,6 +23,8 @@ use retrycore::budget::{Budget, BudgetConfig, FailureFacts, Refusal, SharedBudge
 use retrycore::classify::Category;
 use retrycore::surface::{self, Ended, Ending};
 use retrycore::ErrorCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Describes an exception for a warning, even one whose `__str__` raises.
 fn describe(py: Python<'_>, e: &PyErr) -> String {
@@ -150,13 +152,38 @@ fn counted_exc(cfg: &BreakerConfig, e: &Obj) -> PyResult<Counted> {
     Ok(f.with(|x| cfg.count(x, &retrycore::classify::classify(x))))
 }
 
+/// A permit's parts, rewritten in place only when its object is reused
+/// unseen ([`Breaker::reuse`]); atomics, since a frozen class is shared.
+pub struct PermitCell {
+    epoch: AtomicU64,
+    started: AtomicU64,
+    trial: AtomicBool,
+}
+
+impl PermitCell {
+    pub fn new(p: Permit) -> PermitCell {
+        PermitCell { epoch: p.epoch().into(), started: p.started().into(), trial: p.is_trial().into() }
+    }
+
+    pub fn get(&self) -> Permit {
+        let (epoch, started) = (self.epoch.load(Ordering::Relaxed), self.started.load(Ordering::Relaxed));
+        Permit::from_parts(epoch, self.trial.load(Ordering::Relaxed), started)
+    }
+
+    fn set(&self, p: Permit) {
+        self.epoch.store(p.epoch(), Ordering::Relaxed);
+        self.started.store(p.started(), Ordering::Relaxed);
+        self.trial.store(p.is_trial(), Ordering::Relaxed);
+    }
+}
+
 /// The transition a breaker call caused, fired to the hook (None: none).
 type Fired = PyResult<Option<Py<PyTransition>>>;
 
 impl Breaker {
     pub fn wrap(py: Python<'_>, shared: SharedBreaker) -> Breaker {
         let config = with(py, &shared, |b| b.config().clone());
-        Breaker { shared, config, on_state_change: None }
+        Breaker { shared, config, on_state_change: None, last: Mutex::default() }
     }
 
     /// Runs `f` on the core breaker (see [`crate::locks::with`]).
@@ -185,6 +212,23 @@ impl Breaker {
         let t = self.with(py, f).py(py)?;
         fire(py, &[self.on_state_change.as_ref()], &[t])?;
         Py::new(py, PyTransition::from(&t))
+    }
+
+    /// The `Acquired` of the last permitted call (with no transition), when
+    /// nothing but this breaker holds it or its permit: its permit is rewritten
+    /// to `p` and it is returned again, one allocation fewer per call that no
+    /// caller can tell from a new one (None: a new one is needed).
+    fn reuse(&self, py: Python<'_>, p: Permit, state: State) -> Option<Py<Acquired>> {
+        let last = crate::locks::lock(&self.last);
+        let a = last.as_ref()?;
+        let permit = a.get().permit.as_ref()?;
+        // The GIL is held: no other thread can take a reference meanwhile.
+        let alone = a.get_refcnt(py) == 1 && permit.get_refcnt(py) == 1;
+        if !alone || a.get().trial != p.is_trial() || a.get().state != state.code() {
+            return None;
+        }
+        permit.get().p.set(p);
+        Some(a.clone_ref(py))
     }
 
     /// Takes a permit at `now`, or returns the `CircuitOpenError` to raise.

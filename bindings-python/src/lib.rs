@@ -38,6 +38,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(idem::derive_key, m)?)?;
     m.add_function(wrap_pyfunction!(policy::run, m)?)?;
+    m.add_function(wrap_pyfunction!(policy::mark, m)?)?;
+    m.add_function(wrap_pyfunction!(policy::current, m)?)?;
     m.add_function(wrap_pyfunction!(noop, m)?)?;
     m.add_function(wrap_pyfunction!(noop_obj, m)?)?;
     add_declared(m)

@@ -18,6 +18,8 @@ use retrycore::policy::{FirstAttempt, PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use retrycore::surface::{self, Ended, Observed};
 use retrycore::ErrorCode;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 pub fn native_policy<'py>(o: &Obj<'py>) -> PyResult<Bound<'py, Policy>> {
@@ -149,6 +151,83 @@ fn current_var(py: Python<'_>) -> PyResult<&CurrentVar> {
     })
 }
 
+// The sync decorated calls running on this thread, innermost last, each
+// with its number (from `NEXT_CALL`, increasing across threads). Setting the
+// ContextVar costs a tuple, a token and a context copy per call; this costs a
+// push. A greenlet shares its thread with others, so while the `greenlet`
+// module is loaded the ContextVar is set instead (docs/python.md, "Retrying").
+thread_local! {
+    static RUNNING: RefCell<Vec<(u64, Py<Session>)>> = const { RefCell::new(Vec::new()) };
+}
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+static SYS_MODULES: GILOnceCell<Py<PyDict>> = GILOnceCell::new();
+
+/// The innermost sync call running on this thread: its number and session.
+fn innermost(py: Python<'_>) -> Option<(u64, Py<Session>)> {
+    RUNNING.with(|r| r.borrow().last().map(|(n, s)| (*n, s.clone_ref(py))))
+}
+
+/// Whether greenlets may be switching on this thread (`greenlet` is in `sys.modules`).
+fn greenlets(py: Python<'_>) -> PyResult<bool> {
+    let modules = SYS_MODULES.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.import("sys")?.getattr("modules")?.downcast_into::<PyDict>()?.unbind())
+    })?;
+    modules.bind(py).contains(pyo3::intern!(py, "greenlet"))
+}
+
+/// Pops the entry a sync call pushed, however the call ends.
+struct Running;
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Dropped with the GIL held (the call's scope): the session's reference goes at once.
+        drop(RUNNING.with(|r| r.borrow_mut().pop()));
+    }
+}
+
+/// Runs `f` as the sync call of session `s`: meanwhile `current_attempt()`
+/// answers `s` on this thread (see [`current`]).
+fn running<R>(py: Python<'_>, s: &Py<Session>, f: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
+    if !greenlets(py)? {
+        let n = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+        RUNNING.with(|r| r.borrow_mut().push((n, s.clone_ref(py))));
+        let _pop = Running;
+        return f();
+    }
+    let var = current_var(py)?;
+    let token = var.set.call1(py, ((s.clone_ref(py), mark(py)),))?;
+    let r = f();
+    var.reset.call1(py, (token,))?;
+    r
+}
+
+#[doc = stub_doc!("mark")]
+#[pyfunction]
+pub fn mark(py: Python<'_>) -> u64 {
+    innermost(py).map_or(0, |(n, _)| n)
+}
+
+#[doc = stub_doc!("current")]
+#[pyfunction]
+pub fn current(py: Python<'_>, var: &Obj) -> PyResult<Option<Py<PyAny>>> {
+    let top = innermost(py);
+    if var.is_none() {
+        return Ok(top.map(|(_, s)| s.into_any()));
+    }
+    let want = "a (RetrySession, int) pair";
+    let pair = conv::class_arg::<PyTuple>(var, "var", want)?;
+    if pair.len() != 2 {
+        return Err(conv::wrong_type(var, "var", want));
+    }
+    let session = conv::class_arg::<Session>(&pair.get_item(0)?, "var", want)?.clone().into_any().unbind();
+    let mark = pair.get_item(1)?.extract::<u64>().map_err(|_| conv::wrong_type(var, "var", want))?;
+    // A sync call begun after the ContextVar was set runs inside that call.
+    Ok(Some(match top {
+        Some((n, s)) if n > mark => s.into_any(),
+        _ => session,
+    }))
+}
+
 fn time_sleep(py: Python<'_>) -> PyResult<&Obj<'_>> {
     TIME_SLEEP.get_or_try_init(py, || Ok::<_, PyErr>(py.import("time")?.getattr("sleep")?.unbind())).map(|v| v.bind(py))
 }
@@ -168,6 +247,12 @@ pub fn hook(py: Python<'_>, h: Option<Py<PyAny>>, field: &str) -> PyResult<Optio
 const SLEEP_CHUNK_NS: u64 = 86_400 * 1_000_000_000;
 
 impl Runner {
+    /// Runs a sync call: its session, then its attempts.
+    fn call_sync(&self, py: Python<'_>, func: &Obj, call: CallArgs) -> PyResult<Py<PyAny>> {
+        let s = self.new_session(py, call, true)?;
+        running(py, &s, || self.run(py, s.get(), func, call))
+    }
+
     fn now(&self, py: Python<'_>) -> PyResult<u64> {
         match &self.clock {
             None => Ok(conv::mono_ns()),

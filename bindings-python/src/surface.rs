@@ -192,13 +192,7 @@ methods Runner
             policy, sleep, clock, on_retry, on_give_up, on_state_change, key_fn, wall_clock, idempotent, key_sent, method,
         })
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
-        let call = call_args(func, args, kwargs)?;
-        let s = self.new_session(py, call, true)?;
-        let var = current_var(py)?;
-        let token = var.set.call1(py, (s.clone_ref(py),))?;
-        let r = self.run(py, s.get(), func, call);
-        var.reset.call1(py, (token,))?;
-        r
+        self.call_sync(py, func, call_args(func, args, kwargs)?)
     start(args: obj, kwargs: obj?) -> try Py<Session> = self.new_session(py, args_of(args, kwargs)?, false)
     before(session: =session_of) -> Option<f64> = self.gate(py, session.get())?.map(to_secs)
     failed_attempt(session: =session_of, exc: obj) -> try f64 =
@@ -224,10 +218,11 @@ functions
 
 module breaker
 
-class PyPermit = Permit { priv p: Permit }
+class PyPermit = Permit { priv p: PermitCell }
 
 class Breaker = CircuitBreaker {
     priv shared: SharedBreaker, priv config: BreakerConfig, priv on_state_change: Option<Py<PyAny>>
+    priv last: Mutex<Option<Py<Acquired>>>
 }
     subclass
 
@@ -250,14 +245,14 @@ class PyRefusal = Refusal from Refusal { budget: String, reason: &'static str, d
     truthy
 
 methods PyPermit
-    get trial -> bool = self.p.is_trial()
-    get started -> f64 = to_secs(self.p.started())
+    get trial -> bool = self.p.get().is_trial()
+    get started -> f64 = to_secs(self.p.get().started())
 
 methods Breaker
     new new(config: obj?, *, kwargs: obj?, on_state_change: hook?, share: class<Breaker>?, overrides: obj?) -> try Self =
         if let Some(b) = share {
             let b = b.get();
-            return Ok(Breaker { shared: b.shared.clone(), config: b.config.clone(), on_state_change });
+            return Ok(Breaker { shared: b.shared.clone(), config: b.config.clone(), on_state_change, last: Mutex::default() });
         }
         let (doc, typed) = config_parts(config, kwargs, overrides)?;
         let cfg = match &typed {
@@ -266,7 +261,7 @@ methods Breaker
         }
         .py(py)?;
         let b = CircuitBreaker::new(cfg.clone()).py(py)?;
-        Ok(Breaker { shared: b.shared(), config: cfg, on_state_change })
+        Ok(Breaker { shared: b.shared(), config: cfg, on_state_change, last: Mutex::default() })
     to_dict() -> try Obj<'py> = conv::from_json(py, &self.config.to_json_value())
     get name -> Option<String> = self.config.name.clone()
     get on_state_change -> Option<Py<PyAny>> = self.on_state_change.as_ref().map(|h| h.clone_ref(py))
@@ -275,7 +270,7 @@ methods Breaker
     totals() -> try Bound<'py, PyDict> =
         let t = self.with(py, |b| b.totals());
         [("calls", t.calls), ("failures", t.failures), ("slow", t.slow)].into_py_dict(py)
-    try_acquire(now: now?) -> try Acquired =
+    try_acquire(now: now?) -> try Py<Acquired> =
         let (a, t, state) = self.with(py, |b| {
             let (a, t) = b.try_acquire(now);
             (a, t, b.state())
@@ -285,16 +280,28 @@ methods Breaker
             Acquire::Permitted(p) => (Some(p), state, None),
             Acquire::Rejected { state, retry_after } => (None, state, wait_secs(retry_after)),
         };
+        if let (Some(p), None) = (p, &transition) {
+            if let Some(a) = self.reuse(py, p, state) {
+                return Ok(a);
+            }
+        }
         let (permitted, trial) = (p.is_some(), p.is_some_and(|p| p.is_trial()));
-        let permit = p.map(|p| Py::new(py, PyPermit { p })).transpose()?;
-        Ok(Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })
-    acquire(now: now?) -> try PyPermit = Ok(PyPermit { p: self.permit(py, now)? })
+        let permit = p.map(|p| Py::new(py, PyPermit { p: PermitCell::new(p) })).transpose()?;
+        let reusable = permitted && transition.is_none();
+        let a = Py::new(py, Acquired { permitted, permit, trial, state: state.code(), retry_after, transition })?;
+        if reusable {
+            // The one it replaces is dropped after the lock is released.
+            let old = crate::locks::lock(&self.last).replace(a.clone_ref(py));
+            drop(old);
+        }
+        Ok(a)
+    acquire(now: now?) -> try PyPermit = Ok(PyPermit { p: PermitCell::new(self.permit(py, now)?) })
     record(permit: class<PyPermit>, outcome: ~self.outcome, now: now?, duration: secs?) -> try Option<Py<PyTransition>> =
-        let permit = permit.get().p;
+        let permit = permit.get().p.get();
         let duration = duration.unwrap_or_else(|| now.saturating_sub(permit.started()));
         self.step(py, |b| b.on_result(permit, now, outcome, duration))
     release(permit: class<PyPermit>, now: now?) -> try Option<Py<PyTransition>> =
-        let permit = permit.get().p;
+        let permit = permit.get().p.get();
         self.step(py, |b| b.release(permit, now))
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         let (args, kwargs) = crate::policy::call_args(func, args, kwargs)?;

@@ -9,13 +9,19 @@ sessions and counters must agree."""
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import pickle
+import sys
+import threading
 import time
+import types
 from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
 import retrycore
+from retrycore import _context
 
 DOC = {"max_attempts": 3, "jitter": "full", "seed": 7, "attempt_timeout": "2s"}
 
@@ -172,3 +178,170 @@ def test_a_decorated_function_is_called_without_a_python_frame_yet_behaves_as_on
     assert pickle.loads(pickle.dumps(module_level)) is module_level
     assert (module_level.__name__, module_level.__doc__, module_level.__wrapped__(1), module_level(1)) == (
         "module_level", "Doc.", 2, 2)
+
+
+# current_attempt(): a sync call keeps its session per thread in the native module (no
+# ContextVar set, unless greenlets may switch); an async call sets the ContextVar. Both
+# are read, and the innermost call wins (docs/python.md, "Retrying").
+
+
+def sessions_of(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """`fn` decorated; it returns (its own session, what `fn` returned)."""
+
+    def attempt() -> Any:
+        return retrycore.current_attempt(), fn()
+
+    return retrycore.retry(retrycore.RetryPolicy(max_attempts=2))(attempt)
+
+
+def test_nested_sync_calls_each_see_their_own_session() -> None:
+    seen: List[Any] = []
+    inner = sessions_of(lambda: None)
+
+    def outer_body() -> Any:
+        got = inner()
+        seen.append(retrycore.current_attempt())
+        return got
+
+    outer_session, (inner_session, _) = sessions_of(outer_body)()
+    assert outer_session is not None and inner_session is not None and outer_session is not inner_session
+    assert seen == [outer_session]
+    assert retrycore.current_attempt() is None
+    # The sync path sets no ContextVar (greenlet is not loaded here).
+    assert "greenlet" not in sys.modules
+    assert sessions_of(_context.CURRENT.get)()[1] is None
+
+
+def test_an_exception_leaves_no_session_behind() -> None:
+    def boom() -> Any:
+        raise ValueError("not retried")
+
+    with pytest.raises(ValueError):
+        sessions_of(boom)()
+    assert retrycore.current_attempt() is None
+
+
+def test_threads_each_see_their_own_call_and_a_new_thread_none() -> None:
+    barrier = threading.Barrier(2)
+    got: Dict[str, Any] = {}
+
+    def in_thread(name: str) -> None:
+        def body() -> Any:
+            barrier.wait(5)  # both calls running at once
+            inside: List[Any] = []
+            t = threading.Thread(target=lambda: inside.append(retrycore.current_attempt()))
+            t.start()
+            t.join()
+            return retrycore.current_attempt(), inside[0]
+
+        got[name] = sessions_of(body)()
+
+    threads = [threading.Thread(target=in_thread, args=(n,)) for n in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    (sa, (sa2, none_a)), (sb, (sb2, none_b)) = got["a"], got["b"]
+    assert sa is sa2 and sb is sb2 and sa is not sb and none_a is None and none_b is None
+
+
+def test_async_calls_and_sync_calls_inside_them() -> None:
+    policy = retrycore.RetryPolicy(max_attempts=2)
+
+    async def body() -> Any:
+        mine = retrycore.current_attempt()
+        sync_session, _ = sessions_of(lambda: None)()  # a sync call inside the async one
+        await asyncio.sleep(0)
+        return mine, sync_session, retrycore.current_attempt()
+
+    async def main() -> Any:
+        return await asyncio.gather(retrycore.retry(policy)(body)(), retrycore.retry(policy)(body)())
+
+    (a, a_sync, a_after), (b, b_sync, b_after) = asyncio.run(main())
+    assert a is not None and b is not None and a is not b
+    assert a_after is a and b_after is b
+    assert a_sync not in (None, a, b) and b_sync not in (None, a, b, a_sync)
+
+
+def test_an_async_call_in_a_loop_run_inside_a_sync_call() -> None:
+    async def body() -> Any:
+        mine = retrycore.current_attempt()
+        # A thread the async call's context is copied into sees the async call.
+        return mine, await asyncio.to_thread(retrycore.current_attempt)
+
+    def sync_body() -> Any:
+        got = asyncio.run(retrycore.retry(retrycore.RetryPolicy(max_attempts=2))(body)())
+        return got, retrycore.current_attempt()
+
+    outer, ((inner, in_thread), after) = sessions_of(sync_body)()
+    assert inner is not None and inner is not outer and in_thread is inner and after is outer
+
+
+def test_a_context_copied_into_another_thread_no_longer_sees_a_sync_call() -> None:
+    # The documented change (docs/python.md, "Retrying"): a sync call's session is the
+    # thread's, not the context's.
+    def body() -> Any:
+        ctx = contextvars.copy_context()
+        out: List[Any] = []
+        t = threading.Thread(target=lambda: out.append(ctx.run(retrycore.current_attempt)))
+        t.start()
+        t.join()
+
+        async def nested() -> Any:
+            return await asyncio.to_thread(retrycore.current_attempt)
+
+        return out[0], asyncio.run(nested())
+
+    session, (copied, to_thread) = sessions_of(body)()
+    assert session is not None and copied is None and to_thread is None
+
+
+def test_with_greenlet_loaded_a_sync_call_sets_the_context_var(monkeypatch: pytest.MonkeyPatch) -> None:
+    # greenlet is not in the test venv: a module of that name in sys.modules stands for it.
+    monkeypatch.setitem(sys.modules, "greenlet", types.ModuleType("greenlet"))
+    seen: List[Any] = []
+
+    def body() -> Any:
+        seen.append(_context.CURRENT.get())
+        ctx = contextvars.copy_context()
+        out: List[Any] = []
+        t = threading.Thread(target=lambda: out.append(ctx.run(retrycore.current_attempt)))
+        t.start()
+        t.join()
+        return out[0]
+
+    inner = sessions_of(lambda: retrycore.current_attempt())
+    session, copied = sessions_of(body)()
+    assert seen[0] is not None and seen[0][0] is session
+    assert copied is session  # the ContextVar path: the copied context sees the call
+    (s, got) = inner()
+    assert got is s
+    assert _context.CURRENT.get() is None and retrycore.current_attempt() is None
+
+
+def test_a_reused_acquired_is_never_one_a_caller_still_holds() -> None:
+    # try_acquire() hands the last Acquired back, its permit rewritten, only when nothing
+    # else holds it or its permit: what a caller keeps never changes.
+    b = retrycore.CircuitBreaker()
+    kept = b.try_acquire(1.0)
+    again = b.try_acquire(2.0)
+    assert again is not kept and (kept.permit.started, again.permit.started) == (1.0, 2.0)
+    permit = b.try_acquire(3.0).permit
+    other = b.try_acquire(4.0)
+    assert other.permit is not permit and (permit.started, other.permit.started) == (3.0, 4.0)
+    # Nothing held: the same object comes back, with the new permit's parts.
+    first_id = id(b.try_acquire(5.0))
+    a = b.try_acquire(6.0)
+    assert id(a) == first_id and a.permit.started == 6.0 and not a.permit.trial and a.state == "closed"
+    assert b.record(a.permit, "success", 6.5) is None and b.totals()["calls"] == 1
+
+
+def test_a_trial_permit_is_never_a_reused_closed_one() -> None:
+    b = retrycore.CircuitBreaker(kind="consecutive", failure_threshold=1, wait_duration_in_open_state="1s")
+    b.record(b.try_acquire(0.0).permit, "failure", 0.0)
+    assert b.state == "open"
+    a = b.try_acquire(10.0)
+    assert a.permitted and a.trial and a.permit.trial and a.state == "half_open" and a.transition is not None
+    assert b.record(a.permit, "success", 10.5) is not None and b.state == "closed"
+    c = b.try_acquire(11.0)
+    assert c.permitted and not c.trial and not c.permit.trial and c.state == "closed"

@@ -53,7 +53,7 @@ StateHook = Optional[Callable[[Transition], object]]
 
 
 def current_attempt() -> Optional[RetrySession]:
-    return _CURRENT.get()
+    return _native.current(_CURRENT.get())
 
 
 
@@ -323,7 +323,7 @@ def _async_wrapper(
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         session = runner.start(args, kwargs)
-        token = _CURRENT.set(session)
+        token = _CURRENT.set((session, _native.mark()))
         try:
             while True:
                 timeout = runner.before(session)

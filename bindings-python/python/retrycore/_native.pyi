@@ -120,6 +120,8 @@ __all__ = [
     "host_tables",
     "derive_key",
     "run",
+    "mark",
+    "current",
     "validate_key",
     "scoped_key",
     "storage_key",
@@ -982,6 +984,14 @@ def parse_rfc3339_ms(text: str) -> int:
 def run(runner: Runner, func: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
     """`runner.call(func, args, kwargs)` with the call's arguments as they come: a decorated
     function is `functools.partial(run, runner, func)`, called without a Python frame."""
+
+def mark() -> int:
+    """The number of the innermost sync decorated call running on this thread (0: none), kept
+    beside a session in `retrycore._context.CURRENT`: a sync call with a larger number began
+    inside that session's call."""
+def current(var: Optional[Tuple[RetrySession, int]]) -> Optional[RetrySession]:
+    """The session `current_attempt()` answers: given the value of `retrycore._context.CURRENT`
+    (a session and its `mark()`), the innermost of it and this thread's innermost sync call."""
 
 # ---------------------------------------------------------------- benchmark floors
 
