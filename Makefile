@@ -139,6 +139,11 @@ bench-python: ## Python binding vs tenacity, stamina, backoff and pybreaker
 bench-node: ## Node binding vs the raw Node-API floor, cockatiel, opossum, p-retry, exponential-backoff
 	$(MAKE) -C bindings-node bench
 
+.PHONY: bench-stores
+bench-stores: ## idempotency stores (SQLite, PostgreSQL, MariaDB, Redis) vs a naive select-then-insert (BENCH_ARGS=--quick: a smoke run)
+	$(MAKE) -C bindings-node compile
+	scripts/test-servers.sh run -- node bindings-node/bench/stores.mjs $(BENCH_ARGS)
+
 .PHONY: bench-wasm
 bench-wasm: ## per-call costs of the wasm package vs the wasm-bindgen floor, the napi binding and the peers
 	$(MAKE) -C bindings-wasm bench

@@ -132,7 +132,10 @@ impl<L: StrList> RecordArgs<L> {
 }
 
 fn http_json(a: Option<idem::HttpAnswer>) -> Value {
-    a.map_or(Value::Null, |a| json!({"status": a.status, "errorType": a.error_type, "retryAfterS": a.retry_after_s}))
+    a.map_or(
+        Value::Null,
+        |a| json!({"status": a.status, "errorType": a.error_type, "title": a.title, "retryAfterS": a.retry_after_s}),
+    )
 }
 
 fn record_of(text: &str) -> Result<idem::IdempotencyRecord> {

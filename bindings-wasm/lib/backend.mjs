@@ -51,9 +51,16 @@ export function notLoaded() {
   };
   // The limits are the core's: none is known before the module is loaded, so reading one fails like any call.
   const limits = new Proxy({}, { get: (_, k) => (typeof k === 'string' ? fail() : undefined) });
-  // Every table setBackend reads, empty (the HTTP reading paths and markers included).
-  const reads = { node: { error_method: [], responses: [], connect_phase: [] } };
-  const tables = { limits, categories: [], category_bits: 0, fetch_failure_messages: [], network_code_pattern: '(?!)', reads, error_markers: { connecting: '' } };
+  // Every table setBackend reads (setReads too: `reads.node`, `error_markers`), empty.
+  const tables = {
+    limits,
+    categories: [],
+    category_bits: 0,
+    fetch_failure_messages: [],
+    network_code_pattern: '(?!)',
+    reads: { node: { error_method: [], responses: [], connect_phase: [] } },
+    error_markers: { connecting: '' },
+  };
   const info = { version: '', tables, retryRules: [], lintCodes: [], states: [] };
   return new Proxy(
     {},

@@ -547,7 +547,7 @@ def record_config(case: Dict[str, Any]) -> retrycore.RecordConfig:
 
 
 def http3(h: Any) -> Any:
-    return None if h is None else {k: h.get(k) for k in ("status", "error_type", "retry_after_s")}
+    return None if h is None else {k: h.get(k) for k in ("status", "error_type", "title", "retry_after_s")}
 
 
 def k_record_decide(case: Dict[str, Any]) -> None:

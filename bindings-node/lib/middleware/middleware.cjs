@@ -29,9 +29,9 @@ function configError(code, field, why) {
 
 /** An RFC 9457 problem document (the IETF draft's examples use them): [status, headers, body]. */
 function problem(status, title, detail, retryAfterS, errorType) {
-  const doc = { type: 'about:blank', status };
-  if (title) doc.title = title;
-  if (detail) doc.detail = detail;
+  // The Python middleware's body, key for key (tests/js/cross-runtime.test.cjs holds them equal).
+  const doc = { type: 'about:blank', title, status };
+  if (detail !== null && detail !== undefined) doc.detail = detail;
   if (errorType) doc.error_type = errorType;
   const headers = [['content-type', 'application/problem+json']];
   if (retryAfterS !== null && retryAfterS !== undefined) headers.push(['retry-after', String(retryAfterS)]);

@@ -226,7 +226,9 @@ pub fn record_of(v: &Value) -> Result<idem::IdempotencyRecord, String> {
 fn http_json(a: Option<idem::HttpAnswer>) -> Value {
     match a {
         None => Value::Null,
-        Some(a) => json!({"status": a.status, "error_type": a.error_type, "retry_after_s": a.retry_after_s}),
+        Some(a) => {
+            json!({"status": a.status, "error_type": a.error_type, "title": a.title, "retry_after_s": a.retry_after_s})
+        }
     }
 }
 

@@ -18,8 +18,8 @@ def execute(reason, fence, created=T, now=T):
 def replay(state, response=None, category=None):
     return {"decision": "replay", "state": state, "response": response, "failure_category": category, "http": None}
 def in_progress(ms):
-    return {"decision": "in_progress", "retry_after_ms": ms, "retry_after_s": -(-ms//1000), "http": {"status": 409, "error_type": None, "retry_after_s": -(-ms//1000)}}
-MISMATCH = {"decision": "mismatch", "http": {"status": 422, "error_type": None, "retry_after_s": None}}
+    return {"decision": "in_progress", "retry_after_ms": ms, "retry_after_s": -(-ms//1000), "http": {"status": 409, "error_type": None, "title": "A request is outstanding for this Idempotency-Key", "retry_after_s": -(-ms//1000)}}
+MISMATCH = {"decision": "mismatch", "http": {"status": 422, "error_type": None, "title": "Idempotency-Key is already used", "retry_after_s": None}}
 RESP = {"status": 201, "headers": [["location", "/v1/charges/ch_1"]], "body": {"id": "ch_1", "amount": 1000}}
 FAIL = {"status": 504, "headers": [], "body": {"error": "upstream timeout"}}
 def d(name, expect, record=None, now=T, fp=FP, key=KEY, **kw):
@@ -33,7 +33,7 @@ rd = [
  d("expired processing claim: execute, new creation time", execute("expired", 8), rec("processing", 7, created=T-RET-LEASE-5, expires=T-5)),
  d("another fingerprint, live lease: mismatch", MISMATCH, rec("processing", 1, lease_until=T+5_000), fp=FP2),
  d("another fingerprint, completed: mismatch", MISMATCH, done("succeeded", 1, response=RESP), fp=FP2),
- d("another fingerprint, stripe: 400 idempotency_error", {"decision": "mismatch", "http": {"status": 400, "error_type": "idempotency_error", "retry_after_s": None}},
+ d("another fingerprint, stripe: 400 idempotency_error", {"decision": "mismatch", "http": {"status": 400, "error_type": "idempotency_error", "title": "Idempotency-Key is already used", "retry_after_s": None}},
    done("succeeded", 1, response=RESP), fp=FP2, config={"lease_ms": LEASE, "retention_ms": RET, "stripe": True}),
  d("record for another key (storage-key collision): mismatch, never executed over", MISMATCH, done("succeeded", 1, response=RESP, key="order-1002:charge:v1")),
  d("another fingerprint and an ended lease: mismatch (rule 2 before rule 4)", MISMATCH, rec("processing", 1, lease_until=T-1), fp=FP2),
@@ -71,10 +71,10 @@ for name, bad in [("empty key", ""), ("space in the key", "order 1001"), ("non-A
     c["error"] = "invalid_key"; c["error_field"] = "key"
     rd.append(c)
 rd += [
- {"name": "no Idempotency-Key where one is required: 400", "key": None, "expect": {"decision": "missing_key", "http": {"status": 400, "error_type": None, "retry_after_s": None}}},
+ {"name": "no Idempotency-Key where one is required: 400", "key": None, "expect": {"decision": "missing_key", "http": {"status": 400, "error_type": None, "title": "Idempotency-Key is missing", "retry_after_s": None}}},
 ]
 write("record_decide.json", "record_decide",
- "decide(record, key, fingerprint, now, config) in the order of docs/idempotency.md (Records). Times are Unix epoch ms. 'record' is an IdempotencyRecord as JSON or null; 'key' null means a request without a key (missing_key_answer). expect: the decision as JSON (tag 'decision') plus 'http' {status, error_type, retry_after_s} or null.",
+ "decide(record, key, fingerprint, now, config) in the order of docs/idempotency.md (Records). Times are Unix epoch ms. 'record' is an IdempotencyRecord as JSON or null; 'key' null means a request without a key (missing_key_answer). expect: the decision as JSON (tag 'decision') plus 'http' {status, error_type, title, retry_after_s} or null (title: the RFC 9457 problem body's, which every middleware sends).",
  rd, {"config": {"lease_ms": LEASE, "retention_ms": RET}})
 
 def cm(name, expect_or_err, record, fence, outcome, now=T, config=None):
