@@ -65,17 +65,17 @@ class _Integration:
 
     def __init__(
         self,
-        policy: Optional[RetryPolicy],
+        policy: Optional[RetryPolicy] = None,
         *,
-        idempotency_header: Optional[str],
-        idempotent: Optional[bool],
-        idempotency_key_sent: Optional[bool],
-        sleep: Optional[Callable[[float], Any]],
-        clock: Optional[Callable[[], float]],
-        wall_clock: Optional[Callable[[], float]],
-        on_retry: Any,
-        on_give_up: Any,
-        on_state_change: Any,
+        idempotency_header: Optional[str] = None,
+        idempotent: Optional[bool] = None,
+        idempotency_key_sent: Optional[bool] = None,
+        sleep: Optional[Callable[[float], Any]] = None,
+        clock: Optional[Callable[[], float]] = None,
+        wall_clock: Optional[Callable[[], float]] = None,
+        on_retry: Any = None,
+        on_give_up: Any = None,
+        on_state_change: Any = None,
     ) -> None:
         pol = policy if policy is not None else RetryPolicy()
         if not isinstance(pol, RetryPolicy):

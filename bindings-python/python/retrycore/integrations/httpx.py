@@ -50,25 +50,7 @@ def _with_timeout(request: httpx.Request, timeouts: Optional[Dict[str, Optional[
 
 
 class _Options(_Integration):
-    def __init__(
-        self,
-        policy: Optional[RetryPolicy] = None,
-        *,
-        idempotency_header: Optional[str] = None,
-        idempotent: Optional[bool] = None,
-        idempotency_key_sent: Optional[bool] = None,
-        sleep: Optional[Callable[[float], Any]] = None,
-        clock: Optional[Callable[[], float]] = None,
-        wall_clock: Optional[Callable[[], float]] = None,
-        on_retry: Any = None,
-        on_give_up: Any = None,
-        on_state_change: Any = None,
-    ) -> None:
-        super().__init__(
-            policy, idempotency_header=idempotency_header, idempotent=idempotent,
-            idempotency_key_sent=idempotency_key_sent, sleep=sleep, clock=clock, wall_clock=wall_clock,
-            on_retry=on_retry, on_give_up=on_give_up, on_state_change=on_state_change,
-        )
+    """The options of a transport (``_Integration``'s) and one attempt loop per request."""
 
     def start(self, request: httpx.Request) -> Any:
         runner = self.runner(request.method, request.headers, request.extensions.get("retrycore"))
