@@ -1,6 +1,7 @@
 """examples/idempotency: the FastAPI and the Flask app, each with its one line of set-up,
-charge once per Idempotency-Key under concurrent retries (SQLite in a file, the default
-store; tests/python/test_middleware.py runs the middleware on every store)."""
+charge once per Idempotency-Key under concurrent retries: as written (SQLite in a file,
+the default store), and with the store their docstrings name passed to that line instead
+(SQLite, PostgreSQL, MariaDB, Redis; servers from scripts/test-servers.sh)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from types import ModuleType
 from typing import Any, Callable, List
 
 import pytest
+
+from _store_backends import Backend
+from retrycore.middleware import IdempotencyMiddleware, IdempotencyWSGI
+from test_middleware import _options, backend  # noqa: F401 (the store fixture, every store)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "idempotency"
 
@@ -53,17 +58,14 @@ def _check(post: Callable[[str, int], Any], charges: Any) -> None:
     assert len(charges) == 2
 
 
-def test_fastapi_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _fastapi_client(m: ModuleType) -> Callable[[str, int], Any]:
     from fastapi.testclient import TestClient
 
-    m = _load("fastapi_app", tmp_path, monkeypatch)
     client = TestClient(m.app)
-    _check(lambda key, amount: client.post("/charges", json={"amount": amount}, headers={"Idempotency-Key": key}),
-           m.CHARGES)
+    return lambda key, amount: client.post("/charges", json={"amount": amount}, headers={"Idempotency-Key": key})
 
 
-def test_flask_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    m = _load("flask_app", tmp_path, monkeypatch)
+def _flask_client(m: ModuleType) -> Callable[[str, int], Any]:
     client = m.app.test_client()
 
     class Shim:
@@ -73,5 +75,35 @@ def test_flask_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         def json(self) -> Any:
             return self._json
 
-    _check(lambda key, amount: Shim(client.post("/charges", json={"amount": amount},
-                                                headers={"Idempotency-Key": key})), m.CHARGES)
+    return lambda key, amount: Shim(client.post("/charges", json={"amount": amount},
+                                               headers={"Idempotency-Key": key}))
+
+
+def test_fastapi_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _load("fastapi_app", tmp_path, monkeypatch)
+    _check(_fastapi_client(m), m.CHARGES)
+
+
+def test_flask_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _load("flask_app", tmp_path, monkeypatch)
+    _check(_flask_client(m), m.CHARGES)
+
+
+def test_fastapi_example_on_every_store(backend: Backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from starlette.middleware import Middleware
+
+    m = _load("fastapi_app", tmp_path, monkeypatch)
+    # The example's one line, with the store given: app.add_middleware(IdempotencyMiddleware, store=…).
+    [mw] = m.app.user_middleware
+    assert mw.cls is IdempotencyMiddleware
+    m.app.user_middleware[0] = Middleware(IdempotencyMiddleware, **_options(backend))
+    m.app.middleware_stack = None
+    _check(_fastapi_client(m), m.CHARGES)
+
+
+def test_flask_example_on_every_store(backend: Backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _load("flask_app", tmp_path, monkeypatch)
+    # The example's one line, with the store given: app.wsgi_app = IdempotencyWSGI(app.wsgi_app, store=…).
+    assert isinstance(m.app.wsgi_app, IdempotencyWSGI)
+    m.app.wsgi_app = IdempotencyWSGI(m.app.wsgi_app.app, **_options(backend))
+    _check(_flask_client(m), m.CHARGES)
