@@ -9,12 +9,11 @@
 // The stores belong to the napi package: under RETRYCORE_IMPL=wasm this file is skipped.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const impl = require('./impl.cjs');
-const { root, pkgRequire, servers } = require('./_servers.cjs');
+const { root, pkgRequire } = require('./_servers.cjs');
+const { backends } = require('./_store_backends.cjs');
 
 const onNode = impl.IMPL === 'node';
 const S = onNode ? require(path.join(root, 'bindings-node', 'lib', 'stores', 'index.cjs')) : null;
@@ -27,34 +26,6 @@ const freshKey = () => `js-${run}-${++n}`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const FP = 'ab'.repeat(32);
 const BIZ = 'CREATE TABLE IF NOT EXISTS retrycore_js_business (k VARCHAR(100) NOT NULL)';
-
-/** Each backend: a store factory, connect/close, and whether it shares a SQL transaction. */
-function backends() {
-  const u = servers();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'retrycore-js-sqlite.'));
-  const pg = pkgRequire('pg');
-  const mysql = pkgRequire('mysql2/promise');
-  const Redis = pkgRequire('ioredis');
-  const pgPool = new pg.Pool({ connectionString: u.postgresql, max: 40 });
-  const myPool = mysql.createPool({ uri: u.mariadb, connectionLimit: 40 });
-  const redis = new Redis(u.redis);
-  const sqlite = S.SqliteStore.connect(path.join(dir, 'records.db'));
-  const list = {
-    sqlite: { make: (o) => new S.SqliteStore(o), connect: () => sqlite, close: () => undefined, sql: true },
-    postgresql: { make: (o) => new S.PostgresStore(o), connect: () => pgPool.connect(), close: (c) => c.release(), sql: true },
-    mariadb: { make: (o) => new S.MariaDBStore(o), connect: () => myPool.getConnection(), close: (c) => c.release(), sql: true },
-    redis: { make: (o) => new S.RedisStore(redis, o), connect: () => null, close: () => undefined, sql: false },
-    memory: { make: (o) => new S.MemoryStore(o), connect: () => null, close: () => undefined, sql: false },
-  };
-  const end = async () => {
-    await pgPool.end();
-    await myPool.end();
-    redis.disconnect();
-    sqlite.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
-  return { list, end };
-}
 
 let B;
 test.before(async () => {
