@@ -107,3 +107,16 @@ def test_flask_example_on_every_store(backend: Backend, tmp_path: Path, monkeypa
     assert isinstance(m.app.wsgi_app, IdempotencyWSGI)
     m.app.wsgi_app = IdempotencyWSGI(m.app.wsgi_app.app, **_options(backend))
     _check(_flask_client(m), m.CHARGES)
+
+
+def test_the_docs_one_lines_are_the_examples_lines() -> None:
+    """docs/idempotency.md opens with the four apps' one lines: each is in its example as shown."""
+    doc = (EXAMPLES.parents[1] / "docs" / "idempotency.md").read_text()
+    shown = {"python": ["fastapi_app.py", "flask_app.py"], "js": ["express_app.cjs", "hono_app.mjs"]}
+    for lang, files in shown.items():
+        block = doc.split(f"```{lang}\n", 1)[1].split("```", 1)[0]
+        lines = [line.split("  #")[0].split("  //")[0].strip() for line in block.strip().splitlines()]
+        assert len(lines) == len(files), block
+        for line, name in zip(lines, files):
+            code = (EXAMPLES / name).read_text()
+            assert line in code.replace("  # type: ignore[method-assign]", ""), (line, name)
