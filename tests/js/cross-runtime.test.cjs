@@ -123,7 +123,7 @@ test('a Python and a Node service on one Redis replay each other\'s records', { 
   }
 });
 
-/** What a client sees of an answer: status, the headers the middleware decides, the body (parsed when JSON). */
+/** What a client sees of an answer: status, the headers the middleware decides, the body (parsed when JSON, and a problem document's bytes). */
 async function seen(res) {
   const text = await res.text();
   const type = res.headers.get('content-type');
@@ -134,6 +134,8 @@ async function seen(res) {
     replayed: res.headers.get('idempotent-replayed'),
     // The handlers' own bodies differ (each names its runtime): replays are compared to them below.
     body: type && type.startsWith('application/problem+json') ? JSON.parse(text) : undefined,
+    // A problem document's bytes too: both hosts send the same text, not only the same JSON.
+    problemText: type && type.startsWith('application/problem+json') ? text : undefined,
     text,
   };
 }

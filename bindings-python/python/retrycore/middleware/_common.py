@@ -123,7 +123,9 @@ def problem(status: int, title: str, detail: Optional[str], retry_after_s: Optio
     headers = [("content-type", "application/problem+json")]
     if retry_after_s is not None:
         headers.append(("retry-after", str(retry_after_s)))
-    return status, headers, json.dumps(doc).encode()
+    # Written as JSON.stringify writes it, so both hosts send the same bytes
+    # (tests/js/cross-runtime.test.cjs compares them).
+    return status, headers, json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def stored(status: int, headers: Iterable[Tuple[str, str]], body: bytes) -> Dict[str, Any]:
