@@ -110,6 +110,8 @@ __all__ = [
     "RecordConfig",
     "DeadLetter",
     "Limiter",
+    "CompensationRun",
+    "DeadLetterReplay",
     "classify",
     "error_names",
     "parse_duration",
@@ -925,7 +927,7 @@ class Limiter:
     def state(self, now: Optional[float] = None) -> Dict[str, Any]:
         """The observable state as a dict (`in_flight`, `queued`, `limit`, `tokens`, `fill_rate`, ...)."""
 
-@disjoint_base
+@final
 class CompensationRun:
     """A saga's compensation run as the core plans it: the completed steps'
     compensations, newest first, each under its own `purpose: compensation`
@@ -940,11 +942,11 @@ class CompensationRun:
     def result(self) -> Dict[str, Any]:
         """The result: `saga`, `finished`, `compensated`, every step's outcome in saga order, the dead letters."""
 
-@disjoint_base
+@final
 class DeadLetterReplay:
     """A dead-letter replay as the core plans it: refusals with their reasons,
     batches that grow while they succeed, the audit record (`retrycore.saga` replays)."""
-    def __new__(cls, letters: _Document, options: _Document, wall_now_ms: int) -> Self: ...
+    def __new__(cls, letters: Sequence[_Document], options: _Document, wall_now_ms: int) -> Self: ...
     def groups(self) -> List[Dict[str, Any]]:
         """The letters grouped by kind of reason (`system`, `data`, `unknown`) and error class."""
     def next_batch(self) -> List[str]:
