@@ -57,7 +57,7 @@ export class DeadLetterReplay {
   #n: BackendDeadLetterReplay;
 
   constructor(letters: unknown[] | string, options: object | string, wallNowMs?: number) {
-    this.#n = new (host().n.NativeDeadLetterReplay)(text(letters, 'letters'), text(options, 'options'), wallNowMs ?? Date.now());
+    this.#n = new (host().n.NativeDeadLetterReplay)(text(letters, 'letters'), text(options, 'options'), host().wall(wallNowMs, 'wallNowMs'));
   }
 
   groups(): Json[] {
@@ -69,7 +69,7 @@ export class DeadLetterReplay {
   }
 
   record(msgId: string, ok: boolean, wallNowMs?: number): void {
-    this.#n.record(host().str(msgId, 'msgId'), ok === true, wallNowMs ?? Date.now());
+    this.#n.record(host().str(msgId, 'msgId'), ok === true, host().wall(wallNowMs, 'wallNowMs'));
   }
 
   letters(): Json[] {
