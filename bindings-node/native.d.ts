@@ -269,3 +269,29 @@ export declare class NativeLimiter {
   /** Returns the observable state (in flight, queued, limit, tokens, rates). */
   state(now: number): any
 }
+/** A saga's compensation run as the core plans it (lib/saga.ts runs the compensations). */
+export declare class NativeCompensationRun {
+  /** Plans the run of a saga (JSON text; each compensation's policy a policy document). */
+  constructor(saga: string)
+  /** Returns the next compensation to run (`index`, `step`, `compensate`, `policy`), or null. */
+  next(): any
+  /** Records the outcome (JSON text) of the compensation `next` gave: the dead letter it became, or null. */
+  record(outcome: string): any
+  /** Returns the result: every step's outcome in saga order and the dead letters. */
+  result(): any
+}
+/** A dead-letter replay as the core plans it (lib/saga.ts replays the letters). */
+export declare class NativeDeadLetterReplay {
+  /** Plans a replay of letters (JSON text, a list) with options (JSON text) at `wallNowMs`. */
+  constructor(letters: string, options: string, wallNowMs: number)
+  /** Returns the letters grouped by kind of reason and error class. */
+  groups(): any
+  /** Returns the next batch's letter ids (empty when the replay is over). */
+  nextBatch(): any
+  /** Records a letter's replay; a complete batch decides whether the next grows or the replay stops. */
+  record(msgId: string, ok: boolean, wallNowMs: number): void
+  /** Returns the letters, with their statuses as they now stand. */
+  letters(): any
+  /** Returns the audit record. */
+  audit(): any
+}

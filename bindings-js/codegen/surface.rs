@@ -1054,7 +1054,7 @@ mod tests {
         for f in &s.functions {
             assert!(seen.insert(f.js.clone()), "{} twice", f.js);
         }
-        assert_eq!(s.classes.len(), 5);
+        assert_eq!(s.classes.len(), 7);
         for c in &s.classes {
             let mut names = std::collections::BTreeSet::new();
             for m in &c.members {

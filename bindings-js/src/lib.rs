@@ -28,6 +28,7 @@ pub mod idem;
 mod limiter;
 pub mod options;
 mod policy;
+mod saga;
 pub mod surface;
 pub mod verdict;
 
@@ -38,6 +39,7 @@ pub use failure::{FailureArgs, StrList};
 pub use host::Host;
 pub use limiter::Limiter;
 pub use policy::Policy;
+pub use saga::{CompensationRun, DeadLetterReplay};
 #[doc(hidden)]
 pub use {breaker::permit_number, breaker::read_permit, policy::id_parts};
 

@@ -309,4 +309,30 @@ class NativeLimiter = Limiter<H>
   /// Returns the observable state (in flight, queued, limit, tokens, rates).
   ref state(now: f64) -> try json<Record<string, unknown>>
 end
+/// A saga's compensation run as the core plans it (lib/saga.ts runs the compensations).
+class NativeCompensationRun = CompensationRun<H>
+  /// Plans the run of a saga (JSON text; each compensation's policy a policy document).
+  new(saga: str) -> try Self
+  /// Returns the next compensation to run (`index`, `step`, `compensate`, `policy`), or null.
+  ref next() -> json<Record<string, unknown> | null>
+  /// Records the outcome (JSON text) of the compensation `next` gave: the dead letter it became, or null.
+  mut record(outcome: str) -> try json<Record<string, unknown> | null>
+  /// Returns the result: every step's outcome in saga order and the dead letters.
+  ref result() -> json<Record<string, unknown>>
+end
+/// A dead-letter replay as the core plans it (lib/saga.ts replays the letters).
+class NativeDeadLetterReplay = DeadLetterReplay<H>
+  /// Plans a replay of letters (JSON text, a list) with options (JSON text) at `wallNowMs`.
+  new(letters: str, options: str, wallNowMs: f64) -> try Self
+  /// Returns the letters grouped by kind of reason and error class.
+  ref groups() -> json<Record<string, unknown>[]>
+  /// Returns the next batch's letter ids (empty when the replay is over).
+  mut nextBatch() -> try json<string[]>
+  /// Records a letter's replay; a complete batch decides whether the next grows or the replay stops.
+  mut record(msgId: str, ok: bool, wallNowMs: f64) -> try ()
+  /// Returns the letters, with their statuses as they now stand.
+  ref letters() -> json<Record<string, unknown>[]>
+  /// Returns the audit record.
+  ref audit() -> json<Record<string, unknown>>
+end
 "#;

@@ -929,3 +929,57 @@ export declare class Limiter {
     /** Waits, runs `fn`, and releases with its latency (`success`, or the error's `category` when it has one). */
     run<T>(fn: () => T | Promise<T>, ask?: Omit<LimiterAsk, 'now'> & { signal?: AbortSignal }): Promise<T>;
 }
+/**
+ * A saga's compensation run as the core plans it (docs/compensation.md): the
+ * completed steps' compensations, newest first, each under its own
+ * `purpose: compensation` policy. JSON in and out has snake_case keys.
+ */
+export declare class CompensationRun {
+    /** Plans the run of a saga: `{ saga, steps: [{ name, completed, compensate, policy }] }` (object or JSON text). */
+    constructor(saga: object | string);
+    /** The next compensation to run (`index`, `step`, `compensate`, `policy`), or null when every one has an outcome. */
+    next(): Record<string, unknown> | null;
+    /** Records the outcome of the compensation `next` gave; returns the dead letter an exhausted one became, or null. */
+    record(outcome: object | string): Record<string, unknown> | null;
+    /** The result: `saga`, `finished`, `compensated`, every step's outcome in saga order, the dead letters. */
+    result(): Record<string, unknown>;
+}
+/** A dead-letter replay as the core plans it (docs/dead-letters.md): refusals with their reasons, growing batches, the audit record. */
+export declare class DeadLetterReplay {
+    /** Plans a replay of letters (JSON objects or text) with options (`operator` required) at `wallNowMs` (default: now). */
+    constructor(letters: unknown[] | string, options: object | string, wallNowMs?: number);
+    /** The letters grouped by kind of reason (`system`, `data`, `unknown`) and error class. */
+    groups(): Record<string, unknown>[];
+    /** The next batch's letter ids, or an empty list when the replay is over. */
+    nextBatch(): string[];
+    /** Records a letter's replay; a complete batch decides whether the next grows or the replay stops. */
+    record(msgId: string, ok: boolean, wallNowMs?: number): void;
+    /** The letters as JSON, with their statuses as they now stand. */
+    letters(): Record<string, unknown>[];
+    /** The audit record (schema/dead-letter-replay.schema.json). */
+    audit(): Record<string, unknown>;
+}
+/**
+ * Runs a saga's compensations newest first, each under its own policy
+ * (`RetryPolicy#execute`); one that exhausts becomes a dead letter and the
+ * rest still run. Resolves with the core's result; an abort of `signal`
+ * rejects with its reason and runs nothing further.
+ */
+export declare function runCompensations(
+    saga: object | string,
+    compensations: Record<string, (ctx: { attempt: number; signal: AbortSignal | undefined }) => unknown>,
+    options?: { signal?: AbortSignal; wallClock?: () => number },
+): Promise<Record<string, unknown>>;
+/**
+ * Replays dead letters (`DeadLetter`s or their JSON objects) in the batches
+ * the core hands out, a batch's letters concurrently (`replay` resolving is
+ * a success, rejecting a failure); marks each replayed letter and resolves
+ * with the audit record. Options: `operator` (required), `initial_batch`,
+ * `growth`, `max_batch`, `max_failure_rate`, `include_data_errors`,
+ * `signal`, `wallClock` (Unix ms).
+ */
+export declare function replayDeadLetters(
+    letters: unknown[],
+    replay: (letter: unknown, ctx: { signal: AbortSignal | undefined }) => unknown,
+    options: { operator: string; signal?: AbortSignal; wallClock?: () => number; [key: string]: unknown },
+): Promise<Record<string, unknown>>;

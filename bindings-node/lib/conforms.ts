@@ -24,7 +24,7 @@ export type SameKinds = None<{ [K in Kinds]: [(typeof api)[K], (typeof G)[K]] ex
 // Each class's public instance members and statics are declared. (The other
 // direction holds for the functions: each answers exactly its declared type.
 // It cannot hold for a class, whose #private state the declaration hides.)
-type Classes = 'RetrycoreError' | 'RetryError' | 'CircuitOpenError' | 'BudgetExhaustedError' | 'IdempotencyError' | 'Rng' | 'CircuitBreaker' | 'Budget' | 'Session' | 'RetryPolicy' | 'DeadLetter' | 'Limiter' | 'LimiterRejectedError';
+type Classes = 'RetrycoreError' | 'RetryError' | 'CircuitOpenError' | 'BudgetExhaustedError' | 'IdempotencyError' | 'Rng' | 'CircuitBreaker' | 'Budget' | 'Session' | 'RetryPolicy' | 'DeadLetter' | 'Limiter' | 'LimiterRejectedError' | 'CompensationRun' | 'DeadLetterReplay';
 export type Members = None<{ [C in Classes]: Undeclared<(typeof impl)[C]['prototype'], (typeof api)[C]['prototype']> | Undeclared<(typeof impl)[C], (typeof api)[C]> }[Classes]>;
 // Every declared class is in that list.
 export type AllClasses = None<Exclude<{ [K in keyof typeof api]: (typeof api)[K] extends { prototype: infer P } ? (unknown extends P ? never : K) : never }[keyof typeof api], Classes>>;

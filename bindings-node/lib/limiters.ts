@@ -28,7 +28,7 @@ function optStr(v: unknown, field: string): string | undefined {
 const kBrand = Symbol.for('retrycore.error');
 
 /** A thrown value as a retrycore error: one of ours passes; anything else becomes `invalid_type` naming `field`. */
-function coded(e: unknown, field: string): unknown {
+export function coded(e: unknown, field: string): unknown {
   try {
     if (e != null && typeof e === 'object' && (e as { [kBrand]?: unknown })[kBrand] === true) return e;
   } catch {
@@ -43,7 +43,7 @@ function coded(e: unknown, field: string): unknown {
 }
 
 /** Runs `f`, raising what it throws as a retrycore error about `field`. */
-function read<T>(field: string, f: () => T): T {
+export function read<T>(field: string, f: () => T): T {
   try {
     return f();
   } catch (e) {
@@ -52,13 +52,13 @@ function read<T>(field: string, f: () => T): T {
 }
 
 /** Reads an options bag: undefined is empty; anything else must be a plain object. */
-function bag<T extends object>(v: unknown, field: string): Partial<T> {
+export function bag<T extends object>(v: unknown, field: string): Partial<T> {
   if (v === undefined) return {};
   if (v === null || typeof v !== 'object' || read(field, () => Array.isArray(v))) throw coded(null, field);
   return read(field, () => ({ ...(v as T) }));
 }
 
-function abortSignal(v: unknown): AbortSignal | undefined {
+export function abortSignal(v: unknown): AbortSignal | undefined {
   if (v === undefined) return undefined;
   if (typeof AbortSignal !== 'undefined' && read('signal', () => v instanceof AbortSignal)) return v as AbortSignal;
   throw coded(null, 'signal');

@@ -1928,3 +1928,4 @@ export class DeadLetter {
   }
 }
 export { Limiter, LimiterRejectedError } from './limiters.js';
+export { CompensationRun, DeadLetterReplay, runCompensations, replayDeadLetters } from './saga.js';

@@ -73,6 +73,10 @@ export interface BackendSurface {
   NativePolicy: { fromJson(text: string, entropy?: string): BackendPolicy; fromOptions(text: string, entropy?: string): BackendPolicy };
   /** A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or AWS's adaptive client rate limiter. */
   NativeLimiter: new (text: string, msNumbers: boolean, now: number) => BackendLimiter;
+  /** A saga's compensation run as the core plans it (lib/saga.ts runs the compensations). */
+  NativeCompensationRun: new (saga: string) => BackendCompensationRun;
+  /** A dead-letter replay as the core plans it (lib/saga.ts replays the letters). */
+  NativeDeadLetterReplay: new (letters: string, options: string, wallNowMs: number) => BackendDeadLetterReplay;
 }
 
 /** The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64. @internal */
@@ -268,4 +272,28 @@ export interface BackendLimiter {
   cancel(ticket: number, now: number): Record<string, unknown>;
   /** Returns the observable state (in flight, queued, limit, tokens, rates). */
   state(now: number): Record<string, unknown>;
+}
+
+/** A saga's compensation run as the core plans it (lib/saga.ts runs the compensations). @internal */
+export interface BackendCompensationRun {
+  /** Returns the next compensation to run (`index`, `step`, `compensate`, `policy`), or null. */
+  next(): Record<string, unknown> | null;
+  /** Records the outcome (JSON text) of the compensation `next` gave: the dead letter it became, or null. */
+  record(outcome: string): Record<string, unknown> | null;
+  /** Returns the result: every step's outcome in saga order and the dead letters. */
+  result(): Record<string, unknown>;
+}
+
+/** A dead-letter replay as the core plans it (lib/saga.ts replays the letters). @internal */
+export interface BackendDeadLetterReplay {
+  /** Returns the letters grouped by kind of reason and error class. */
+  groups(): Record<string, unknown>[];
+  /** Returns the next batch's letter ids (empty when the replay is over). */
+  nextBatch(): string[];
+  /** Records a letter's replay; a complete batch decides whether the next grows or the replay stops. */
+  record(msgId: string, ok: boolean, wallNowMs: number): void;
+  /** Returns the letters, with their statuses as they now stand. */
+  letters(): Record<string, unknown>[];
+  /** Returns the audit record. */
+  audit(): Record<string, unknown>;
 }

@@ -26,6 +26,7 @@ mod limiter;
 mod locks;
 mod misc;
 mod policy;
+mod saga;
 mod see;
 // `src/surface.rs` holds the declarations `build.rs` expands; the modules include the expansion.
 

@@ -584,6 +584,35 @@ methods Limiter
     state(now: now?) -> try Obj<'py> = conv::from_json(py, &self.with(py, |l| l.state(now)))
     __repr__() -> String = self.with(py, |l| format!("Limiter(kind={:?}, name={:?})", l.config().kind.code(), l.name()))
 
+module saga
+
+class CompensationRun { priv r: Mutex<retrycore::compensation::CompensationRun> }
+
+methods CompensationRun
+    new new(saga: json) -> try Self =
+        let plan = CompensationPlan::from_json_value(&saga).py(py)?;
+        Ok(CompensationRun { r: Mutex::new(retrycore::compensation::CompensationRun::new(plan)) })
+    next() -> try Obj<'py> = conv::from_json(py, &self.with(py, |r| r.next().map_or(Value::Null, Planned::to_json_value)))
+    record(outcome: json) -> try Obj<'py> =
+        let outcome = Outcome::from_json_value(&outcome).py(py)?;
+        let letter = self.with(py, |r| r.record(outcome).map(|l| l.map_or(Value::Null, DeadLetter::to_value)));
+        conv::from_json(py, &letter.py(py)?)
+    result() -> try Obj<'py> = conv::from_json(py, &self.with(py, |r| r.result()))
+    __repr__() -> String = self.with(py, |r| format!("CompensationRun(finished={})", if r.is_finished() { "True" } else { "False" }))
+
+class DeadLetterReplay { priv r: Mutex<Replay> }
+
+methods DeadLetterReplay
+    new new(letters: json, options: json, wall_now_ms: wall) -> try Self =
+        let r = Replay::from_json_values(&letters, &options, wall_now_ms).py(py)?;
+        Ok(DeadLetterReplay { r: Mutex::new(r) })
+    groups() -> try Obj<'py> = conv::from_json(py, &self.with(py, |r| r.groups()))
+    next_batch() -> try Vec<String> = self.with(py, |r| r.next_batch()).py(py)
+    record(msg_id: str, ok: bool, wall_now_ms: wall) -> try () = self.with(py, |r| r.record(&msg_id, ok, wall_now_ms)).py(py)
+    letters() -> try Obj<'py> = conv::from_json(py, &self.with(py, |r| r.letters_json()))
+    audit() -> try Obj<'py> = conv::from_json(py, &self.with(py, |r| r.audit()))
+    __repr__() -> String = "DeadLetterReplay()".to_owned()
+
 module misc
 
 class ServerAdvice {

@@ -37,6 +37,19 @@ pub struct Planned {
     pub policy: PolicyConfig,
 }
 
+impl Planned {
+    /// The compensation as hosts read it: `{"index", "step", "compensate",
+    /// "policy"}`, the policy as its normalized document.
+    pub fn to_json_value(&self) -> Value {
+        json!({
+            "index": self.index,
+            "step": self.step,
+            "compensate": self.compensate,
+            "policy": self.policy.to_json_value(),
+        })
+    }
+}
+
 /// A saga's compensations, newest completed step first.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompensationPlan {
@@ -161,6 +174,48 @@ pub enum Outcome {
         /// The last failure, Unix ms.
         last_failure_ms: u64,
     },
+}
+
+impl Outcome {
+    /// Reads an outcome as a host reports it: `{"outcome": "compensated",
+    /// "attempts"}` or `{"outcome": "exhausted", "attempts", "error_class",
+    /// "error_message", "first_failure_ms", "last_failure_ms"}` (an absent
+    /// error is empty, an absent last failure is the first).
+    ///
+    /// # Errors
+    /// `missing_field` for the outcome or its attempts; `invalid_value` on
+    /// `outcome` for another word; `unknown_key` for a key the outcome
+    /// does not take; `out_of_range` for attempts past `u32`.
+    pub fn from_json_value(v: &Value) -> Result<Outcome> {
+        let mut o = Obj::new(v, "")?;
+        let outcome = o
+            .str("outcome", &[])?
+            .map(|(s, _)| s.to_owned())
+            .ok_or_else(|| Error::new(ErrorCode::MissingField, "outcome", "compensated or exhausted"))?;
+        let attempts =
+            o.uint("attempts", &[], 0, u64::from(u32::MAX))?
+                .ok_or_else(|| Error::new(ErrorCode::MissingField, "attempts", "the calls made"))? as u32;
+        let outcome = match outcome.as_str() {
+            "compensated" => Outcome::Compensated { attempts },
+            "exhausted" => {
+                let text = |o: &mut Obj, k| o.str(k, &[]).map(|s| s.map(|(s, _)| s.to_owned()).unwrap_or_default());
+                let error_class = text(&mut o, "error_class")?;
+                let error_message = text(&mut o, "error_message")?;
+                let first_failure_ms = o.uint("first_failure_ms", &[], 0, u64::MAX)?.unwrap_or(0);
+                let last_failure_ms = o.uint("last_failure_ms", &[], 0, u64::MAX)?.unwrap_or(first_failure_ms);
+                Outcome::Exhausted { attempts, error_class, error_message, first_failure_ms, last_failure_ms }
+            }
+            other => {
+                return Err(Error::new(
+                    ErrorCode::InvalidValue,
+                    "outcome",
+                    format!("compensated or exhausted, got {other:?}"),
+                ))
+            }
+        };
+        o.finish()?;
+        Ok(outcome)
+    }
 }
 
 /// A saga's compensation run: hands out the planned compensations in order

@@ -174,6 +174,38 @@ impl Replay {
         })
     }
 
+    /// Plans a replay from JSON, as hosts give it: `letters` a list of
+    /// dead letters (`DeadLetter::from_value`), `options` as
+    /// [`ReplayOptions::from_json_value`] reads them.
+    ///
+    /// # Errors
+    /// `invalid_type` on `letters` for anything but a list; a letter's
+    /// error under `letters[i]`; an option's error under `options`.
+    pub fn from_json_values(letters: &Value, options: &Value, wall_now_ms: u64) -> Result<Replay> {
+        let items = letters.as_array().ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidType,
+                "letters",
+                format!("must be a list, got {}", crate::doc::type_name(letters)),
+            )
+        })?;
+        if items.len() > MAX_LETTERS {
+            return Err(Error::new(ErrorCode::TooLarge, "letters", format!("at most {MAX_LETTERS} letters")));
+        }
+        let letters = items
+            .iter()
+            .enumerate()
+            .map(|(i, l)| DeadLetter::from_value(l).map_err(|e| e.within(&format!("letters[{i}]"))))
+            .collect::<Result<Vec<_>>>()?;
+        let options = ReplayOptions::from_json_value(options).map_err(|e| e.within("options"))?;
+        Replay::new(letters, options, wall_now_ms)
+    }
+
+    /// The letters as JSON, with their statuses as they now stand.
+    pub fn letters_json(&self) -> Value {
+        Value::from(self.letters.iter().map(DeadLetter::to_value).collect::<Vec<_>>())
+    }
+
     /// The letters grouped by kind of reason and error class:
     /// `[{"kind", "error_class", "msg_ids": [...]}]`, sorted by kind, then class.
     pub fn groups(&self) -> Value {

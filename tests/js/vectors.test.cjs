@@ -823,6 +823,63 @@ kinds.limiter = (c) => {
   }
 };
 
+// ------------------------------------------------------------ compensation, dead_letter_replay
+
+/** `want` ⊆ `got`: an object's keys given, a list's every item (and its length). */
+function sagaSubset(what, got, want) {
+  if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
+    assert.ok(got !== null && typeof got === 'object' && !Array.isArray(got), `${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+    for (const [k, w] of Object.entries(want)) sagaSubset(`${what}.${k}`, got[k] ?? null, w);
+  } else if (Array.isArray(want)) {
+    assert.ok(Array.isArray(got) && got.length === want.length, `${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+    want.forEach((w, i) => sagaSubset(`${what}[${i}]`, got[i], w));
+  } else {
+    assert.deepEqual(got, want, `${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  }
+}
+
+/** Runs `f` against a spec's `error` (and `error_field`) or, when it has one, its `expect`; false when it failed as expected. */
+function sagaCheck(what, spec, f) {
+  let got;
+  try {
+    got = f();
+  } catch (e) {
+    if (spec.error === undefined) throw e;
+    assert.equal(e.code, spec.error, `${what}: error: got ${e.code} (${e.message})`);
+    if (spec.error_field !== undefined) assert.equal(e.field, spec.error_field, `${what}: error_field`);
+    return false;
+  }
+  assert.equal(spec.error, undefined, `${what}: expected error ${spec.error}`);
+  if ('expect' in spec) sagaSubset(what, got, spec.expect);
+  return got;
+}
+
+function sagaSteps(c, make, ops) {
+  const run = sagaCheck('case', c, make);
+  if (run === false) return;
+  for (const [i, step] of c.steps.entries()) {
+    const op = ops[step.op];
+    if (op === undefined) throw new Error(`step ${i}: unknown op ${step.op}`);
+    sagaCheck(`step ${i} (${step.op})`, step, () => op(run, step));
+  }
+}
+
+kinds.compensation = (c) =>
+  sagaSteps(c, () => new rc.CompensationRun(c.saga ?? null), {
+    next: (r) => r.next(),
+    record: (r, step) => r.record(step.outcome),
+    result: (r) => r.result(),
+  });
+
+kinds.dead_letter_replay = (c) =>
+  sagaSteps(c, () => new rc.DeadLetterReplay(c.letters ?? null, c.options ?? null, c.wall_now_ms ?? 0), {
+    groups: (r) => r.groups(),
+    next_batch: (r) => r.nextBatch(),
+    record: (r, step) => r.record(step.msg_id, step.ok, step.wall_now_ms),
+    letters: (r) => r.letters(),
+    audit: (r) => r.audit(),
+  });
+
 // ------------------------------------------------------------ the files
 
 const files = vectorFiles(ROOT);

@@ -347,6 +347,8 @@ def instances() -> Dict[str, Callable[[], Any]]:
         "RecordConfig": lambda: retrycore.RecordConfig(),
         "DeadLetter": lambda: retrycore.DeadLetter("m1", {"a": 1}, reason="exhausted", attempts=1, error_class="E", error_message="m", first_failure_ms=1, last_failure_ms=2),
         "Limiter": lambda: retrycore.Limiter(kind="bulkhead", max_concurrent=1, max_wait="1ms"),
+        "CompensationRun": lambda: _native.CompensationRun({"saga": "s", "steps": [{"name": "a", "completed": True, "compensate": "u", "policy": {"purpose": "compensation"}}]}),
+        "DeadLetterReplay": lambda: _native.DeadLetterReplay([], {"operator": "ops"}, 0),
         "Verdict": lambda: retrycore.classify(status=503),
         "ServerAdvice": lambda: retrycore.server_advice({}),
         "ScheduleRow": lambda: POLICY.schedule()[0],

@@ -661,6 +661,66 @@ def k_limiter(case: Dict[str, Any]) -> None:
             limiter_subset(f"step {i} ({op})", got, step["expect"], tol)
 
 
+def saga_subset(what: str, got: Any, want: Any) -> None:
+    """`want` ⊆ `got`: an object's keys given, a list's every item (and its length)."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            raise Mismatch(f"{what}: got {got!r}, want {want!r}")
+        for k, w in want.items():
+            saga_subset(f"{what}.{k}", got.get(k), w)
+    elif isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            raise Mismatch(f"{what}: got {got!r}, want {want!r}")
+        for i, (g, w) in enumerate(zip(got, want)):
+            saga_subset(f"{what}[{i}]", g, w)
+    elif not same(got, want):
+        raise Mismatch(f"{what}: got {got!r}, want {want!r}")
+
+
+def saga_steps(case: Dict[str, Any], make: Callable[[], Any], ops: Dict[str, Callable[[Any, Dict[str, Any]], Any]]) -> None:
+    """Builds the run (or checks the case's error), then runs each step against its `expect` or `error`."""
+    built: List[Any] = []
+    outcome(case, lambda: built.append(make()), lambda got, want: None)
+    if not built:
+        return
+    for i, step in enumerate(case["steps"]):
+        op = ops.get(step["op"])
+        if op is None:
+            raise Mismatch(f"step {i}: unknown op {step['op']!r}")
+
+        def check(got: Any, want: Any, i: int = i, step: Dict[str, Any] = step) -> None:
+            if "expect" in step:
+                saga_subset(f"step {i} ({step['op']})", got, want)
+
+        outcome(step, lambda op=op, step=step: op(built[0], step), check)
+
+
+def k_compensation(case: Dict[str, Any]) -> None:
+    saga_steps(
+        case,
+        lambda: _native.CompensationRun(case.get("saga")),
+        {
+            "next": lambda r, step: r.next(),
+            "record": lambda r, step: r.record(step["outcome"]),
+            "result": lambda r, step: r.result(),
+        },
+    )
+
+
+def k_dead_letter_replay(case: Dict[str, Any]) -> None:
+    saga_steps(
+        case,
+        lambda: _native.DeadLetterReplay(case.get("letters"), case.get("options"), case.get("wall_now_ms", 0)),
+        {
+            "groups": lambda r, step: r.groups(),
+            "next_batch": lambda r, step: r.next_batch(),
+            "record": lambda r, step: r.record(step["msg_id"], step["ok"], step["wall_now_ms"]),
+            "letters": lambda r, step: r.letters(),
+            "audit": lambda r, step: r.audit(),
+        },
+    )
+
+
 KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "rng": k_rng,
     "duration": k_duration,
@@ -696,6 +756,8 @@ KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "store_claim": _store_vectors.k_store_claim,
     "store_row": _store_vectors.k_store_row,
     "limiter": k_limiter,
+    "compensation": k_compensation,
+    "dead_letter_replay": k_dead_letter_replay,
 }
 
 

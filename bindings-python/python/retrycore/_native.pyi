@@ -110,6 +110,8 @@ __all__ = [
     "RecordConfig",
     "DeadLetter",
     "Limiter",
+    "CompensationRun",
+    "DeadLetterReplay",
     "classify",
     "error_names",
     "parse_duration",
@@ -926,6 +928,37 @@ class Limiter:
         """
     def state(self, now: Optional[float] = None) -> Dict[str, Any]:
         """The observable state as a dict (`in_flight`, `queued`, `limit`, `tokens`, `fill_rate`, ...)."""
+
+@final
+class CompensationRun:
+    """A saga's compensation run as the core plans it: the completed steps'
+    compensations, newest first, each under its own `purpose: compensation`
+    policy (`retrycore.saga` runs them)."""
+    def __new__(cls, saga: _Document) -> Self: ...
+    def next(self) -> Optional[Dict[str, Any]]:
+        """The next compensation to run (`index`, `step`, `compensate`, `policy`), or None when every one has an outcome."""
+    def record(self, outcome: _Document) -> Optional[Dict[str, Any]]:
+        """Records the outcome of the compensation `next` gave (`{"outcome": "compensated", "attempts"}` or
+        `{"outcome": "exhausted", "attempts", "error_class", "error_message", "first_failure_ms", "last_failure_ms"}`):
+        the dead letter an exhausted one became, as a dict, or None."""
+    def result(self) -> Dict[str, Any]:
+        """The result: `saga`, `finished`, `compensated`, every step's outcome in saga order, the dead letters."""
+
+@final
+class DeadLetterReplay:
+    """A dead-letter replay as the core plans it: refusals with their reasons,
+    batches that grow while they succeed, the audit record (`retrycore.saga` replays)."""
+    def __new__(cls, letters: Sequence[_Document], options: _Document, wall_now_ms: int) -> Self: ...
+    def groups(self) -> List[Dict[str, Any]]:
+        """The letters grouped by kind of reason (`system`, `data`, `unknown`) and error class."""
+    def next_batch(self) -> List[str]:
+        """The next batch's letter ids, or an empty list when the replay is over."""
+    def record(self, msg_id: str, ok: bool, wall_now_ms: int) -> None:
+        """Records a letter's replay; a complete batch decides whether the next grows or the replay stops."""
+    def letters(self) -> List[Dict[str, Any]]:
+        """The letters as dicts, with their statuses as they now stand."""
+    def audit(self) -> Dict[str, Any]:
+        """The audit record (schema/dead-letter-replay.schema.json): who, when, the ids replayed, failed, skipped, not attempted."""
 
 @final
 class DeadLetter:

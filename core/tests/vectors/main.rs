@@ -8,6 +8,7 @@ mod execute;
 mod idempotency;
 mod limiter;
 mod retry;
+mod saga;
 mod store;
 
 use common::Case;
@@ -33,6 +34,7 @@ fn dispatch(kind: &str, case: &Case) -> Option<Result<(), String>> {
         .or_else(|| execute::run(kind, case))
         .or_else(|| store::run(kind, case))
         .or_else(|| limiter::run(kind, case))
+        .or_else(|| saga::run(kind, case))
 }
 
 #[test]
