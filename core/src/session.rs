@@ -557,7 +557,7 @@ impl RetrySession {
                 }
                 let by_deadline = r.reason == "wait_too_long"
                     && left.is_some()
-                    && !r.retry_after.zip(own_max_wait).is_some_and(|(w, m)| w > m);
+                    && r.retry_after.zip(own_max_wait).is_none_or(|(w, m)| w <= m);
                 if by_deadline {
                     return Ok(self.reject(RejectReason::DeadlineExceeded, u64::MAX, None, now));
                 }
