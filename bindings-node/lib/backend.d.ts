@@ -48,6 +48,8 @@ export interface BackendEnding {
   message?: string;
   /** The breaker's state when it refused (a `circuit_open`), else null. */
   state?: string | null;
+  /** The limiter's name when it refused the first attempt (a `limiter_rejected`), else null. */
+  limiter?: string | null;
 }
 
 /** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. */
