@@ -21,18 +21,30 @@ interface NodeReads {
 let READS: NodeReads = { error_method: [], responses: [], connect_phase: [] };
 let CONNECTING = '';
 
+/** A response shape with its paths split once (the failure path reads them on every error). */
+interface Shape {
+  status: string[];
+  headers: string[];
+  method: string[] | null;
+  guard: string;
+}
+let SHAPES: Shape[] = [];
+let ERROR_METHOD: string[][] = [];
+
 /** Takes the table and the `retrycore:connecting` marker from the core's `host_tables()` (called by `setBackend`). */
 export function setReads(tables: { [key: string]: unknown }): void {
   READS = (tables.reads as { node: NodeReads }).node;
   CONNECTING = (tables.error_markers as { connecting: string }).connecting;
+  SHAPES = READS.responses.map((s) => ({ status: s.status.split('.'), headers: s.headers.split('.'), method: s.method === '' ? null : s.method.split('.'), guard: s.guard }));
+  ERROR_METHOD = READS.error_method.map((p) => p.split('.'));
 }
 
-/** Follows a dotted path ("config.method"): undefined when a step is missing or not an object. */
-function at(o: unknown, path: string): unknown {
+/** Follows a path split at its dots ("config.method"): undefined when a step is missing or not an object. */
+function at(o: unknown, path: string[]): unknown {
   let v = o;
-  for (const k of path.split('.')) {
+  for (let i = 0; i < path.length; i++) {
     if (v == null || (typeof v !== 'object' && typeof v !== 'function')) return undefined;
-    v = (v as Record<string, unknown>)[k];
+    v = (v as Record<string, unknown>)[path[i]];
   }
   return v;
 }
@@ -53,12 +65,12 @@ export interface ResponseRead {
 export function readResponse(v: unknown): ResponseRead | null {
   if (v == null || typeof v !== 'object') return null;
   try {
-    for (const s of READS.responses) {
+    for (const s of SHAPES) {
       if (s.guard !== '' && !(s.guard in v)) continue;
       const status = at(v, s.status);
       const headers = at(v, s.headers);
       if (typeof status !== 'number' || headers == null || typeof headers !== 'object') continue;
-      const m = s.method === '' ? undefined : at(v, s.method);
+      const m = s.method === null ? undefined : at(v, s.method);
       const ok = (v as { ok?: unknown }).ok;
       return { status, headers, method: typeof m === 'string' ? m : undefined, ok: typeof ok === 'boolean' ? ok : status >= 200 && status <= 299 };
     }
@@ -74,13 +86,11 @@ export function failedResponse(v: unknown): boolean {
   return r !== null && !r.ok;
 }
 
-/** The request's method a client keeps on its error or response (axios `config.method`, got `options.method`, ky `request.method`, …). */
-export function methodOf(x: unknown): string | undefined {
+/** The request's method a client keeps on its error (axios `config.method`, got `options.method`, ky `request.method`, …); a response's is its `ResponseRead.method`. */
+export function errorMethod(x: unknown): string | undefined {
   if (x == null || typeof x !== 'object') return undefined;
   try {
-    const r = readResponse(x);
-    if (r !== null) return r.method;
-    for (const p of READS.error_method) {
+    for (const p of ERROR_METHOD) {
       const m = at(x, p);
       if (typeof m === 'string' && m.length > 0) return m;
     }

@@ -11,7 +11,8 @@ import type {
   IdempotencyRecord, RecordDecision, RecordOutcome,
 } from './api';
 import * as G from './generated.js';
-import { setReads, readResponse, failedResponse, methodOf, connectingName } from './reads.js';
+import { setReads, readResponse, failedResponse, errorMethod, connectingName } from './reads.js';
+import type { ResponseRead } from './reads.js';
 import { LimiterRejectedError } from './limiters.js';
 
 
@@ -120,6 +121,27 @@ export class CircuitOpenError extends RetrycoreError {
 }
 Object.defineProperty(CircuitOpenError.prototype, 'name', { value: 'CircuitOpenError', writable: true, configurable: true });
 
+/**
+ * The `CircuitOpenError` of a refused call, built without capturing a stack (`stack` is its first line only):
+ * an open breaker refuses calls in bulk, and the capture costs more than the refusal (docs/js.md, "Errors").
+ */
+function refusal(message: string, retryAfter: number, state: string): CircuitOpenError {
+  const E = Error as { stackTraceLimit?: unknown };
+  const limit = E.stackTraceLimit;
+  if (typeof limit !== 'number' || limit === 0) return new CircuitOpenError(message, retryAfter, state);
+  try {
+    E.stackTraceLimit = 0;
+  } catch {
+    // A frozen Error (a locked-down realm): the stack is captured.
+    return new CircuitOpenError(message, retryAfter, state);
+  }
+  try {
+    return new CircuitOpenError(message, retryAfter, state);
+  } finally {
+    E.stackTraceLimit = limit;
+  }
+}
+
 export class BudgetExhaustedError extends RetryError {
   retryAfter: number | null;
   constructor(
@@ -204,22 +226,27 @@ function reading<T>(field: string, f: () => T): T {
   try {
     return f();
   } catch (e) {
-    if (isRetrycoreError(e)) throw e;
-    // The text is the core's (`surface::unreadable`: the type's name and the message, cut), as Python's.
-    let type = '';
-    let text = '';
-    try {
-      // At most 1024 code units cross (a bound on the copy; the core cuts to 200 characters).
-      if (e instanceof Error) [type, text] = [String(e.name).slice(0, 1024), String(e.message).slice(0, 1024)];
-      else if (typeof e === 'string') text = e.slice(0, 1024);
-      else type = describe(e);
-    } catch {
-      // An unreadable name or message: what was read is kept.
-    }
-    const err = coreError('invalid_type', field, N.unreadable(type, text));
-    Object.defineProperty(err, 'cause', { value: e, writable: true, configurable: true });
-    throw err;
+    throw unreadable(field, e);
   }
+}
+
+/** What `reading` throws for `e`: ours as is, else `invalid_type` on `field` with `e` as its cause. */
+function unreadable(field: string, e: unknown): unknown {
+  if (isRetrycoreError(e)) return e;
+  // The text is the core's (`surface::unreadable`: the type's name and the message, cut), as Python's.
+  let type = '';
+  let text = '';
+  try {
+    // At most 1024 code units cross (a bound on the copy; the core cuts to 200 characters).
+    if (e instanceof Error) [type, text] = [String(e.name).slice(0, 1024), String(e.message).slice(0, 1024)];
+    else if (typeof e === 'string') text = e.slice(0, 1024);
+    else type = describe(e);
+  } catch {
+    // An unreadable name or message: what was read is kept.
+  }
+  const err = coreError('invalid_type', field, N.unreadable(type, text));
+  Object.defineProperty(err, 'cause', { value: e, writable: true, configurable: true });
+  return err;
 }
 
 /** `instanceof` that answers false for a proxy whose `getPrototypeOf` throws or is revoked. */
@@ -378,6 +405,12 @@ function nums(v: unknown, field: string): number[] {
   const xs = items(v, field, 'numbers');
   for (let i = 0; i < xs.length; i++) if (typeof xs[i] !== 'number') num(xs[i], `${field}[${i}]`);
   return xs as number[];
+}
+
+/** `errorNames`' own list (strings only), each checked to have a UTF-8 form as `strs` checks it. */
+function wellFormedNames(xs: string[]): string[] {
+  for (let i = 0; i < xs.length; i++) if (!isWellFormed(xs[i])) str(xs[i], `errorNames[${i}]`);
+  return xs;
 }
 
 /** A list of strings, each checked; `what` names the items in the error. */
@@ -554,6 +587,36 @@ function causeHoldsNetworkCode(e: ErrorFields | null | undefined): boolean {
   return false;
 }
 
+/**
+ * The constructor names of a prototype chain, from `p` up to (not including) `Object.prototype`, read once
+ * per prototype (as Python reads them once per class): the failure path reads them for every error.
+ */
+const PROTO_NAMES = new WeakMap<object, unknown[]>();
+
+function protoNames(p: object | null, push: (s: unknown) => void): void {
+  if (p === null) return;
+  const known = PROTO_NAMES.get(p);
+  if (known !== undefined) {
+    for (let i = 0; i < known.length; i++) push(known[i]);
+    return;
+  }
+  const names: unknown[] = [];
+  try {
+    let q: object | null = p;
+    for (let i = 0; q != null && q !== Object.prototype && i < 32; i++) {
+      const d = Object.getOwnPropertyDescriptor(q, 'constructor');
+      if (d && typeof d.value === 'function') names.push(d.value.name);
+      q = Object.getPrototypeOf(q);
+    }
+  } catch (e) {
+    // A hostile chain (a proxy, a throwing `name`): what was read counts, nothing is kept.
+    for (const n of names) push(n);
+    throw e;
+  }
+  PROTO_NAMES.set(p, names);
+  for (let i = 0; i < names.length; i++) push(names[i]);
+}
+
 export function errorNames(err: unknown): string[] {
   const out: string[] = [];
   // The errors walked (a chain is short: at most max_chain), and where the current one's names start in `out`.
@@ -606,12 +669,7 @@ export function errorNames(err: unknown): string[] {
       push(e.code);
       push(e.name);
       connecting ??= connectingName(e);
-      let p = Object.getPrototypeOf(e);
-      for (let i = 0; p != null && p !== Object.prototype && i < 32; i++) {
-        const d = Object.getOwnPropertyDescriptor(p, 'constructor');
-        if (d && typeof d.value === 'function') push(d.value.name);
-        p = Object.getPrototypeOf(p);
-      }
+      protoNames(Object.getPrototypeOf(e), push);
     }
   }
 }
@@ -673,16 +731,18 @@ function headerPairs(h: unknown): string[] {
 }
 
 export function describeFailure(x: unknown): Failure {
-  return describeWith(x, false, true);
+  return describeWith(x, false, true, null);
 }
 
 /**
  * `describeFailure`; a `thrown` plain object with other than `Failure` keys (`{code: 'ECONNRESET'}`) is
  * read like an error, whose `message` is read only for a policy with a message rule.
  */
-function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
+function describeWith(x: unknown, thrown: boolean, message: boolean, read: FailureRead | null): Failure {
   if (typeof x === 'number') return { status: x };
+  // The value is read as a response once: the caller takes the read (its method) from `read`.
   const r = readResponse(x);
+  if (read !== null) read.response = r;
   if (r !== null) {
     return { status: r.status, headers: pairsOf(headerPairs(r.headers)) };
   }
@@ -694,6 +754,7 @@ function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
     }
   }
   const f: Failure = { errorNames: errorNames(x) };
+  if (read !== null) read.ownNames = true;
   if (x != null && typeof x === 'object') {
     const e = x as ErrorFields;
     try {
@@ -705,7 +766,8 @@ function describeWith(x: unknown, thrown: boolean, message: boolean): Failure {
       const s4 = resp?.statusCode;
       const status = isStatus(s1) ? s1 : isStatus(s2) ? s2 : isStatus(s3) ? s3 : isStatus(s4) ? s4 : undefined;
       if (status !== undefined) f.status = status;
-      const h = resp?.headers ?? (isResponse(e) ? e.headers : undefined);
+      // `x` was read as no response above, so only `response.headers` can hold them.
+      const h = resp?.headers;
       if (h != null) f.headers = pairsOf(headerPairs(h));
       if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code >= 0 && e.code <= 16 && ('details' in e || 'metadata' in e)) {
         f.grpcCode = e.code;
@@ -742,7 +804,11 @@ function pairsOf(flat: string[]): Array<[string, string]> {
 
 /** Positional arguments for the backend: status, grpc, names, method, idempotent, keySent, headers, elapsed, wallNow. */
 function failureArgs(x: unknown, opts?: FailureContext, thrown = false, message = false): G.FailureArgs {
-  return reading('failure', () => failureArgsOf(x, opts, thrown, message));
+  try {
+    return failureArgsOf(x, opts, thrown, message);
+  } catch (e) {
+    throw unreadable('failure', e);
+  }
 }
 
 /** Smithy's `@retryable` trait as the backend takes it: absent, or its `throttling` flag. */
@@ -757,12 +823,20 @@ function retryableArg(r: unknown): boolean | undefined {
   return optBool(o.throttling, 'retryable.throttling') === true;
 }
 
+/** What `describeWith` learnt on the way: the value's read as a response, and whether the names are `errorNames`' own list. */
+interface FailureRead {
+  response: ResponseRead | null;
+  ownNames: boolean;
+}
+
 function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boolean, message: boolean): G.FailureArgs {
-  const f = describeWith(x, thrown, message);
+  const read: FailureRead = { response: null, ownNames: false };
+  const f = describeWith(x, thrown, message, read);
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
-  const names = f.errorNames === undefined ? undefined : strs(f.errorNames, 'errorNames');
-  const method = optStr(f.method ?? opts?.method ?? methodOf(x), 'method');
+  // errorNames' own list is a fresh array of strings: only its text is checked (a caller's list is copied first).
+  const names = f.errorNames === undefined ? undefined : read.ownNames ? wellFormedNames(f.errorNames) : strs(f.errorNames, 'errorNames');
+  const method = optStr(f.method ?? opts?.method ?? (read.response !== null ? read.response.method : errorMethod(x)), 'method');
   const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
   const keySent = optBool(f.idempotencyKeySent ?? opts?.idempotencyKeySent, 'idempotencyKeySent');
   const headers = f.headers === undefined ? undefined : headerPairs(f.headers);
@@ -994,7 +1068,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     const permit = this.#n.tryAcquire(start);
     if (this.#hook !== null) this.#fire();
     if (permit < 0) {
-      throw new CircuitOpenError(this.#n.lastRefusedMessage, this.#n.lastRetryAfter, this.#n.lastRefusedState);
+      throw refusal(this.#n.lastRefusedMessage, this.#n.lastRetryAfter, this.#n.lastRefusedState);
     }
     let result: T;
     try {
@@ -1021,15 +1095,18 @@ export class CircuitBreaker extends G.BreakerMembers {
 
   /** Records what `fn` threw (read as a failure, else by its names alone); false when neither could be recorded. */
   #recordThrown(permit: number, duration: number, end: number, err: unknown): boolean {
-    for (const a of [() => thrownArgs(err, undefined, this.#needsMessage), () => namesOnlyArgs(err)]) {
-      try {
-        G.breakerRecordFailure(this.#n, permit, duration, end, a());
-        return true;
-      } catch {
-        // Try the next reading.
-      }
+    try {
+      G.breakerRecordFailure(this.#n, permit, duration, end, thrownArgs(err, undefined, this.#needsMessage));
+      return true;
+    } catch {
+      // Try the names alone.
     }
-    return false;
+    try {
+      G.breakerRecordFailure(this.#n, permit, duration, end, namesOnlyArgs(err));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   restore(snapshot: object | string, now?: number, wallNowMs?: number): void {
@@ -1797,7 +1874,7 @@ function endingError(e: BackendEnding, step: { retryAfter?: number | null; budge
   const message = e.message as string;
   switch (e.class) {
     case 'circuit_open':
-      return new CircuitOpenError(message, step.retryAfter ?? Infinity, e.state ?? 'open');
+      return refusal(message, step.retryAfter ?? Infinity, e.state ?? 'open');
     case 'limiter_rejected':
       return new LimiterRejectedError(message, (e.limiter as string | null) ?? '', reason, step.retryAfter ?? null);
     case 'budget_exhausted':

@@ -452,6 +452,23 @@ test('CircuitBreaker.execute counts failures by the counting rules and rejects w
   assert.equal(await ok.execute(async () => 7), 7);
 });
 
+test('a refusal\'s CircuitOpenError captures no stack (its first line only); Error.stackTraceLimit is left as it was', async () => {
+  const limit = Error.stackTraceLimit;
+  const b = new CircuitBreaker({ kind: 'consecutive', failureThreshold: 1, waitDurationInOpenState: 60_000 });
+  await assert.rejects(b.execute(() => { throw err('ECONNRESET'); }));
+  const p = new RetryPolicy({ maxAttempts: 1, breaker: b });
+  for (const e of [await b.execute(() => 1).catch((x) => x), await p.execute(() => 1).catch((x) => x)]) {
+    assert.ok(e instanceof CircuitOpenError && e instanceof Error);
+    assert.equal(e.code, 'breaker_open');
+    assert.equal(e.state, 'open');
+    if (typeof limit === 'number') assert.equal(e.stack, `CircuitOpenError: ${e.message}`);
+  }
+  assert.equal(Error.stackTraceLimit, limit);
+  // One made by hand keeps its stack.
+  const own = new CircuitOpenError('m', 10, 'open');
+  if (typeof limit === 'number') assert.match(own.stack, /\n\s+at /);
+});
+
 test('a shared breaker and budget are shared by reference', async () => {
   const breaker = new CircuitBreaker({ kind: 'consecutive', failureThreshold: 1 });
   const budget = new Budget({ kind: 'token_bucket', capacity: 100 });
