@@ -70,6 +70,12 @@ pub(crate) fn js(v: &Value) -> JsValue {
     }
 }
 
+thread_local! {
+    /// The key `length`, made once: a string made from Rust is decoded into a new JS string on
+    /// every call (the failure path reads one array, the error's names, per failure).
+    static LENGTH: JsValue = JsValue::from_str("length");
+}
+
 /// Reads an array argument element by element through catching imports (a
 /// getter or a revoked proxy throws into a `Result`, never through Rust).
 /// Its `length` is checked against the core's `limits::MAX_ITEMS` before the
@@ -88,7 +94,7 @@ fn array_items<T>(
     if !js_is_array(v).unwrap_or(false) {
         return Err(bad());
     }
-    let len = js_sys::Reflect::get(v, &JsValue::from_str("length")).map_err(|_| bad())?.as_f64();
+    let len = LENGTH.with(|k| js_sys::Reflect::get(v, k)).map_err(|_| bad())?.as_f64();
     let len = len.filter(|l| *l >= 0.0 && l.fract() == 0.0).ok_or_else(bad)?;
     // `len` is a whole number (past 2^64 it saturates, and is refused).
     retrycore::limits::check_items(len as u64, field).map_err(rjs::Error::of_config)?;
