@@ -109,7 +109,7 @@ class NativeBreaker = Breaker<H>
   mut record(permit: f64, outcome: f64, duration: f64, now: f64) -> hot bool
   /// Records a failure described like a classification input; the
   /// breaker's counting rules decide how it counts. Returns the outcome counted (0 success, 1 failure, 2 ignored).
-  mut recordFailure(permit: f64, duration: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, headers: strs?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; method, idempotent, keySent, elapsedMs, wallNowMs}) -> try u32
+  mut recordFailure(permit: f64, duration: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, headers: strs?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; method, idempotent, keySent, elapsedMs, wallNowMs}) -> hot u32
   /// Gives a permit back without an outcome.
   mut release(permit: f64, now: f64) -> hot bool
   /// Returns the state code.
