@@ -475,7 +475,8 @@ function jsonValue(value: unknown, mode: JsonMode, at: Array<string | number>, a
   try {
     if (Array.isArray(value)) {
       const len = value.length;
-      checkLength(len, here());
+      // Its path is written only when refused (not for every object and array of a fingerprinted body).
+      if (len > LIMITS.max_items) checkLength(len, here());
       const out: unknown[] = new Array(len);
       for (let i = 0; i < len; i++) {
         at.push(i);
@@ -487,7 +488,8 @@ function jsonValue(value: unknown, mode: JsonMode, at: Array<string | number>, a
     if (!isPlainObject(value)) throw coreError('invalid_type', here(), `${describe(value)} is not a plain object`);
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
-    checkLength(keys.length, here());
+    // Its path is written only when refused (not for every object and array of a fingerprinted body).
+    if (keys.length > LIMITS.max_items) checkLength(keys.length, here());
     for (const k of keys) {
       let key = k;
       at.push(k);
