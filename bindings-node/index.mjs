@@ -46,6 +46,7 @@ export const {
   hostTables,
   isRetrycoreError,
   lint,
+  metricSamples,
   mintKey,
   parseDuration,
   parseHttpDate,

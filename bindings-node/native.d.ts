@@ -22,6 +22,11 @@ export declare function serverAdvice(headers: Array<string>, wallNowMs?: number 
 export declare function parseHttpDate(value: string, wallNowMs: number): number | null
 /** Lints a policy document (JSON text) against an optional service description. */
 export declare function lint(policy: string, service?: string | undefined | null): any
+/**
+ * The samples an exporter records for metric events: `document` is
+ * `{"names", "events"}` as JSON text (docs/observability.md, "Exporters").
+ */
+export declare function metricSamples(document: string): any
 /** Checks a key: true, or an `IdempotencyError` saying which character at which position is wrong. */
 export declare function validateKey(key: string, max: number): boolean
 /** Joins business id, operation and version into a key. */

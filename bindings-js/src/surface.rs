@@ -27,6 +27,9 @@ fn parseHttpDate(value: str, wallNowMs: f64) -> try f64?
 js parseHttpDate(value, wallNowMs)
 /// Lints a policy document (JSON text) against an optional service description.
 fn lint(policy: str, service: str?) -> try json<Finding[]>
+/// The samples an exporter records for metric events: `document` is
+/// `{"names", "events"}` as JSON text (docs/observability.md, "Exporters").
+fn metricSamples(document: str) -> try json<MetricSample[]>
 
 /// Checks a key: true, or an `IdempotencyError` saying which character at which position is wrong.
 fn validateKey(key: str, max: f64) -> try bool<true> = idem::validate_key

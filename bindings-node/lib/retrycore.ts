@@ -8,7 +8,7 @@ import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from '.
 import type {
   Category, Profile, Failure, HeadersLike, Verdict, FailureContext, ServerAdvice, Finding, Transition, BreakerMetrics, BreakArguments, BreakerOptions,
   Refusal, BudgetOptions, Gate, Decision, SessionOptions, HookInfo, PolicyOptions, ExecuteOptions, AttemptContext, FingerprintOptions, RecordConfig,
-  IdempotencyRecord, RecordDecision, RecordOutcome,
+  IdempotencyRecord, RecordDecision, RecordOutcome, MetricSample,
 } from './api';
 import * as G from './generated.js';
 import { setReads, readResponse, failedResponse, errorMethod, connectingName } from './reads.js';
@@ -955,6 +955,10 @@ export function lint(policy: RetryPolicy | object | string, service?: object | s
   const text = isA(policy, RetryPolicy) ? (policy as RetryPolicy).toJSONText() : documentText(policy, 'policy');
   const s = service === undefined ? undefined : documentText(service, 'service');
   return N.lint(text, s);
+}
+
+export function metricSamples(document: object | string): MetricSample[] {
+  return N.metricSamples(documentText(document, 'document'));
 }
 
 export class Rng {

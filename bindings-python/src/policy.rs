@@ -244,6 +244,25 @@ pub fn hook(py: Python<'_>, h: Option<Py<PyAny>>, field: &str) -> PyResult<Optio
     }
 }
 
+/// The durations a hook's event carries, in seconds: since the call's
+/// first attempt began, and of the attempt that just ended (`None` when the
+/// end came at a gate, before an attempt).
+#[derive(Clone, Copy)]
+struct Timing {
+    elapsed: Option<f64>,
+    attempt_duration: Option<f64>,
+}
+
+impl Timing {
+    /// At `now`, right after an attempt of `s` ended.
+    fn of(s: &RetrySession, now: u64) -> Timing {
+        Timing {
+            elapsed: Some(to_secs(now.saturating_sub(s.started_ns()))),
+            attempt_duration: Some(to_secs(now.saturating_sub(s.attempt_started_ns()))),
+        }
+    }
+}
+
 /// The longest single call of the default sleep, in nanoseconds (a day):
 /// a longer delay is slept in parts, since `time.sleep` refuses values past
 /// its platform's range with `OverflowError` (docs/python.md, "Sleeping").
@@ -275,7 +294,8 @@ impl Runner {
             ..Default::default()
         };
         // A call whose first attempt nothing gates (default clock, minted key): a session only when needed.
-        let plain = begin && self.clock.is_none() && self.key_fn.is_none();
+        // `on_success` carries the session's key and timings: it needs the session.
+        let plain = begin && self.clock.is_none() && self.key_fn.is_none() && self.on_success.is_none();
         if let Some(first) = plain.then(|| policy.inner.begin_first(conv::mono_ns())).flatten() {
             let pending = (policy.inner.clone(), first, opts(None, None));
             return Py::new(py, Session::of(policy, OnceLock::new(), Some(pending)));
@@ -307,13 +327,15 @@ impl Runner {
             budget: None,
             exception: exc.map(|e| e.clone().unbind()),
             key: s.key_str(py)?,
+            elapsed: None,
+            attempt_duration: None,
         })
     }
 
     /// Gates an attempt: Ok(timeout ns) to proceed, or the error to raise.
     fn gate(&self, py: Python<'_>, s: &Session) -> PyResult<Option<u64>> {
         let now = self.now(py)?;
-        let (step, ts, last) = s.with(py, |st| {
+        let (step, ts, last, started) = s.with(py, |st| {
             let g = st.s.before_attempt_ns(now);
             if let Ok(Gate::Proceed { timeout, wait, .. }) = &g {
                 st.timeout = timeout.map(retrycore::duration::from_std);
@@ -322,7 +344,7 @@ impl Runner {
             // Ok(timeout) to proceed, Err(the end of the call) when refused.
             let step = g.map(|g| surface::after_gate(&st.s, &g).map(Box::new).map_or(Ok(st.timeout), Err));
             let last = if matches!(step, Ok(Err(_))) { st.last_exc.take() } else { None };
-            (step, st.s.take_transitions(), last)
+            (step, st.s.take_transitions(), last, st.s.started_ns())
         })?;
         self.transitions(py, ts)?;
         let ended = match step.py(py)? {
@@ -331,7 +353,9 @@ impl Runner {
         };
         let last = last.as_ref().map(|e| e.bind(py));
         // An ending that is not an error of ours gives the last error back.
-        Err(match (self.end(py, s, &ended, last, last)?, last) {
+        // Refused at the gate: no attempt ended here (`attempt_duration` None).
+        let timing = Timing { elapsed: Some(to_secs(now.saturating_sub(started))), attempt_duration: None };
+        Err(match (self.end(py, s, &ended, last, last, timing)?, last) {
             (Some(e), _) => e,
             (None, Some(l)) => PyErr::from_value(l.clone()),
             (None, None) => PyException::new_err(ended.reason),
@@ -348,6 +372,7 @@ impl Runner {
         ended: &Ended,
         exc: Option<&Obj>,
         last: Option<&Obj>,
+        timing: Timing,
     ) -> PyResult<Option<PyErr>> {
         if let (Some(h), Some(g)) = (&self.on_give_up, ended.on_give_up()) {
             let ev = RetryEvent {
@@ -355,6 +380,8 @@ impl Runner {
                 reason: Some(g.reason),
                 budget: g.budget.map(str::to_owned),
                 max_attempts: g.max_attempts,
+                elapsed: timing.elapsed,
+                attempt_duration: timing.attempt_duration,
                 ..self.event(py, s, g.attempt, exc)?
             };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
@@ -397,11 +424,12 @@ impl Runner {
         let exc = (!response).then_some(last);
         let now = self.now(py)?;
         let last_ref = last.clone().unbind();
-        let (observed, ts, old) = s.with(py, |st| {
+        let (observed, ts, old, timing) = s.with(py, |st| {
+            let timing = Timing::of(&st.s, now);
             let d = f.with_session(st.s.method().is_some(), |x| st.s.on_failure_ns(now, x));
             let observed = d.map(|d| surface::after_decision(&st.s, &d));
             let old = st.last_exc.replace(last_ref);
-            (observed, st.s.take_transitions(), old)
+            (observed, st.s.take_transitions(), old, timing)
         })?;
         // Dropped with the lock released: freeing an exception can run finalizers.
         drop(old);
@@ -414,13 +442,15 @@ impl Runner {
                         category: Some(r.category),
                         delay: Some(to_secs(r.delay)),
                         max_attempts: r.max_attempts,
+                        elapsed: timing.elapsed,
+                        attempt_duration: timing.attempt_duration,
                         ..self.event(py, s, r.attempt, exc)?
                     };
                     hook_done(py, "on_retry", h.call1(py, (ev,)))?;
                 }
                 Ok(Some(r.delay))
             }
-            Observed::End(ended) => match self.end(py, s, &ended, exc, Some(last))? {
+            Observed::End(ended) => match self.end(py, s, &ended, exc, Some(last), timing)? {
                 Some(e) => Err(e),
                 None => Ok(None),
             },
@@ -429,11 +459,27 @@ impl Runner {
 
     fn succeeded(&self, py: Python<'_>, s: &Session) -> PyResult<()> {
         let now = self.now(py)?;
-        let (r, old, ts) =
-            s.with(py, |st| (st.s.on_success_ns(now, None), st.last_exc.take(), st.s.take_transitions()))?;
+        let (r, old, ts, timing, attempts) = s.with(py, |st| {
+            let timing = Timing::of(&st.s, now);
+            (st.s.on_success_ns(now, None), st.last_exc.take(), st.s.take_transitions(), timing, st.s.attempts())
+        })?;
         drop(old);
         self.transitions(py, ts)?;
-        r.py(py)
+        r.py(py)?;
+        self.fire_success(py, s, attempts, timing)
+    }
+
+    /// Fires `on_success` (when set) for a call that succeeded on attempt `attempt`.
+    fn fire_success(&self, py: Python<'_>, s: &Session, attempt: u32, timing: Timing) -> PyResult<()> {
+        if let Some(h) = &self.on_success {
+            let ev = RetryEvent {
+                elapsed: timing.elapsed,
+                attempt_duration: timing.attempt_duration,
+                ..self.event(py, s, attempt, None)?
+            };
+            hook_done(py, "on_success", h.call1(py, (ev,)))?;
+        }
+        Ok(())
     }
 
     fn cancelled(&self, py: Python<'_>, s: &Session) -> PyResult<()> {

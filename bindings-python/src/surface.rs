@@ -28,7 +28,7 @@ class Session = RetrySession {
 class Runner {
     priv policy: Py<Policy>, priv sleep: Option<Py<PyAny>>, priv clock: Option<Py<PyAny>>
     priv on_retry: Option<Py<PyAny>>, priv on_give_up: Option<Py<PyAny>>, priv on_state_change: Option<Py<PyAny>>
-    priv key_fn: Option<Py<PyAny>>, priv wall_clock: Option<Py<PyAny>>, priv idempotent: Option<bool>
+    priv on_success: Option<Py<PyAny>>, priv key_fn: Option<Py<PyAny>>, priv wall_clock: Option<Py<PyAny>>, priv idempotent: Option<bool>
     priv key_sent: Option<bool>, priv method: Option<String>
     /// The policy has a limiter: a gate may answer with a wait.
     priv limited: bool
@@ -67,6 +67,7 @@ class GiveUp from Decision::GiveUp {
 class RetryEvent {
     attempt: u32, retry: Option<u32>, max_attempts: u32, category: Option<&'static str>, delay: Option<f64>
     reason: Option<&'static str>, budget: Option<String>, exception: Option<Py<PyAny>>, key: Py<PyString>
+    elapsed: Option<f64>, attempt_duration: Option<f64>
 }
     repr "RetryEvent(attempt={attempt}, retry={retry:?}, category={category:?}, delay={delay:?}, reason={reason:?})"
 
@@ -192,13 +193,13 @@ methods Session
 methods Runner
     new new(policy: =native_policy, *, sleep: hook?, clock: hook?, on_retry: hook?, on_give_up: hook?,
             on_state_change: hook?, key: hook?, idempotent: obj?, idempotency_key_sent: obj?, method: obj?,
-            wall_clock: hook?) -> try Runner =
+            wall_clock: hook?, on_success: hook?) -> try Runner =
         let (policy, key_fn, idempotent) = (policy.unbind(), key, opt_bool(idempotent, "idempotent")?);
         let (key_sent, method) = (opt_bool(idempotency_key_sent, "idempotency_key_sent")?, opt_str(method, "method")?);
         let limited = policy.get().inner.limiter().is_some();
         Ok(Runner {
-            policy, sleep, clock, on_retry, on_give_up, on_state_change, key_fn, wall_clock, idempotent, key_sent, method,
-            limited,
+            policy, sleep, clock, on_retry, on_give_up, on_state_change, on_success, key_fn, wall_clock, idempotent,
+            key_sent, method, limited,
         })
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         self.call_sync(py, func, call_args(func, args, kwargs)?)
@@ -658,6 +659,10 @@ functions
             .map(|f| Finding { code: f.code, severity: f.severity.code(), field: f.field, message: f.message })
             .collect())
     host_tables() -> try Obj<'py> = conv::from_json(py, &retrycore::tables::host_tables())
+    metric_samples(document: json) -> try Obj<'py> =
+        conv::from_json(py, &retrycore::metrics::samples_value(&document).py(py)?)
+    evaluate_alerts(document: json) -> try Obj<'py> =
+        conv::from_json(py, &retrycore::alerts::evaluate_value(&document, None).py(py)?.to_json_value())
 
 methods Random
     new new(seed: count) -> Random = Random { g: std::sync::Mutex::new(Xoshiro256pp::seed_from_u64(seed)) }

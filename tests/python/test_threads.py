@@ -89,6 +89,15 @@ budget = retrycore.Budget.token_bucket()
 snap = breaker.snapshot()
 done = policy.session()
 done.before_attempt(); done.on_success()
+import retrycore.metrics
+
+
+class Counting(retrycore.metrics.Exporter):
+    def _apply(self, instrument, op, labels, value):
+        pass
+
+
+metered = policy.with_metrics(Counting())
 
 
 def fresh_breaker_refusal():
@@ -114,6 +123,7 @@ results.update(hammer("policy", policy, {
     "call": lambda: policy.call(lambda: 1), "on_retry": lambda: policy.on_retry, "on_give_up": lambda: policy.on_give_up,
     "on_state_change": lambda: policy.on_state_change, "from_dict": lambda: None, "from_json": lambda: None,
     "from_file": lambda: None, "profile": lambda: None,
+    "with_metrics": lambda: policy.with_metrics(Counting()), "metered": lambda: metered.call(lambda: 1),
 }, [lambda: policy.session().on_success(), lambda: done.on_success()]))
 
 

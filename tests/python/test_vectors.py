@@ -19,6 +19,7 @@ import pytest
 
 import _store_vectors
 import retrycore
+import retrycore.metrics
 from retrycore import _native
 
 # RETRYCORE_VECTORS points the runner at another directory (make parity).
@@ -457,6 +458,11 @@ def k_lint(case: Dict[str, Any]) -> None:
     )
 
 
+def k_metric_samples(case: Dict[str, Any]) -> None:
+    doc = {k: case[k] for k in ("names", "events") if k in case}
+    outcome(case, lambda: retrycore.metrics.samples(doc), lambda g, w: eq("samples", g, case["samples"]))
+
+
 # ---------------------------------------------------------------- idempotency kinds
 
 def expect_str(got: Any, want: Any) -> None:
@@ -739,6 +745,7 @@ KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "breaker": k_breaker,
     "budget": k_budget,
     "lint": k_lint,
+    "metric_samples": k_metric_samples,
     "key_validate": k_key_validate,
     "key_derive": k_key_derive,
     "key_scoped": k_key_scoped,

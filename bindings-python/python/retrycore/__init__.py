@@ -11,7 +11,7 @@ import os
 import sys as _sys
 import types as _types
 from contextvars import ContextVar
-from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, TypeVar, Union, cast
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from . import _native
 from ._context import CURRENT as _CURRENT
@@ -34,7 +34,7 @@ from ._native import (
 __version__: str = _native.__version__
 
 __all__ = [
-    "Acquired", "Budget", "BudgetExhaustedError", "CircuitBreaker", "CircuitOpenError", "ConfigError",
+    "Acquired", "alerts", "Budget", "BudgetExhaustedError", "CircuitBreaker", "CircuitOpenError", "ConfigError",
     "ConfigTypeError", "DeadLetter", "DeadLetterError", "FenceError", "Finding", "FingerprintError", "GiveUp",
     "IdempotencyError", "IdempotencyInProgressError", "IdempotencyMismatchError", "IdempotencyTypeError",
     "InvalidKeyError", "Limiter", "LimiterRejectedError", "Permit", "Proceed", "Random", "RecordConfig", "Refusal", "Reject", "Retry", "RetryError",
@@ -166,11 +166,13 @@ _HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
 
 
 class RetryPolicy(_native.Policy):
-    __slots__ = ("on_retry", "on_give_up", "on_state_change", "_runner")
+    __slots__ = ("on_retry", "on_give_up", "on_state_change", "_runner", "_metrics")
     on_retry: Hook
     on_give_up: Hook
     on_state_change: StateHook
     _runner: Optional[_native.Runner]
+    # The exporters' hooks (`with_metrics`), composed with the user's at each Runner.
+    _metrics: Any
 
     def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> "RetryPolicy":
         # Only exact types are looked at here (no caller code runs); the native module
@@ -197,7 +199,10 @@ class RetryPolicy(_native.Policy):
         return cls._wrap(p, on_retry, on_give_up, on_state_change)
 
     @classmethod
-    def _wrap(cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None) -> "RetryPolicy":
+    def _wrap(
+        cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None,
+        metrics: Any = None,
+    ) -> "RetryPolicy":
         # Inline breakers and budgets become facade objects (decorators, context managers).
         b = p.breaker
         if b is not None and not isinstance(b, CircuitBreaker):
@@ -207,6 +212,7 @@ class RetryPolicy(_native.Policy):
         self = _native.Policy.__new__(cls, p)
         self.on_retry, self.on_give_up, self.on_state_change = on_retry, on_give_up, on_state_change
         self._runner = None
+        self._metrics = metrics
         return self
 
     @property
@@ -242,7 +248,9 @@ class RetryPolicy(_native.Policy):
         return cls._wrap(_native.Policy.from_json(data), **hooks)
 
     def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":  # type: ignore[override]
-        return RetryPolicy._wrap(super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
+        return RetryPolicy._wrap(
+            super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change, self._metrics
+        )
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         _callable(fn, "fn")
@@ -250,16 +258,34 @@ class RetryPolicy(_native.Policy):
             return cast(T, retry(self)(fn)(*args, **kwargs))
         runner = self._runner
         if runner is None:
-            runner = self._runner = _native.Runner(
-                self, on_retry=self.on_retry, on_give_up=self.on_give_up, on_state_change=self.on_state_change
-            )
+            runner = self._runner = _native.Runner(self, **_runner_hooks(self))
         return runner.call(fn, args, kwargs)
 
     def __repr__(self) -> str:
         return f"RetryPolicy.from_json({self.to_json()!r})"
 
     def __copy__(self) -> "RetryPolicy":
-        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change)
+        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change, self._metrics)
+
+    def with_metrics(self, *exporters: Any, operation: Optional[str] = None) -> "RetryPolicy":
+        from .metrics import _PolicyHooks
+
+        hooks = _PolicyHooks.attach(self, exporters, operation)
+        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change, hooks)
+
+
+def _runner_hooks(
+    pol: RetryPolicy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None
+) -> Dict[str, Any]:
+    """The hooks of a ``Runner`` of ``pol``: the ones given, else the policy's, each composed
+    with its exporters' (``with_metrics``), and ``on_success`` when it has exporters."""
+    hooks: Dict[str, Any] = {
+        "on_retry": on_retry if on_retry is not None else pol.on_retry,
+        "on_give_up": on_give_up if on_give_up is not None else pol.on_give_up,
+        "on_state_change": on_state_change if on_state_change is not None else pol.on_state_change,
+    }
+    m = pol._metrics
+    return hooks if m is None else m.compose(hooks)
 
 
 class _Call(functools.partial):  # type: ignore[type-arg]
@@ -300,9 +326,7 @@ def retry(
 
     def options(sync_sleep: Optional[Callable[[float], Any]]) -> _native.Runner:
         return _native.Runner(
-            pol, sleep=sync_sleep, clock=clock, on_retry=on_retry if on_retry is not None else pol.on_retry,
-            on_give_up=on_give_up if on_give_up is not None else pol.on_give_up,
-            on_state_change=on_state_change if on_state_change is not None else pol.on_state_change, key=key,
+            pol, sleep=sync_sleep, clock=clock, **_runner_hooks(pol, on_retry, on_give_up, on_state_change), key=key,
             idempotent=idempotent, idempotency_key_sent=idempotency_key_sent, method=method, wall_clock=wall_clock,
         )
 
@@ -358,6 +382,20 @@ def _async_wrapper(
 
 def lint(policy: RetryPolicy, service: Optional[Mapping[str, Any]] = None) -> List[Finding]:
     return _native.lint(policy, service)
+
+
+def alerts(
+    before: Mapping[str, Any], after: Mapping[str, Any], interval: Any, thresholds: Optional[Mapping[str, Any]] = None
+) -> Dict[str, Any]:
+    # The core reads the document (the CLI's `retrycore alerts` format) and evaluates it.
+    doc: Dict[str, Any] = {
+        "interval": interval if isinstance(interval, str) else format_duration(interval),
+        "before": before,
+        "after": after,
+    }
+    if thresholds is not None:
+        doc["thresholds"] = thresholds
+    return _native.evaluate_alerts(doc)
 
 
 def raise_for_decision(decision: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -20,7 +20,8 @@ seconds, like ``time.sleep``.
 # mypy.stubtest (make -C bindings-python test) holds this file to the runtime module.
 
 import os
-from typing import Any, Callable, List, Mapping, Optional, TypeVar, Union, overload
+from datetime import timedelta
+from typing import Any, Callable, Dict, List, Mapping, Optional, TypeVar, Union, overload
 
 from . import _native
 from ._errors import (
@@ -40,7 +41,7 @@ from ._native import (
 __version__: str
 
 __all__ = [
-    "Acquired", "Budget", "BudgetExhaustedError", "CircuitBreaker", "CircuitOpenError", "ConfigError",
+    "Acquired", "alerts", "Budget", "BudgetExhaustedError", "CircuitBreaker", "CircuitOpenError", "ConfigError",
     "ConfigTypeError", "DeadLetter", "DeadLetterError", "FenceError", "Finding", "FingerprintError", "GiveUp",
     "IdempotencyError", "IdempotencyInProgressError", "IdempotencyMismatchError", "IdempotencyTypeError",
     "InvalidKeyError", "Limiter", "LimiterRejectedError", "Permit", "Proceed", "Random", "RecordConfig", "Refusal", "Reject", "Retry", "RetryError",
@@ -155,7 +156,10 @@ class RetryPolicy(_native.Policy):
     _runner: Optional[_native.Runner]
     def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> RetryPolicy: ...
     @classmethod
-    def _wrap(cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None) -> RetryPolicy: ...
+    def _wrap(
+        cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None,
+        metrics: Any = None,
+    ) -> RetryPolicy: ...
     @property
     def _p(self) -> _native.Policy: ...
     @classmethod
@@ -189,6 +193,15 @@ class RetryPolicy(_native.Policy):
         """Calls ``fn(*args, **kwargs)`` with retries; ``async`` functions return an awaitable."""
     def __repr__(self) -> str: ...
     def __copy__(self) -> RetryPolicy: ...
+    def with_metrics(self, *exporters: Any, operation: Optional[str] = None) -> RetryPolicy:
+        """This policy (sharing its generator, breaker, budgets and counters) with
+        metrics exporters (``retrycore.metrics.PrometheusExporter``,
+        ``OpenTelemetryExporter``) recording what its calls do, under the name
+        ``operation`` (default: the policy's ``name``, else ``"default"``): each
+        retry, each success or give-up with its durations, each breaker transition.
+        The core decides the samples (docs/observability.md, "Exporters"); your own
+        hooks still run, after the exporters.
+        """
 
 @overload
 def retry(policy: F) -> F:
@@ -234,6 +247,27 @@ def retry(
 ) -> Callable[[F], F]: ...
 def lint(policy: RetryPolicy, service: Optional[Mapping[str, Any]] = None) -> List[Finding]:
     """Findings about a policy (and its service description), each with a stable code."""
+
+def _runner_hooks(
+    pol: RetryPolicy, on_retry: Optional[Callable[[RetryEvent], object]] = None,
+    on_give_up: Optional[Callable[[RetryEvent], object]] = None,
+    on_state_change: Optional[Callable[[Transition], object]] = None,
+) -> Dict[str, Any]: ...
+
+def alerts(
+    before: Mapping[str, Any], after: Mapping[str, Any], interval: Union[float, str, timedelta],
+    thresholds: Optional[Mapping[str, Any]] = None,
+) -> Dict[str, Any]:
+    """Checks the alert rules over two counter snapshots ``interval`` apart (seconds,
+    a ``timedelta`` or a duration string), as ``retrycore alerts`` does: each snapshot
+    is ``{"policies": {name: policy.counters()}, "breakers": {name: state},
+    "idempotency": {endpoint: {outcome: count}}}`` (every part optional);
+    ``thresholds`` replaces the defaults per rule (``{"retry_rate": {"above": 0.2,
+    "min_volume": 50}}``). Returns ``{"interval", "alerts": n, "checks": [...]}``,
+    firing checks first, each with its ``rule``, ``level``, ``subject``, ``status``
+    (``firing``, ``ok``, ``low_volume``), ``value``, ``count``, ``volume``, ``above``
+    and ``message`` (docs/observability.md, "Alerts").
+    """
 
 def raise_for_decision(decision: Mapping[str, Any]) -> Mapping[str, Any]:
     """Raises for a refused record decision from :func:`decide`, else returns it.

@@ -120,6 +120,8 @@ __all__ = [
     "parse_http_date",
     "lint",
     "host_tables",
+    "metric_samples",
+    "evaluate_alerts",
     "derive_key",
     "run",
     "mark",
@@ -414,6 +416,14 @@ class RetryEvent:
     @property
     def key(self) -> str:
         """The session's idempotency key."""
+    @property
+    def elapsed(self) -> Optional[float]:
+        """Seconds since the call's first attempt began (on_retry, on_give_up, on_success)."""
+    @property
+    def attempt_duration(self) -> Optional[float]:
+        """Seconds the attempt that just ended took; None when the call ended at a
+        gate that refused the next attempt (on_give_up).
+        """
 
 @final
 class Runner:
@@ -434,6 +444,7 @@ class Runner:
         idempotency_key_sent: Optional[bool] = None,
         method: Optional[str] = None,
         wall_clock: Optional[Callable[[], float]] = None,
+        on_success: Optional[_RetryHook] = None,
     ) -> Self: ...
     def call(self, func: Callable[..., _T], args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]] = None) -> _T:
         """Calls `func(*args, **kwargs)` with retries (synchronous; sleeps with `sleep`, default `time.sleep`)."""
@@ -819,6 +830,16 @@ class Random:
 def host_tables() -> Dict[str, Any]:
     """Every list and table the core shows hosts (kinds, categories, reasons,
     error codes with their families, profiles, limits, defaults), as a dict.
+    """
+
+def metric_samples(document: _Document) -> List[Dict[str, Any]]:
+    """The samples of `{"names": map, "events": [...]}`: each event's, in order,
+    as `{"name", "op", "labels", "value"}` (docs/observability.md, "Exporters").
+    """
+
+def evaluate_alerts(document: _Document) -> Dict[str, Any]:
+    """Checks the alert rules over `{"interval", "before", "after", "thresholds"?}`
+    (the document `retrycore alerts` reads).
     """
 
 # ---------------------------------------------------------------- idempotency

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 from .. import _native
-from .. import RetryPolicy, format_header, parse_header
+from .. import RetryPolicy, _runner_hooks, format_header, parse_header
 
 __all__ = ["RetryStackingWarning", "overrides"]
 
@@ -104,13 +104,10 @@ class _Integration:
         name = self.idempotency_header
         if key is None and name is not None and headers.get(name) is not None:
             key = parse_header(headers[name], allow_token=True)
-        on_retry, on_give_up, on_state_change = self.hooks
         return _native.Runner(
             pol,
             clock=self.clock,
-            on_retry=on_retry if on_retry is not None else pol.on_retry,
-            on_give_up=on_give_up if on_give_up is not None else pol.on_give_up,
-            on_state_change=on_state_change if on_state_change is not None else pol.on_state_change,
+            **_runner_hooks(pol, *self.hooks),
             key=(lambda: key) if key is not None else None,
             idempotent=o.get("idempotent", self.idempotent),
             idempotency_key_sent=o.get("idempotency_key_sent", self.idempotency_key_sent),

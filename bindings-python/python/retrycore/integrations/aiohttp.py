@@ -26,6 +26,7 @@ from typing import Any, Awaitable, Callable, Mapping, Optional
 import aiohttp
 
 from .. import RetryError, RetryPolicy
+from ..metrics import mark_resend
 from . import RetryStackingWarning, _Integration, async_sleep
 
 __all__ = ["RetryMiddleware", "client_session"]
@@ -85,6 +86,7 @@ class RetryMiddleware(_Integration):
         try:
             while True:
                 limit = runner.before(session)
+                mark_resend(session.attempt)  # a resent request's span (OpenTelemetry, when installed)
                 try:
                     resp = await asyncio.wait_for(handler(request), limit)
                 except Exception as e:

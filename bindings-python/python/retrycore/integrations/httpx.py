@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Optional
 import httpx
 
 from .. import RetryPolicy
+from ..metrics import mark_resend
 from . import RetryStackingWarning, _Integration, async_sleep, shorter
 
 __all__ = ["AsyncRetryTransport", "RetryTransport"]
@@ -76,6 +77,7 @@ class RetryTransport(httpx.BaseTransport):
         try:
             while True:
                 _with_timeout(request, timeouts, runner.before(session))
+                mark_resend(session.attempt)  # a resent request's span (OpenTelemetry, when installed)
                 try:
                     resp = self.transport.handle_request(request)
                 except Exception as e:
@@ -114,6 +116,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         try:
             while True:
                 limit = runner.before(session)
+                mark_resend(session.attempt)  # a resent request's span (OpenTelemetry, when installed)
                 _with_timeout(request, timeouts, limit)
                 try:
                     resp = await asyncio.wait_for(self.transport.handle_async_request(request), limit)

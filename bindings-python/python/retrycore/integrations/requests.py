@@ -23,6 +23,7 @@ from requests.utils import rewind_body
 from urllib3.util import Timeout
 
 from .. import RetryPolicy
+from ..metrics import mark_resend
 from . import RetryStackingWarning, _Integration, shorter
 
 __all__ = ["RetryAdapter"]
@@ -97,6 +98,7 @@ class RetryAdapter(HTTPAdapter):
         try:
             while True:
                 limit = runner.before(session)
+                mark_resend(session.attempt)  # a resent request's span (OpenTelemetry, when installed)
                 if last is not None:
                     last.close()  # the discarded response gives its connection back
                     last = None

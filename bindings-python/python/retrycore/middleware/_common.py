@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from .. import _native
 from .._errors import RetrycoreError
 from ..stores import RedisStore, SqliteStore, Store
+from ..metrics import _exporters, record_idempotency
 from ..stores._protocol import PROTOCOL
 
 #: status, headers (lowercase names), body
@@ -35,14 +36,16 @@ class Idempotency:
     of the JSON body fields the fingerprint covers (default: the whole body);
     `allow_token`: accept Stripe's bare token besides the IETF draft's sf-string;
     `heartbeat`: seconds between lease renewals while the handler runs (default: a
-    third of the lease).
+    third of the lease); `metrics`: an exporter (or a list of them, `retrycore.metrics`)
+    that counts each keyed request by outcome (executed, replayed, in_progress, mismatch)
+    under the name `operation`.
     """
 
     def __init__(self, store: Optional[Store] = None, *, path: str = "idempotency.db",
                  connect: Optional[Callable[[], Any]] = None, close: Optional[Callable[[Any], None]] = None,
                  methods: Sequence[str] = ("POST", "PATCH"), required: bool = False, max_body: int = 1 << 20,
                  selected: Optional[Sequence[str]] = None, allow_token: bool = True,
-                 heartbeat: Optional[float] = None) -> None:
+                 heartbeat: Optional[float] = None, metrics: Any = None, operation: str = "default") -> None:
         if store is None:
             store = SqliteStore()
             conn = SqliteStore.connect(path)
@@ -61,6 +64,15 @@ class Idempotency:
         self.selected = None if selected is None else list(selected)
         self.allow_token = allow_token
         self.heartbeat = heartbeat if heartbeat is not None else store.config.lease / 3
+        self.metrics = _exporters(metrics)
+        if not isinstance(operation, str):
+            raise _native_error("invalid_type", "operation", f"must be a str, got {type(operation).__name__}")
+        self.operation = operation
+
+    def count(self, decision: Dict[str, Any]) -> None:
+        """Counts a keyed request the store answered with `decision` (the core names its outcome)."""
+        if self.metrics:
+            record_idempotency(self.metrics, self.operation, decision["decision"])
 
     def key(self, values: Sequence[str]) -> Tuple[Optional[str], Optional[Answer]]:
         """The key from the request's `Idempotency-Key` values, or the answer refusing it."""

@@ -54,6 +54,7 @@ class IdempotencyMiddleware:
         conn = await asyncio.to_thread(self.idem.connect)
         try:
             claim = await store.aclaim(conn, key, fp)
+            self.idem.count(claim.decision)
             if not claim.executes:
                 await _send(send, self.idem.answer(claim.decision))
                 return

@@ -49,6 +49,7 @@ class IdempotencyWSGI:
         conn = self.idem.connect()
         try:
             claim = self.idem.store.claim(conn, key, fp)
+            self.idem.count(claim.decision)
             if not claim.executes:
                 return _answer(start_response, self.idem.answer(claim.decision))
             return self._run(claim, environ, start_response)
