@@ -26,8 +26,17 @@ ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "vectors" / "idempotency" / "store_claim.json"
 STORES = ["sqlite", "postgresql", "mariadb", "redis"]
 FP = "9f2c" + "0" * 60
-# Now: a Redis record's TTL runs on the server's clock, so the tests' times are near it.
+# Now: a Redis record's TTL runs on the server's clock, so the tests' times are near it. Set
+# again before each test: pytest collects every module before it runs the first test, and a
+# T0 taken at import was minutes old by this module's tests in a full run, so Redis expired
+# a record the test had just claimed ("now + 5 s" was already in the server's past).
 T0 = int(time.time() * 1000)
+
+
+@pytest.fixture(autouse=True)
+def _now() -> None:
+    global T0
+    T0 = int(time.time() * 1000)
 
 
 @pytest.fixture(params=STORES)
