@@ -48,6 +48,10 @@ export interface BackendEnding {
   message?: string;
   /** The breaker's state when it refused (a `circuit_open`), else null. */
   state?: string | null;
+  /** A give-up fallback answers instead when the last outcome was an error (`Ending::falls_back`). */
+  fallsBack: boolean;
+  /** The same when the last outcome was a returned value (a response, or a value `retryIfResult` failed). */
+  fallsBackOnValue: boolean;
 }
 
 /** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. */

@@ -291,6 +291,11 @@ def retry(
     idempotency_key_sent: Optional[bool] = None,
     method: Optional[str] = None,
     wall_clock: Optional[Callable[[], float]] = None,
+    retry_if_result: Optional[Callable[[Any], object]] = None,
+    retry_if_exception: Optional[Callable[[BaseException], object]] = None,
+    before: Hook = None,
+    after: Hook = None,
+    fallback: Optional[Callable[[RetryEvent], Any]] = None,
 ) -> Any:
     if callable(policy) and not isinstance(policy, RetryPolicy):
         return retry()(policy)
@@ -304,6 +309,8 @@ def retry(
             on_give_up=on_give_up if on_give_up is not None else pol.on_give_up,
             on_state_change=on_state_change if on_state_change is not None else pol.on_state_change, key=key,
             idempotent=idempotent, idempotency_key_sent=idempotency_key_sent, method=method, wall_clock=wall_clock,
+            retry_if_result=retry_if_result, retry_if_exception=retry_if_exception, before=before, after=after,
+            fallback=fallback,
         )
 
     def decorate(fn: F) -> F:
@@ -338,6 +345,9 @@ def _async_wrapper(
                     delay = again
                 if delay > 0:
                     await (sleep or _default_async_sleep)(delay)
+        except _native._Fallback as f:
+            # The give-up fallback's value (the session has ended).
+            return f.args[0]
         except BaseException:
             # CancelledError, KeyboardInterrupt: the session ends as cancelled (no-op once done).
             runner.cancel(session)
