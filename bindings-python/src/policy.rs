@@ -484,7 +484,7 @@ impl Runner {
                 }
                 Ok(Some(r.delay))
             }
-            Observed::End(ended) => match {
+            Observed::End(ended) => {
                 self.after_hook(py, || {
                     Ok(RetryEvent {
                         category: ended.category,
@@ -494,11 +494,11 @@ impl Runner {
                         ..self.event(py, s, ended.attempts, exc)?
                     })
                 })?;
-                self.end(py, s, &ended, exc, Some(last))?
-            } {
-                Some(e) => Err(e),
-                None => Ok(None),
-            },
+                match self.end(py, s, &ended, exc, Some(last))? {
+                    Some(e) => Err(e),
+                    None => Ok(None),
+                }
+            }
         }
     }
 
