@@ -216,3 +216,30 @@ def test_the_docs_snippet_is_this_tested_file_and_runs() -> None:
     code = example.read_text()
     assert blocks == [code.split("\n", 2)[2]]
     runpy.run_path(str(example))
+
+
+def test_a_policy_carries_the_knobs_for_call_and_retry() -> None:
+    log: List[Any] = []
+    p = retrycore.RetryPolicy(
+        max_attempts=3, initial=0.001, jitter="none", retry_if_result=lambda r: r == "pending",
+        before=lambda e: log.append(e.attempt), fallback=lambda e: "gave up",
+    )
+    results = iter(["pending", "done"])
+    assert p.testing(3).call(lambda: next(results)) == "done"
+    assert log == [1, 2]
+    assert p.testing(3).call(lambda: "pending") == "gave up"
+    # One given to retry() wins over the policy's.
+    assert retrycore.retry(p.testing(3), fallback=lambda e: "mine")(lambda: "pending")() == "mine"
+    # A reset without a method is not retried by the tables; the policy's predicate vouches for it.
+    q = retrycore.RetryPolicy.from_dict({"max_attempts": 2, "initial": "1ms"}, retry_if_exception=lambda e: True)
+    calls: List[int] = []
+
+    def reset() -> None:
+        calls.append(1)
+        raise ConnectionResetError("reset")
+
+    with pytest.raises(retrycore.RetryError):
+        q.call(reset)
+    assert len(calls) == 2
+    with pytest.raises(retrycore.ConfigTypeError):
+        retrycore.RetryPolicy(fallback="cached")

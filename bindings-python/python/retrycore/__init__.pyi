@@ -142,16 +142,23 @@ class RetryPolicy(_native.Policy):
     ``timedelta``); ``breaker`` and ``budget``/``budgets`` may also be shared
     :class:`CircuitBreaker`/:class:`Budget` objects. ``on_retry``,
     ``on_give_up`` and ``on_state_change`` are hooks used by :meth:`call`
-    and :func:`retry`.
+    and :func:`retry`; so are ``retry_if_result``, ``retry_if_exception``,
+    ``before``, ``after`` and ``fallback`` (see :func:`retry`; one given to
+    :func:`retry` wins), which :meth:`from_dict`, :meth:`from_json` and
+    :meth:`from_file` take too.
     """
 
     on_retry: Hook
     on_give_up: Hook
     on_state_change: StateHook
     _runner: Optional[_native.Runner]
+    _knobs: Mapping[str, Any]
     def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> RetryPolicy: ...
     @classmethod
-    def _wrap(cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None) -> RetryPolicy: ...
+    def _wrap(
+        cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None,
+        knobs: Optional[Mapping[str, Any]] = None,
+    ) -> RetryPolicy: ...
     @property
     def _p(self) -> _native.Policy: ...
     @classmethod
