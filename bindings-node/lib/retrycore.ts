@@ -1827,13 +1827,19 @@ export class RetryPolicy extends G.PolicyMembers {
     const f = (globalThis as { fetch?: (input: Request, init?: RequestInit) => Promise<Response> }).fetch;
     if (typeof f !== 'function') return Promise.reject(coreError('invalid_state', 'fetch', 'needs a global fetch (Node 18+, browsers, Deno, workers)'));
     let base: Request;
+    let signal: AbortSignal | null | undefined;
     try {
-      base = new Request(input, init);
+      // Checked here, so that what the caller gave is refused with a retrycore code (as every method's arguments are).
+      if (typeof input !== 'string' && !isA(input, URL) && !isA(input, Request)) {
+        throw coreError('invalid_type', 'input', `must be a URL string, a URL or a Request, got ${describe(input)}`);
+      }
+      if (init !== undefined && init !== null && !isPlainObject(init)) throw coreError('invalid_type', 'init', `must be an object, got ${describe(init)}`);
+      base = reading('input', () => new Request(input, init ?? undefined));
+      signal = reading('init', () => (init?.signal ?? (isA(input, Request) ? (input as Request).signal : undefined)) as AbortSignal | null | undefined);
     } catch (e) {
       return Promise.reject(e);
     }
     let last: Response | undefined;
-    const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
     return this.execute(async (ctx) => {
       void last?.body?.cancel().catch(() => undefined); // the response the core retried
       last = await f(base.clone(), ctx.signal ? { signal: ctx.signal } : undefined);
