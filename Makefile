@@ -57,7 +57,8 @@ lint-rust: ## cargo fmt --check and clippy -D warnings on the whole workspace
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
 
 .PHONY: test-rust
-test-rust: ## core unit tests, properties, shared vectors and doc tests
+test-rust: ## core unit tests, properties, shared vectors and doc tests (the CLI's alert tests run promtool)
+	scripts/ensure-debian.sh prometheus
 	$(CARGO) test --workspace -q
 
 .PHONY: test-vectors-drift

@@ -208,6 +208,8 @@ export declare class NativePolicy {
   needsMessage(): boolean
   /** Returns true when the policy has an attempt timeout or a deadline. */
   hasTimeouts(): boolean
+  /** Returns true when the policy has a limiter (a gate may then carry a wait). */
+  hasLimiter(): boolean
   /** Starts a session; returns its id. */
   begin(key?: string | undefined | null, seed?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, method?: string | undefined | null, draws?: Array<number> | undefined | null): number
   /**

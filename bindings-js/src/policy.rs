@@ -77,7 +77,7 @@ fn ending_kind_json(e: &Ended) -> Value {
         Ending::Cancelled => json!({"kind": "cancelled"}),
         Ending::Raise { class, code, reason, marked, has_cause } => json!({
             "kind": "raise", "class": class.code(), "code": code, "reason": reason, "marked": marked, "cause": has_cause,
-            "message": e.message, "state": e.state,
+            "message": e.message, "state": e.state, "limiter": e.limiter,
         }),
     }
 }
@@ -85,9 +85,9 @@ fn ending_kind_json(e: &Ended) -> Value {
 /// Writes a gate; a rejection carries the end of the call (`surface::after_reject`).
 fn gate_json(g: &Gate, session: &RetrySession) -> Value {
     match g {
-        Gate::Proceed { attempt, max_attempts, timeout } => json!({
+        Gate::Proceed { attempt, max_attempts, timeout, wait } => json!({
             "action": "proceed", "attempt": attempt, "maxAttempts": max_attempts,
-            "timeout": timeout.map(ms_of),
+            "timeout": timeout.map(ms_of), "wait": wait.map(ms_of),
         }),
         Gate::Reject { reason, retry_after, budget } => {
             let e = surface::after_reject(session, *reason, *retry_after, budget.as_deref());
@@ -95,6 +95,8 @@ fn gate_json(g: &Gate, session: &RetrySession) -> Value {
                 "action": "reject", "reason": reason.code(),
                 "retryAfter": retry_after.map(ms_of),
                 "budget": budget,
+                "limiter": session.limiter_rejection().map(|r| r.limiter.clone()),
+                "limiterReason": session.limiter_rejection().map(|r| r.reason),
                 "attempts": e.attempts,
                 "maxAttempts": e.max_attempts,
                 "ending": ending_json(&e),
@@ -295,6 +297,11 @@ impl<H: Host> Policy<H> {
     /// Returns true when the policy has an attempt timeout or a deadline.
     pub fn has_timeouts(&self) -> bool {
         self.p.config().attempt_timeout.is_some() || self.p.config().deadline.is_some()
+    }
+
+    /// Returns true when the policy has a limiter (a gate may then carry a wait).
+    pub fn has_limiter(&self) -> bool {
+        self.p.limiter().is_some()
     }
 
     // ------------------------------------------------------------ sessions

@@ -252,6 +252,8 @@ class NativePolicy = Policy<H>
   ref needsMessage() -> bool
   /// Returns true when the policy has an attempt timeout or a deadline.
   ref hasTimeouts() -> bool
+  /// Returns true when the policy has a limiter (a gate may then carry a wait).
+  ref hasLimiter() -> bool
   /// Starts a session; returns its id.
   mut begin(key: string?, seed: str?, idempotent: bool?, keySent: bool?, method: string?, draws: nums?) -> hot f64
   /// Starts a session and gates its first attempt in one call (the

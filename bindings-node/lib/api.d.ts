@@ -29,9 +29,9 @@ export declare const BUDGET_KINDS: readonly ["token_bucket", "grpc", "ratio", "c
 /** Failure categories, in the core's table order. */
 export declare const CATEGORIES: readonly ["connect", "not_processed", "overloaded", "connection_lost", "timeout", "server_error", "resource_exhausted", "conflict", "invalid_request", "auth", "not_found", "open_breaker", "retry_exhausted", "cancelled", "programming_error", "unknown"];
 /** Why a logical operation gave up. */
-export declare const GIVE_UP_REASONS: readonly ["cancelled", "not_retryable", "server_declined", "attempts_exhausted", "breaker_open", "budget_exhausted", "retry_after_too_long", "deadline_exceeded", "throttled"];
+export declare const GIVE_UP_REASONS: readonly ["cancelled", "not_retryable", "server_declined", "attempts_exhausted", "breaker_open", "budget_exhausted", "retry_after_too_long", "deadline_exceeded", "throttled", "limiter_rejected"];
 /** Why a call was refused before an attempt. */
-export declare const REJECT_REASONS: readonly ["breaker_open", "throttled", "deadline_exceeded", "concurrency_limited"];
+export declare const REJECT_REASONS: readonly ["breaker_open", "throttled", "deadline_exceeded", "concurrency_limited", "limiter_rejected"];
 /** Compatibility profiles (docs/profiles.md). */
 export declare const PROFILES: readonly ["aws-standard", "aws-2026", "grpc", "polly", "resilience4j", "finagle", "tenacity", "stamina", "envoy"];
 export type BackoffKind = (typeof BACKOFF_KINDS)[number];
@@ -499,11 +499,17 @@ export type Gate = {
     attempt: number;
     maxAttempts: number;
     timeout: number | null;
+    /** Sleep this long (ms) before the call: the policy's limiter reserved a permit for then (null: go now). */
+    wait: number | null;
 } | {
     action: 'reject';
     reason: string;
     retryAfter: number | null;
     budget: string | null;
+    /** The limiter's name when `reason` is `limiter_rejected`, else null. */
+    limiter: string | null;
+    /** The limiter's own reason (`bulkhead_full`, `queue_full`, `wait_too_long`, …) when it refused, else null. */
+    limiterReason: string | null;
 };
 /** What `onFailure` answers. */
 export type Decision = {
@@ -618,6 +624,13 @@ export interface PolicyOptions {
     breaker?: BreakerOptions | CircuitBreaker;
     budget?: BudgetOptions | Budget;
     budgets?: Array<BudgetOptions | Budget>;
+    /**
+     * A limiter every attempt passes (docs/limiters.md, "In a policy"): its
+     * options, or a profile's name (`'aws-adaptive'`). A refused first attempt
+     * rejects with `LimiterRejectedError`; a wait it reserves is slept before
+     * the call, and an abort ends it.
+     */
+    limiter?: LimiterOptions | 'aws-adaptive' | 'resilience4j' | 'dotnet';
     onRetry?: (info: HookInfo) => void;
     onGiveUp?: (info: HookInfo) => void;
     onStateChange?: (t: Transition) => void;

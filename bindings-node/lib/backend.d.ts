@@ -48,6 +48,8 @@ export interface BackendEnding {
   message?: string;
   /** The breaker's state when it refused (a `circuit_open`), else null. */
   state?: string | null;
+  /** The limiter's name when it refused the first attempt (a `limiter_rejected`), else null. */
+  limiter?: string | null;
   /** A give-up fallback answers instead when the last outcome was an error (`Ending::falls_back`). */
   fallsBack: boolean;
   /** The same when the last outcome was a returned value (a response, or a value `retryIfResult` failed). */

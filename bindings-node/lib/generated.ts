@@ -296,8 +296,8 @@ export const BUDGET_KINDS = ['token_bucket', 'grpc', 'ratio', 'concurrency', 'fi
 /** `host_tables().categories`. */
 export const CATEGORIES = ['connect', 'not_processed', 'overloaded', 'connection_lost', 'timeout', 'server_error', 'resource_exhausted', 'conflict', 'invalid_request', 'auth', 'not_found', 'open_breaker', 'retry_exhausted', 'cancelled', 'programming_error', 'unknown'] as const;
 /** `host_tables().give_up_reasons`. */
-export const GIVE_UP_REASONS = ['cancelled', 'not_retryable', 'server_declined', 'attempts_exhausted', 'breaker_open', 'budget_exhausted', 'retry_after_too_long', 'deadline_exceeded', 'throttled'] as const;
+export const GIVE_UP_REASONS = ['cancelled', 'not_retryable', 'server_declined', 'attempts_exhausted', 'breaker_open', 'budget_exhausted', 'retry_after_too_long', 'deadline_exceeded', 'throttled', 'limiter_rejected'] as const;
 /** `host_tables().reject_reasons`. */
-export const REJECT_REASONS = ['breaker_open', 'throttled', 'deadline_exceeded', 'concurrency_limited'] as const;
+export const REJECT_REASONS = ['breaker_open', 'throttled', 'deadline_exceeded', 'concurrency_limited', 'limiter_rejected'] as const;
 /** `host_tables().profiles`. */
 export const PROFILES = ['aws-standard', 'aws-2026', 'grpc', 'polly', 'resilience4j', 'finagle', 'tenacity', 'stamina', 'envoy'] as const;

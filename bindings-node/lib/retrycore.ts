@@ -12,6 +12,7 @@ import type {
 } from './api';
 import * as G from './generated.js';
 import { setReads, readResponse, failedResponse, methodOf, connectingName } from './reads.js';
+import { LimiterRejectedError } from './limiters.js';
 
 
 let N: Backend = null as unknown as Backend;
@@ -1409,6 +1410,8 @@ function attemptSignal(outer: AbortSignal | undefined, timeout: number): { signa
 export class RetryPolicy extends G.PolicyMembers {
   #n: BackendPolicy;
   #hasTimeouts: boolean;
+  /** Whether the policy has a limiter: a gate may answer with a wait (`Proceed.wait`), slept before the call. */
+  #hasLimiter = false;
   /** Whether a rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
   /** Whether `execute` may make a first try without a session: no breaker, budget, timeout or deadline. */
@@ -1429,7 +1432,8 @@ export class RetryPolicy extends G.PolicyMembers {
       this.#n = native;
       this.#hasTimeouts = this.#n.hasTimeouts();
       this.#needsMessage = this.#n.needsMessage();
-      this.#lean = !this.#hasTimeouts && native.breaker() === null && native.budgetCount() === 0;
+      this.#hasLimiter = native.hasLimiter();
+      this.#lean = !this.#hasTimeouts && !this.#hasLimiter && native.breaker() === null && native.budgetCount() === 0;
       return;
     }
     const o: Record<string, unknown> = { ...optionsObject(options, 'RetryPolicy') };
@@ -1467,7 +1471,8 @@ export class RetryPolicy extends G.PolicyMembers {
     this.#n = n;
     this.#hasTimeouts = n.hasTimeouts();
     this.#needsMessage = n.needsMessage();
-    this.#lean = !this.#hasTimeouts && n.breaker() === null && n.budgetCount() === 0;
+    this.#hasLimiter = n.hasLimiter();
+    this.#lean = !this.#hasTimeouts && !this.#hasLimiter && n.breaker() === null && n.budgetCount() === 0;
     for (const h of HOOKS) if (hooks[h] !== undefined) this.#setHook(h, hooks[h]);
   }
 
@@ -1548,14 +1553,14 @@ export class RetryPolicy extends G.PolicyMembers {
     return this.#n;
   }
 
-  /** @internal The gate `before` answered with `attempt`: a proceed is written here when the policy has no timeouts (so none to read), anything else is the core's JSON. */
+  /** @internal The gate `before` answered with `attempt`: a proceed is written here when the policy has no timeouts and no limiter (so no timeout or wait to read), anything else is the core's JSON. */
   _gate(n: BackendPolicy, id: number, attempt: number): BackendGate {
-    if (attempt === 0 || this.#hasTimeouts || this.#max < 0) {
+    if (attempt === 0 || this.#hasTimeouts || this.#hasLimiter || this.#max < 0) {
       const g = n.gate(id);
       this.#max = g.maxAttempts;
       return g;
     }
-    return { action: 'proceed', attempt, maxAttempts: this.#max, timeout: null };
+    return { action: 'proceed', attempt, maxAttempts: this.#max, timeout: null, wait: null };
   }
 
   /** @internal The decision `fail` answered with `delay`: a retry is unpacked from `retried` (bindings-js/src/policy.rs), anything else is the core's JSON. */
@@ -1679,6 +1684,25 @@ export class RetryPolicy extends G.PolicyMembers {
         let failed = false;
         let failure: unknown;
         let attempt: { signal: AbortSignal; done: () => void } | null = null;
+        if (first === null && this.#hasLimiter) {
+          // The limiter's reserved wait, slept before the call (docs/limiters.md, "In a policy"):
+          // an abort ends it and cancels the session, which gives the permit back.
+          const g = n.gate(id);
+          if (g.action === 'proceed' && typeof g.wait === 'number' && g.wait > 0) {
+            try {
+              await pause(g.wait, signal);
+            } catch (e) {
+              n.cancel(id, now());
+              if (hooked) this._afterStep(n, id);
+              throw e;
+            }
+            if (signal?.aborted) {
+              n.cancel(id, now());
+              if (hooked) this._afterStep(n, id);
+              throw abortReason(signal);
+            }
+          }
+        }
         if (first !== null) {
           // The lean first try already ran.
           failed = first.failed;
@@ -1872,6 +1896,8 @@ function endingError(e: BackendEnding, step: { retryAfter?: number | null; budge
   switch (e.class) {
     case 'circuit_open':
       return new CircuitOpenError(message, step.retryAfter ?? Infinity, e.state ?? 'open');
+    case 'limiter_rejected':
+      return new LimiterRejectedError(message, (e.limiter as string | null) ?? '', reason, step.retryAfter ?? null);
     case 'budget_exhausted':
       return new BudgetExhaustedError(
         message,

@@ -213,6 +213,8 @@ export interface BackendPolicy {
   needsMessage(): boolean;
   /** Returns true when the policy has an attempt timeout or a deadline. */
   hasTimeouts(): boolean;
+  /** Returns true when the policy has a limiter (a gate may then carry a wait). */
+  hasLimiter(): boolean;
   /** Starts a session; returns its id. */
   begin(key?: string, seed?: string, idempotent?: boolean, keySent?: boolean, method?: string, draws?: number[]): number;
   /**

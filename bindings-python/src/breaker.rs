@@ -71,6 +71,9 @@ pub fn ending_error(
     let kw = PyDict::new(py);
     kw.set_item("message", ended.message.as_deref().unwrap_or_default())?;
     kw.set_item("marked", marked)?;
+    if let Some(l) = &ended.limiter {
+        kw.set_item("limiter", l)?;
+    }
     let args = (
         class.code(),
         code,

@@ -91,6 +91,9 @@ fn dur_secs(d: std::time::Duration) -> f64 {
 pub struct State {
     s: RetrySession,
     timeout: Option<u64>,
+    /// The wait the policy's limiter reserved before the attempt the last
+    /// gate let through (ns), until the runner sleeps it.
+    wait: Option<u64>,
     last_exc: Option<Py<PyAny>>,
 }
 
@@ -100,7 +103,7 @@ pub type Pending = (RetryPolicy, FirstAttempt, SessionOptions);
 impl Session {
     fn new(py: Python<'_>, policy: &Policy, opts: SessionOptions) -> PyResult<Session> {
         let s = policy.inner.session(opts).py(py)?;
-        let st = OnceLock::from(Mutex::new(State { s, timeout: None, last_exc: None }));
+        let st = OnceLock::from(Mutex::new(State { s, timeout: None, wait: None, last_exc: None }));
         Ok(Session::of(policy, st, None))
     }
 
@@ -120,7 +123,7 @@ impl Session {
         let (s, g) = policy.resume(*first, opts).py(py)?;
         let timeout =
             if let Gate::Proceed { timeout, .. } = g { timeout.map(retrycore::duration::from_std) } else { None };
-        Ok(self.st.get_or_init(|| Mutex::new(State { s, timeout, last_exc: None })))
+        Ok(self.st.get_or_init(|| Mutex::new(State { s, timeout, wait: None, last_exc: None })))
     }
 
     /// Runs `f` on the session's state (see [`crate::locks::with`]): plain
@@ -329,8 +332,9 @@ impl Runner {
         let (step, ts, last, attempt) = s.with(py, |st| {
             let g = st.s.before_attempt_ns(now);
             let mut attempt = 0;
-            if let Ok(Gate::Proceed { timeout, attempt: a, .. }) = &g {
+            if let Ok(Gate::Proceed { timeout, wait, attempt: a, .. }) = &g {
                 st.timeout = timeout.map(retrycore::duration::from_std);
+                st.wait = wait.map(retrycore::duration::from_std);
                 attempt = *a;
             }
             // Ok(timeout) to proceed, Err(the end of the call) when refused.
@@ -553,6 +557,14 @@ impl Runner {
             loop {
                 if !std::mem::take(&mut begun) {
                     self.gate(py, s)?;
+                    // The limiter's reserved wait: slept here, cancellably
+                    // (an exception out of the sleep cancels the session,
+                    // which gives the permit back).
+                    if self.limited {
+                        if let Some(w) = s.with(py, |st| st.wait.take())? {
+                            self.wait(py, w)?;
+                        }
+                    }
                 }
                 let (outcome, failed) = match func.call(args, kwargs) {
                     Ok(v) => (v, false),

@@ -30,6 +30,8 @@ class Runner {
     priv on_retry: Option<Py<PyAny>>, priv on_give_up: Option<Py<PyAny>>, priv on_state_change: Option<Py<PyAny>>
     priv key_fn: Option<Py<PyAny>>, priv wall_clock: Option<Py<PyAny>>, priv idempotent: Option<bool>
     priv key_sent: Option<bool>, priv method: Option<String>
+    /// The policy has a limiter: a gate may answer with a wait.
+    priv limited: bool
     priv if_result: Option<Py<PyAny>>, priv if_exception: Option<Py<PyAny>>, priv before_hook: Option<Py<PyAny>>
     priv after_hook: Option<Py<PyAny>>, priv fallback: Option<Py<PyAny>>
 }
@@ -42,9 +44,9 @@ class ScheduleRow from retrycore::backoff::ScheduleRow {
     repr "cumulative_high={cumulative_high})"
 
 class Proceed from Gate::Proceed {
-    attempt: u32, max_attempts: u32, timeout: Option<f64> = secs?(timeout)
+    attempt: u32, max_attempts: u32, timeout: Option<f64> = secs?(timeout), wait: Option<f64> = secs?(wait)
 }
-    repr "Proceed(attempt={attempt}, max_attempts={max_attempts}, timeout={timeout:?})"
+    repr "Proceed(attempt={attempt}, max_attempts={max_attempts}, timeout={timeout:?}, wait={wait:?})"
 
 class Reject from Gate::Reject {
     reason: &'static str = code(reason), retry_after: Option<f64> = secs?(retry_after), budget: Option<String>
@@ -157,6 +159,11 @@ methods Session
     get timeout -> try Option<f64> = Ok(self.with(py, |st| st.timeout)?.map(to_secs))
     get done -> try bool = self.with(py, |st| st.s.is_done())
     get give_up_reason -> try Option<&'static str> = Ok(self.with(py, |st| st.s.give_up_reason())?.map(|r| r.code()))
+    get limiter_rejection -> try Option<Obj<'py>> =
+        match self.with(py, |st| st.s.limiter_rejection().map(|r| r.to_json(conv::UNIT_NS)))? {
+            Some(v) => Ok(Some(conv::from_json(py, &v)?)),
+            None => Ok(None),
+        }
     before_attempt(now: now?) -> try Py<PyAny> =
         let g = self.with(py, |st| {
             let g = st.s.before_attempt_ns(now);
@@ -191,10 +198,11 @@ methods Runner
             fallback: hook?) -> try Runner =
         let (policy, key_fn, idempotent) = (policy.unbind(), key, opt_bool(idempotent, "idempotent")?);
         let (key_sent, method) = (opt_bool(idempotency_key_sent, "idempotency_key_sent")?, opt_str(method, "method")?);
+        let limited = policy.get().inner.limiter().is_some();
         let (if_result, if_exception, before_hook, after_hook) = (retry_if_result, retry_if_exception, before, after);
         Ok(Runner {
             policy, sleep, clock, on_retry, on_give_up, on_state_change, key_fn, wall_clock, idempotent, key_sent, method,
-            if_result, if_exception, before_hook, after_hook, fallback,
+            limited, if_result, if_exception, before_hook, after_hook, fallback,
         })
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         self.call_sync(py, func, call_args(func, args, kwargs)?)
@@ -208,6 +216,8 @@ methods Runner
     returned_attempt(session: =session_of, value: obj) -> try Option<f64> =
         Ok(self.step(py, session.get(), value, false)?.map(to_secs))
     cancel(session: =session_of) -> try () = self.cancelled(py, session.get())
+    get limited -> bool = self.limited
+    take_wait(session: =session_of) -> try f64 = Ok(session.get().with(py, |st| st.wait.take())?.map_or(0.0, to_secs))
 
 functions
     error(code: str, field: str, why: str, domain: str?) -> try Py<PyAny> =

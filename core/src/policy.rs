@@ -15,6 +15,7 @@ use crate::classify::{self, Classifier, RetryRule};
 use crate::counters::Counters;
 use crate::doc::{self, Obj};
 use crate::duration::format_duration;
+use crate::limiters::{Limiter, LimiterConfig, SharedLimiter};
 use crate::profile::Profile;
 use crate::rng::{Rng, Xoshiro256pp};
 use crate::session::{Gate, RetrySession, SessionOptions};
@@ -90,6 +91,9 @@ pub struct PolicyConfig {
     pub breaker: Option<BreakerConfig>,
     /// The budgets this policy's sessions share.
     pub budgets: Vec<BudgetConfig>,
+    /// The limiter every attempt of this policy's sessions passes
+    /// (docs/limiters.md, "In a policy").
+    pub limiter: Option<LimiterConfig>,
     /// The anchor whose arithmetic and defaults the policy reproduces.
     pub profile: Option<Profile>,
 }
@@ -111,6 +115,7 @@ impl Default for PolicyConfig {
             seed: None,
             breaker: None,
             budgets: Vec::new(),
+            limiter: None,
             profile: None,
         }
     }
@@ -401,6 +406,9 @@ impl PolicyConfig {
             }
             (None, None) => {}
         }
+        if let Some((v, f)) = o.take("limiter", &["rate_limiter"])? {
+            c.limiter = Some(LimiterConfig::from_value_in(v, &f, unit)?);
+        }
         for (i, b) in c.budgets.iter().enumerate() {
             if c.budgets[..i].iter().any(|x| x.name == b.name) {
                 return Err(Error::new(
@@ -494,6 +502,9 @@ impl PolicyConfig {
         if !self.budgets.is_empty() || profile_budget {
             m.insert("budgets".into(), Value::Array(self.budgets.iter().map(BudgetConfig::to_json_value).collect()));
         }
+        if let Some(l) = &self.limiter {
+            m.insert("limiter".into(), l.to_json_value());
+        }
         Value::Object(m)
     }
 
@@ -517,6 +528,7 @@ pub(crate) struct PolicyInner {
     pub(crate) rng: Mutex<Xoshiro256pp>,
     pub(crate) breaker: Option<SharedBreaker>,
     pub(crate) budgets: Vec<SharedBudget>,
+    pub(crate) limiter: Option<SharedLimiter>,
     pub(crate) counters: Counters,
 }
 
@@ -565,12 +577,16 @@ impl RetryPolicy {
             .enumerate()
             .map(|(i, b)| Budget::new(b.clone()).map(Budget::shared).map_err(|e| e.within(&format!("budgets[{i}]"))))
             .collect::<Result<Vec<_>>>()?;
+        // Created at time 0 of the sessions' clock (AWS's adaptive limiter
+        // measures its rate from there; the others only start windows).
+        let limiter = config.limiter.as_ref().map(|l| Limiter::new(l.clone(), 0).shared());
         Ok(RetryPolicy {
             inner: Arc::new(PolicyInner {
                 config,
                 rng: Mutex::new(Xoshiro256pp::seed_from_u64(seed)),
                 breaker,
                 budgets,
+                limiter,
                 counters: Counters::default(),
             }),
         })
@@ -605,6 +621,18 @@ impl RetryPolicy {
         self.rebuild(|i| PolicyInner { budgets, ..i })
     }
 
+    /// Returns a policy with the same settings whose sessions pass
+    /// `limiter` (one limiter per downstream, shared by every policy that
+    /// calls it).
+    pub fn with_limiter(&self, limiter: Option<SharedLimiter>) -> RetryPolicy {
+        self.rebuild(|i| PolicyInner { limiter, ..i })
+    }
+
+    /// Returns the shared limiter, if any.
+    pub fn limiter(&self) -> Option<&SharedLimiter> {
+        self.inner.limiter.as_ref()
+    }
+
     fn rebuild(&self, f: impl FnOnce(PolicyInner) -> PolicyInner) -> RetryPolicy {
         let state = self.inner.rng.lock().map(|g| g.clone()).unwrap_or_else(|p| p.into_inner().clone());
         let inner = PolicyInner {
@@ -612,6 +640,7 @@ impl RetryPolicy {
             rng: Mutex::new(state),
             breaker: self.inner.breaker.clone(),
             budgets: self.inner.budgets.clone(),
+            limiter: self.inner.limiter.clone(),
             counters: Counters::default(),
         };
         RetryPolicy { inner: Arc::new(f(inner)) }
@@ -670,7 +699,7 @@ impl RetryPolicy {
     }
 
     /// Begins a call's first attempt at `now` (ns) without a session, when
-    /// its attempts pass no gate (no breaker, no budgets; else None): takes
+    /// its attempts pass no gate (no breaker, budgets or limiter; else None): takes
     /// the session's seed from the generator and counts the operation and
     /// the attempt, as [`session`](Self::session) and `before_attempt` do.
     /// A host's fast path for the common call that succeeds first time:
@@ -678,7 +707,7 @@ impl RetryPolicy {
     /// `on_success` makes; [`resume`](Self::resume) gives its session (a
     /// failure, or a caller reading the session), which counts nothing twice.
     pub fn begin_first(&self, now: u64) -> Option<FirstAttempt> {
-        if self.inner.breaker.is_some() || !self.inner.budgets.is_empty() {
+        if self.inner.breaker.is_some() || !self.inner.budgets.is_empty() || self.inner.limiter.is_some() {
             return None;
         }
         let seed = self.next_seed();

@@ -18,6 +18,7 @@ use crate::breaker::{Acquire, Counted, Permit, Transition};
 use crate::budget::{FailureFacts, Refusal, SlotLease, SLOT_LEASE_GRACE_NS};
 use crate::classify::{Category, Failure, RetryRule, Verdict};
 use crate::duration::{from_std, to_std};
+use crate::limiters::{AttemptKind, Decision as LimiterDecision, Rejection};
 use crate::policy::{LongServerDelay, RetryPolicy};
 use crate::profile::{DelayState, Profile};
 use crate::retry_after::{read_headers, DelaySource};
@@ -46,11 +47,13 @@ pub enum GiveUpReason {
     DeadlineExceeded,
     /// The adaptive throttle refused the next attempt.
     Throttled,
+    /// The policy's limiter refused the next attempt (docs/limiters.md).
+    LimiterRejected,
 }
 
 impl GiveUpReason {
     /// Every reason, in order.
-    pub const ALL: [GiveUpReason; 9] = [
+    pub const ALL: [GiveUpReason; 10] = [
         GiveUpReason::Cancelled,
         GiveUpReason::NotRetryable,
         GiveUpReason::ServerDeclined,
@@ -60,6 +63,7 @@ impl GiveUpReason {
         GiveUpReason::RetryAfterTooLong,
         GiveUpReason::DeadlineExceeded,
         GiveUpReason::Throttled,
+        GiveUpReason::LimiterRejected,
     ];
 
     /// Returns the stable code (`"attempts_exhausted"`, …).
@@ -74,6 +78,7 @@ impl GiveUpReason {
             GiveUpReason::RetryAfterTooLong => "retry_after_too_long",
             GiveUpReason::DeadlineExceeded => "deadline_exceeded",
             GiveUpReason::Throttled => "throttled",
+            GiveUpReason::LimiterRejected => "limiter_rejected",
         }
     }
 
@@ -88,6 +93,7 @@ impl GiveUpReason {
                 | GiveUpReason::RetryAfterTooLong
                 | GiveUpReason::DeadlineExceeded
                 | GiveUpReason::Throttled
+                | GiveUpReason::LimiterRejected
         )
     }
 }
@@ -104,6 +110,9 @@ pub enum RejectReason {
     /// A concurrency budget's retry slot lease ended while the session was
     /// away, and the budget has no free slot for this retry now.
     ConcurrencyLimited,
+    /// The policy's limiter refused the call
+    /// ([`RetrySession::limiter_rejection`] says which and why).
+    LimiterRejected,
 }
 
 impl RejectReason {
@@ -114,6 +123,7 @@ impl RejectReason {
             RejectReason::Throttled => "throttled",
             RejectReason::DeadlineExceeded => "deadline_exceeded",
             RejectReason::ConcurrencyLimited => "concurrency_limited",
+            RejectReason::LimiterRejected => "limiter_rejected",
         }
     }
 }
@@ -127,8 +137,14 @@ pub enum Gate {
         attempt: u32,
         /// The policy's `max_attempts` (for headers such as `amz-sdk-request`).
         max_attempts: u32,
-        /// How long the call may take: min(`attempt_timeout`, time left to the deadline).
+        /// How long the call may take: min(`attempt_timeout`, time left to
+        /// the deadline after the wait).
         timeout: Option<Duration>,
+        /// Sleep this long first (cancellably), then make the call: the
+        /// policy's limiter reserved a permit for then (`None`: go now).
+        /// A host that is cancelled during the wait calls `cancel`, which
+        /// gives the permit back.
+        wait: Option<Duration>,
     },
     /// Don't make the call. For attempt 1 the host raises the local
     /// rejection error; for a later attempt the session gave up.
@@ -266,6 +282,10 @@ pub struct RetrySession {
     method: Option<String>,
     transitions: Vec<Transition>,
     final_reason: Option<GiveUpReason>,
+    /// The attempt in flight holds a permit of the policy's limiter; with
+    /// the ticket of a reserved wait, if the limiter gave one.
+    limiter_held: Option<Option<u64>>,
+    limiter_rejection: Option<crate::limiters::Rejection>,
 }
 
 impl RetrySession {
@@ -328,6 +348,8 @@ impl RetrySession {
             method: opts.method,
             transitions: Vec::new(),
             final_reason: None,
+            limiter_held: None,
+            limiter_rejection: None,
             policy,
         })
     }
@@ -389,6 +411,13 @@ impl RetrySession {
     /// attempt (a `Reject` carries no category of its own).
     pub fn last_category(&self) -> Option<Category> {
         self.last_category
+    }
+
+    /// Returns the limiter's refusal when the policy's limiter refused an
+    /// attempt ([`RejectReason::LimiterRejected`]): its name, its reason
+    /// (`bulkhead_full`, `wait_too_long`, …) and `retry_after`.
+    pub fn limiter_rejection(&self) -> Option<&crate::limiters::Rejection> {
+        self.limiter_rejection.as_ref()
     }
 
     /// Takes the breaker transitions this session's calls caused since the last call.
@@ -491,14 +520,102 @@ impl RetrySession {
                 }
             }
         }
+        let mut wait = 0;
+        if let Some(l) = &inner.limiter {
+            // Last: a limiter reserves a permit (or a slot) only for an
+            // attempt every other gate let through.
+            let kind = match (first, self.last_category) {
+                (true, _) => AttemptKind::Initial,
+                (false, Some(Category::Timeout)) => AttemptKind::RetryAfterTimeout,
+                (false, _) => AttemptKind::Retry,
+            };
+            // A wait must end before the deadline, with time left for the call.
+            let left = c.deadline.map(|d| self.start.saturating_add(d).saturating_sub(now));
+            let within = left.map(|l| l.saturating_sub(1));
+            let mut l = lock(l);
+            let refused = match l.acquire(now, kind, within) {
+                LimiterDecision::Proceed => None,
+                LimiterDecision::Delay { wait: w, ticket } => {
+                    wait = w;
+                    self.limiter_held = Some(Some(ticket));
+                    None
+                }
+                // A session does not queue for a slot: a bulkhead that would
+                // make it wait refuses it (docs/limiters.md, "In a policy").
+                LimiterDecision::Queued { ticket, .. } => {
+                    l.cancel(now, ticket);
+                    Some(Rejection { limiter: l.name().to_owned(), reason: "bulkhead_full", retry_after: None })
+                }
+                LimiterDecision::Reject(r) => Some(r),
+            };
+            let own_max_wait = l.max_wait();
+            drop(l);
+            if let Some(r) = refused {
+                if let (Some(p), Some(br)) = (permit, &inner.breaker) {
+                    let t = lock(br).release(p, now);
+                    self.transitions.extend(t);
+                }
+                let by_deadline = r.reason == "wait_too_long"
+                    && left.is_some()
+                    && r.retry_after.zip(own_max_wait).is_none_or(|(w, m)| w <= m);
+                if by_deadline {
+                    return Ok(self.reject(RejectReason::DeadlineExceeded, u64::MAX, None, now));
+                }
+                let retry_after = r.retry_after.unwrap_or(u64::MAX);
+                self.limiter_rejection = Some(r);
+                return Ok(self.reject(RejectReason::LimiterRejected, retry_after, None, now));
+            }
+            if self.limiter_held.is_none() {
+                self.limiter_held = Some(None);
+            }
+            if let (Some(t), Some(left)) = (timeout, left) {
+                timeout = Some(t.min(left.saturating_sub(wait)));
+            }
+        }
         self.permit = permit;
         self.attempt += 1;
-        self.attempt_start = now;
+        self.attempt_start = now.saturating_add(wait);
         self.phase = Phase::InFlight;
         if count {
             inner.counters.attempt();
         }
-        Ok(Gate::Proceed { attempt: self.attempt, max_attempts: c.max_attempts, timeout: timeout.map(to_std) })
+        Ok(Gate::Proceed {
+            attempt: self.attempt,
+            max_attempts: c.max_attempts,
+            timeout: timeout.map(to_std),
+            wait: (wait > 0).then(|| to_std(wait)),
+        })
+    }
+
+    /// Reports the end of the attempt in flight to the policy's limiter:
+    /// `failure` is its category (`None`: it succeeded). An attempt
+    /// abandoned during its reserved wait (`None` elapsed: cancelled before
+    /// the wait ended) gives the permit back instead.
+    fn limiter_ended(&mut self, now: u64, elapsed: u64, failure: Option<Category>) {
+        Self::end_limiter(&mut self.limiter_held, self.attempt_start, &self.policy, now, elapsed, failure);
+    }
+
+    /// [`limiter_ended`](Self::limiter_ended) on the fields it reads.
+    fn end_limiter(
+        held: &mut Option<Option<u64>>,
+        attempt_start: u64,
+        policy: &RetryPolicy,
+        now: u64,
+        elapsed: u64,
+        failure: Option<Category>,
+    ) {
+        let Some(held) = held.take() else { return };
+        let Some(l) = &policy.inner.limiter else { return };
+        let mut l = lock(l);
+        match held {
+            Some(ticket) if now < attempt_start => {
+                l.cancel(now, ticket);
+            }
+            _ => {
+                // A slot freed here may go to nobody: sessions do not queue.
+                l.attempt_ended(now, elapsed, failure);
+            }
+        }
     }
 
     fn reject(&mut self, reason: RejectReason, retry_after: u64, budget: Option<String>, now: u64) -> Gate {
@@ -508,6 +625,7 @@ impl RetrySession {
             RejectReason::Throttled => GiveUpReason::Throttled,
             RejectReason::DeadlineExceeded => GiveUpReason::DeadlineExceeded,
             RejectReason::ConcurrencyLimited => GiveUpReason::BudgetExhausted,
+            RejectReason::LimiterRejected => GiveUpReason::LimiterRejected,
         };
         self.finish(now, Some(give_up));
         let retry_after = if retry_after == u64::MAX { None } else { Some(to_std(retry_after)) };
@@ -528,6 +646,9 @@ impl RetrySession {
     }
 
     fn release_slots(&mut self, now: u64) {
+        // An attempt ended without an outcome (cancelled, dropped): its
+        // slot is freed, or its reserved permit given back.
+        self.limiter_ended(now, now.saturating_sub(self.attempt_start), Some(Category::Cancelled));
         if let Some(p) = self.permit.take() {
             if let Some(br) = &self.policy.inner.breaker {
                 let t = lock(br).release(p, now);
@@ -659,6 +780,7 @@ impl RetrySession {
         let elapsed = f.elapsed.map_or_else(|| now.saturating_sub(self.attempt_start), from_std);
 
         // Record first.
+        Self::end_limiter(&mut self.limiter_held, self.attempt_start, &self.policy, now, elapsed, Some(category));
         if let Some(p) = self.permit.take() {
             if let Some(br) = &inner.breaker {
                 let mut br = lock(br);
@@ -814,6 +936,7 @@ impl RetrySession {
         let now = self.clock(now);
         let elapsed = elapsed.unwrap_or_else(|| now.saturating_sub(self.attempt_start));
         let inner = self.policy.inner.clone();
+        self.limiter_ended(now, elapsed, None);
         if let Some(p) = self.permit.take() {
             if let Some(br) = &inner.breaker {
                 let t = lock(br).on_result(p, now, Counted::Success, elapsed);
@@ -879,7 +1002,7 @@ fn verdict_allows(v: &Verdict) -> bool {
 
 impl Drop for RetrySession {
     fn drop(&mut self) {
-        if self.permit.is_some() || self.registered {
+        if self.permit.is_some() || self.registered || self.limiter_held.is_some() {
             self.release();
         }
     }

@@ -50,6 +50,9 @@ pub enum Raise {
     BudgetExhausted,
     /// `CircuitOpenError`: the breaker refused the first attempt.
     CircuitOpen,
+    /// `LimiterRejectedError`: the policy's limiter refused the first
+    /// attempt (code `limiter_rejected`, the limiter's reason, `retry_after`).
+    LimiterRejected,
 }
 
 impl Raise {
@@ -59,6 +62,7 @@ impl Raise {
             Raise::RetryError => "retry_error",
             Raise::BudgetExhausted => "budget_exhausted",
             Raise::CircuitOpen => "circuit_open",
+            Raise::LimiterRejected => "limiter_rejected",
         }
     }
 }
@@ -104,7 +108,8 @@ impl Ending {
             GiveUpReason::AttemptsExhausted
             | GiveUpReason::DeadlineExceeded
             | GiveUpReason::RetryAfterTooLong
-            | GiveUpReason::BreakerOpen => Ending::Raise {
+            | GiveUpReason::BreakerOpen
+            | GiveUpReason::LimiterRejected => Ending::Raise {
                 class: Raise::RetryError,
                 code: "retry_exhausted",
                 reason: reason.code(),
@@ -125,18 +130,34 @@ impl Ending {
                 RejectReason::Throttled => GiveUpReason::Throttled,
                 RejectReason::DeadlineExceeded => GiveUpReason::DeadlineExceeded,
                 RejectReason::ConcurrencyLimited => GiveUpReason::BudgetExhausted,
+                RejectReason::LimiterRejected => GiveUpReason::LimiterRejected,
             }));
         }
         let class = match reason {
             RejectReason::BreakerOpen => Raise::CircuitOpen,
             RejectReason::Throttled | RejectReason::ConcurrencyLimited => Raise::BudgetExhausted,
             RejectReason::DeadlineExceeded => Raise::RetryError,
+            RejectReason::LimiterRejected => Raise::LimiterRejected,
         };
         let code = match reason {
             RejectReason::DeadlineExceeded => "retry_exhausted",
             r => r.code(),
         };
-        Ending::Raise { class, code, reason: reason.code(), marked: class != Raise::CircuitOpen, has_cause: false }
+        // Local refusals with a retry_after are not RetryErrors: unmarked.
+        let marked = !matches!(class, Raise::CircuitOpen | Raise::LimiterRejected);
+        Ending::Raise { class, code, reason: reason.code(), marked, has_cause: false }
+    }
+
+    /// The ending of a call whose first attempt the policy's limiter
+    /// refused with `rejection` (its reason is the ending's).
+    pub fn of_limiter_rejection(rejection: &crate::limiters::Rejection) -> Ending {
+        Ending::Raise {
+            class: Raise::LimiterRejected,
+            code: RejectReason::LimiterRejected.code(),
+            reason: rejection.reason,
+            marked: false,
+            has_cause: false,
+        }
     }
 }
 
@@ -178,6 +199,8 @@ pub struct EndingFacts<'a> {
     /// How long until the breaker lets a call through, in nanoseconds
     /// (`None`: not by waiting, or not known).
     pub retry_after: Option<u64>,
+    /// The limiter's name (a refused first attempt), if one refused.
+    pub limiter: Option<&'a str>,
 }
 
 impl Ending {
@@ -195,6 +218,14 @@ impl Ending {
     ///   budget_exhausted)`.
     pub fn message(&self, f: &EndingFacts<'_>) -> Option<String> {
         let Ending::Raise { class, reason, .. } = *self else { return None };
+        if class == Raise::LimiterRejected {
+            let r = crate::limiters::Rejection {
+                limiter: f.limiter.unwrap_or_default().to_owned(),
+                reason,
+                retry_after: f.retry_after,
+            };
+            return Some(r.message());
+        }
         if class == Raise::CircuitOpen {
             let mut m = String::from("circuit breaker");
             if let Some(name) = f.breaker {
@@ -337,6 +368,8 @@ pub struct Ended {
     pub breaker: Option<String>,
     /// The breaker's state when it refused (idem).
     pub state: Option<&'static str>,
+    /// The limiter's name, when the ending is its refusal of the first attempt.
+    pub limiter: Option<String>,
     /// The message of the error the ending raises ([`Ending::message`];
     /// `None`: it raises none of retrycore's errors).
     pub message: Option<String>,
@@ -364,6 +397,7 @@ impl Ended {
             breaker: self.breaker.as_deref(),
             state: self.state,
             retry_after: self.retry_after,
+            limiter: self.limiter.as_deref(),
         }
     }
 
@@ -392,6 +426,7 @@ pub fn breaker_refusal(name: Option<&str>, state: State, retry_after: u64) -> En
         retry_after: (retry_after != u64::MAX).then_some(retry_after),
         breaker: name.map(str::to_owned),
         state: Some(state.code()),
+        limiter: None,
         message: None,
     };
     ended.with_message()
@@ -443,7 +478,14 @@ pub fn after_reject(
     budget: Option<&str>,
 ) -> Ended {
     let (attempts, give_up) = (session.attempts(), session.give_up_reason());
-    let ending = Ending::of_reject(reason, attempts, give_up);
+    let limiter = match (reason, attempts, session.limiter_rejection()) {
+        (RejectReason::LimiterRejected, 0, Some(r)) => Some(r),
+        _ => None,
+    };
+    let ending = match limiter {
+        Some(r) => Ending::of_limiter_rejection(r),
+        None => Ending::of_reject(reason, attempts, give_up),
+    };
     let (breaker, state) = match (ending, session.policy().breaker()) {
         (Ending::Raise { class: Raise::CircuitOpen, .. }, Some(b)) => {
             let b = b.lock().unwrap_or_else(|p| p.into_inner());
@@ -467,6 +509,7 @@ pub fn after_reject(
         retry_after: retry_after.map(crate::duration::from_std),
         breaker,
         state,
+        limiter: limiter.map(|r| r.limiter.clone()),
         message: None,
     };
     ended.with_message()
@@ -502,6 +545,7 @@ pub fn after_decision(session: &RetrySession, decision: &Decision) -> Observed {
                 retry_after: None,
                 breaker: None,
                 state: None,
+                limiter: None,
                 message: None,
             };
             Observed::End(ended.with_message())

@@ -40,11 +40,12 @@ impl Jitter {
 
 impl RejectReason {
     /// Every reason, in order.
-    pub const ALL: [RejectReason; 4] = [
+    pub const ALL: [RejectReason; 5] = [
         RejectReason::BreakerOpen,
         RejectReason::Throttled,
         RejectReason::DeadlineExceeded,
         RejectReason::ConcurrencyLimited,
+        RejectReason::LimiterRejected,
     ];
 }
 

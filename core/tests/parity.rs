@@ -364,7 +364,7 @@ fn gen_session(g: &mut Gen, i: usize) -> Option<Value> {
         let step = match g.below(10) {
             0..=3 => {
                 let got = match s.before_attempt_ns(now) {
-                    Ok(Gate::Proceed { attempt, max_attempts, timeout }) => {
+                    Ok(Gate::Proceed { attempt, max_attempts, timeout, .. }) => {
                         json!({"proceed": {"attempt": attempt, "max_attempts": max_attempts, "timeout": timeout.map(|t| num(ns(t)))}})
                     }
                     Ok(Gate::Reject { reason, retry_after, budget }) => {

@@ -318,7 +318,7 @@ test('a session driven by hand', () => {
   const p = new RetryPolicy({ jitter: 'none' });
   const s = p.session({ key: 'k-1', method: 'GET' });
   assert.equal(s.key, 'k-1');
-  assert.deepEqual(s.beforeAttempt(0), { action: 'proceed', attempt: 1, maxAttempts: 3, timeout: null });
+  assert.deepEqual(s.beforeAttempt(0), { action: 'proceed', attempt: 1, maxAttempts: 3, timeout: null, wait: null });
   const d = s.onFailure({ status: 503 }, 10);
   assert.equal(d.action, 'retry');
   assert.equal(d.delay, 100);

@@ -32,7 +32,7 @@ function nsToMs(v) {
 }
 
 /** Keys whose values are durations or monotonic times (ns in vectors, ms in the API). */
-const DURATION_KEYS = new Set(['timeout', 'retry_after', 'delay', 'backoff', 'server_delay', 'at', 'low', 'mid', 'high', 'cumulative_high', 'worst_case']);
+const DURATION_KEYS = new Set(['timeout', 'retry_after', 'delay', 'backoff', 'server_delay', 'at', 'wait', 'low', 'mid', 'high', 'cumulative_high', 'worst_case']);
 
 /** Compares only the keys the expectation gives; `null` means absent. */
 function subset(what, got, want, key) {
@@ -644,7 +644,7 @@ function responseOf(r) {
   };
 }
 
-const RAISE_CLASSES = { retry_error: rc.RetryError, budget_exhausted: rc.BudgetExhaustedError, circuit_open: rc.CircuitOpenError };
+const RAISE_CLASSES = { retry_error: rc.RetryError, budget_exhausted: rc.BudgetExhaustedError, circuit_open: rc.CircuitOpenError, limiter_rejected: rc.LimiterRejectedError };
 
 async function executeCase(c) {
   const policy = policyOf(c.policy);
@@ -761,7 +761,12 @@ async function executeCase(c) {
         assert.ok(e instanceof RAISE_CLASSES[want.class], `${what}: ${e && e.constructor && e.constructor.name} (${e && e.code}), want ${want.class}`);
         if (want.class === 'retry_error') assert.ok(!(e instanceof rc.BudgetExhaustedError), `${what}: a BudgetExhaustedError`);
         assert.equal(e.code, want.code, `${what}: code`);
-        if (want.class !== 'circuit_open') {
+        if (want.class === 'limiter_rejected') {
+          // A refused first attempt: no attempt was made; the error names the limiter and its reason.
+          assert.equal(e.reason, want.reason, `${what}: reason`);
+          assert.equal(e.limiter, want.limiter, `${what}: limiter`);
+          assert.equal(want.attempts, 0, `${what}: attempts`);
+        } else if (want.class !== 'circuit_open') {
           assert.equal(e.reason, want.reason, `${what}: reason`);
           assert.equal(e.attempts, want.attempts, `${what}: attempts`);
         }

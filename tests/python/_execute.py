@@ -200,6 +200,9 @@ def ending(call: Call, result: Any, error: Optional[BaseException]) -> Dict[str,
         got["class"] = "retry_error"
     elif isinstance(error, retrycore.CircuitOpenError):
         got["class"] = "circuit_open"
+    elif isinstance(error, retrycore.LimiterRejectedError):
+        got["class"] = "limiter_rejected"
+        got["limiter"] = error.limiter
     else:
         got["class"] = f"{type(error).__module__}.{type(error).__qualname__}: {error}"
     got["code"] = getattr(error, "code", None)

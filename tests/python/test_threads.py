@@ -100,6 +100,7 @@ results.update(hammer("session", session, {
     "key": lambda: session.key, "key_minted": lambda: session.key_minted, "attempt": lambda: session.attempt,
     "max_attempts": lambda: session.max_attempts, "timeout": lambda: session.timeout, "done": lambda: session.done,
     "give_up_reason": lambda: session.give_up_reason, "before_attempt": lambda: session.before_attempt(),
+    "limiter_rejection": lambda: session.limiter_rejection,
     "on_failure": lambda: session.on_failure(status=503), "on_success": lambda: session.on_success(),
     "cancel": lambda: None, "release": lambda: session.release(), "take_transitions": lambda: session.take_transitions(),
 }, [lambda: session.on_success(), lambda: done.on_success(), lambda: done.on_failure(status=503)]))

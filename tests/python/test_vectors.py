@@ -26,7 +26,7 @@ ROOT = Path(os.environ.get("RETRYCORE_VECTORS") or Path(__file__).resolve().pare
 
 # Keys whose values are durations or monotonic times (ns in vectors, seconds here).
 DURATION_KEYS = {
-    "delay", "backoff", "server_delay", "timeout", "retry_after", "at",
+    "delay", "backoff", "server_delay", "timeout", "retry_after", "at", "wait",
     "low", "mid", "high", "cumulative_low", "cumulative_high", "worst_case",
 }
 
@@ -253,9 +253,12 @@ def k_session(case: Dict[str, Any]) -> None:
             if op == "before_attempt":
                 g = s.before_attempt(now)
                 if isinstance(g, retrycore.Proceed):
-                    got = {"proceed": {"attempt": g.attempt, "max_attempts": g.max_attempts, "timeout": g.timeout}}
+                    got = {"proceed": {"attempt": g.attempt, "max_attempts": g.max_attempts, "timeout": g.timeout,
+                                       "wait": g.wait}}
                 else:
-                    got = {"reject": {"reason": g.reason, "retry_after": g.retry_after, "budget": g.budget}}
+                    lr = s.limiter_rejection or {}
+                    got = {"reject": {"reason": g.reason, "retry_after": g.retry_after, "budget": g.budget,
+                                      "limiter": lr.get("limiter"), "limiter_reason": lr.get("reason")}}
             elif op == "failure":
                 d = s.on_failure(now=now, **failure_kwargs(step.get("failure") or {}))
                 if isinstance(d, retrycore.Retry):

@@ -89,7 +89,19 @@ test('package', { timeout: 180_000 }, async (t) => {
          const b = new CircuitBreaker({ kind: 'consecutive', failureThreshold: 5 });
          const permit: number = b.tryAcquire();
          const e = new RetryError('x', { reason: 'r', attempts: 1, category: 'c', exhausted: true, key: 'k' });
-         export { v, d, permit, e, initSync };\n`,
+         // retrycore-wasm/stores and /middleware: typed once bound to the API with use(api).
+         import * as api from 'retrycore-wasm';
+         import storesModule from 'retrycore-wasm/stores';
+         import middlewareModule from 'retrycore-wasm/middleware';
+         const stores = storesModule.use(api);
+         const store = new stores.MemoryStore();
+         const claim = await store.claim(null, 'k', 'fp');
+         if (claim.executes) await claim.transaction(async () => { await claim.complete({ status: 201, body: 'x' }); });
+         // @ts-expect-error a status is a number: the declarations are not \`any\`
+         await claim.complete({ status: '201' });
+         const handler = middlewareModule.use(api).withIdempotency(async (req: Request) => new Response(req.url), { store });
+         const answered: Promise<Response> = handler(new Request('http://x'));
+         export { v, d, permit, e, initSync, answered };\n`,
       );
       const options = { noEmit: true, strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022', 'dom'], types: [] };
       fs.writeFileSync(path.join(tmp, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, files: ['check.mts'] }));

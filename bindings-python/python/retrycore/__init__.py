@@ -347,6 +347,8 @@ def _async_wrapper(
 ) -> Callable[..., Awaitable[Any]]:
     """The loop of ``Runner.call`` with the callee and the sleep awaited: every step is the runner's."""
 
+    limited = runner.limited
+
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         session = runner.start(args, kwargs)
@@ -354,6 +356,12 @@ def _async_wrapper(
         try:
             while True:
                 timeout = runner.before(session)
+                if limited:
+                    # The limiter's reserved wait (docs/limiters.md, "In a policy"); a
+                    # cancellation here cancels the session, which gives the permit back.
+                    wait = runner.take_wait(session)
+                    if wait > 0:
+                        await (sleep or _default_async_sleep)(wait)
                 try:
                     result = await asyncio.wait_for(fn(*args, **kwargs), timeout)
                 except Exception as e:

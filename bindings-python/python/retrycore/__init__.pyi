@@ -140,12 +140,16 @@ class RetryPolicy(_native.Policy):
     ``initial``, ``max_delay``, ``jitter``, ``deadline``, ``breaker``,
     ``budget``, …) with durations as float seconds (or duration strings, or
     ``timedelta``); ``breaker`` and ``budget``/``budgets`` may also be shared
-    :class:`CircuitBreaker`/:class:`Budget` objects. ``on_retry``,
-    ``on_give_up`` and ``on_state_change`` are hooks used by :meth:`call`
-    and :func:`retry`; so are ``retry_if_result``, ``retry_if_exception``,
-    ``before``, ``after`` and ``fallback`` (see :func:`retry`; one given to
-    :func:`retry` wins), which :meth:`from_dict`, :meth:`from_json` and
-    :meth:`from_file` take too.
+    :class:`CircuitBreaker`/:class:`Budget` objects. ``limiter`` (a
+    limiter's keys as a dict, or a profile's name such as
+    ``"aws-adaptive"``) puts a limiter in front of every attempt
+    (docs/limiters.md, "In a policy"): its waits are slept before the call,
+    a refused first attempt raises :class:`LimiterRejectedError`.
+    ``on_retry``, ``on_give_up`` and ``on_state_change`` are hooks used by
+    :meth:`call` and :func:`retry`; so are ``retry_if_result``,
+    ``retry_if_exception``, ``before``, ``after`` and ``fallback`` (see
+    :func:`retry`; one given to :func:`retry` wins), which :meth:`from_dict`,
+    :meth:`from_json` and :meth:`from_file` take too.
     """
 
     on_retry: Hook

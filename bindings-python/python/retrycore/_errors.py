@@ -135,13 +135,18 @@ def _ending(
     *,
     message: str,
     marked: bool,
+    limiter: Optional[str] = None,
 ) -> RetrycoreError:
     """Builds the error the core's ``surface::Ending`` names: ``kind`` is its class
-    (``retry_error``, ``budget_exhausted``, ``circuit_open``); ``code``, ``reason``,
-    ``message`` (``Ending::message``, the same text in JS) and ``marked`` are the
-    core's (called by the native module)."""
+    (``retry_error``, ``budget_exhausted``, ``circuit_open``, ``limiter_rejected``);
+    ``code``, ``reason``, ``message`` (``Ending::message``, the same text in JS) and
+    ``marked`` are the core's (called by the native module)."""
     if kind == "circuit_open":
         return CircuitOpenError(message, retry_after=retry_after, state=state, breaker=breaker)
+    if kind == "limiter_rejected":
+        from ._limiters import LimiterRejectedError
+
+        return LimiterRejectedError(message, limiter=limiter or "", reason=reason, retry_after=retry_after)
     fields = dict(reason=reason, attempts=attempts, category=category, key=key, retry_after=retry_after, exhausted=marked)
     exc: RetryError
     if kind == "budget_exhausted":

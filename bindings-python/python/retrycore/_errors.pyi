@@ -136,4 +136,5 @@ def _ending(
     *,
     message: str,
     marked: bool,
+    limiter: Optional[str] = None,
 ) -> RetrycoreError: ...

@@ -72,9 +72,9 @@ _Category = Literal[
 ]
 _GiveUpReason = Literal[
     "cancelled", "not_retryable", "server_declined", "attempts_exhausted", "breaker_open",
-    "budget_exhausted", "retry_after_too_long", "deadline_exceeded", "throttled",
+    "budget_exhausted", "retry_after_too_long", "deadline_exceeded", "throttled", "limiter_rejected",
 ]
-_RejectReason = Literal["breaker_open", "throttled", "deadline_exceeded", "concurrency_limited"]
+_RejectReason = Literal["breaker_open", "throttled", "deadline_exceeded", "concurrency_limited", "limiter_rejected"]
 _BackoffKind = Literal["constant", "linear", "exponential", "decorrelated"]
 _Jitter = Literal["none", "full", "equal", "proportional", "additive", "symmetric"]
 _BreakerKind = Literal["count_based", "time_based", "consecutive", "sampling"]
@@ -252,13 +252,19 @@ class Proceed:
     @property
     def timeout(self) -> Optional[float]:
         """Seconds the call may take (None: unbounded)."""
+    @property
+    def wait(self) -> Optional[float]:
+        """Seconds to sleep before the call: the policy's limiter reserved a
+        permit for then (None: go now). Sleep cancellably; a cancelled wait
+        calls `cancel`, which gives the permit back (docs/limiters.md, "In a policy")."""
 
 @final
 class Reject:
     """The answer of `before_attempt` when the call may not be made."""
     @property
     def reason(self) -> _RejectReason:
-        """Why (`breaker_open`, `throttled`, `deadline_exceeded`, `concurrency_limited`)."""
+        """Why (`breaker_open`, `throttled`, `deadline_exceeded`, `concurrency_limited`,
+        `limiter_rejected`: read `RetrySession.limiter_rejection`)."""
     @property
     def retry_after(self) -> Optional[float]:
         """Seconds until the call could be admitted (None: not by waiting)."""
@@ -339,6 +345,11 @@ class RetrySession:
     @property
     def give_up_reason(self) -> Optional[str]:
         """Why the session gave up, or None."""
+    @property
+    def limiter_rejection(self) -> Optional[Dict[str, Any]]:
+        """The policy's limiter's refusal when it refused an attempt
+        (`limiter_rejected`): ``{"decision": "reject", "limiter", "reason",
+        "retry_after"}`` (seconds or None), else None."""
     def before_attempt(self, now: Optional[float] = None) -> Union[Proceed, Reject]:
         """Gates the next attempt: a `Proceed` or a `Reject`."""
     def on_failure(
@@ -449,6 +460,12 @@ class Runner:
         """
     def cancel(self, session: RetrySession) -> None:
         """Cancels the session (no-op once done)."""
+    @property
+    def limited(self) -> bool:
+        """True when the policy has a limiter (then `take_wait` after each `before`)."""
+    def take_wait(self, session: RetrySession) -> float:
+        """The wait in seconds (0.0: none) the policy's limiter reserved before
+        the attempt `before` let through: the async loop sleeps it, then calls."""
 
 def error(code: str, field: str, why: str, domain: Optional[Literal["config", "idempotency"]] = None) -> RetrycoreError:
     """The exception of the class the core names for `code` raised in `domain`

@@ -171,6 +171,22 @@ impl LimiterConfig {
         Self::from_obj(Obj::typed(v, "", Some(unit_ns))?)
     }
 
+    /// Reads a limiter object at `path` of a policy document (`unit`: bare
+    /// numbers in duration fields are host units of that many nanoseconds;
+    /// `None`: a document, durations are strings). A string is a profile's
+    /// name: `"aws-adaptive"` reads as `{"profile": "aws-adaptive"}`.
+    pub(crate) fn from_value_in(v: &Value, path: &str, unit: Option<f64>) -> Result<LimiterConfig> {
+        let named;
+        let v = match v {
+            Value::String(p) => {
+                named = serde_json::json!({ "profile": p });
+                &named
+            }
+            v => v,
+        };
+        Self::from_obj(Obj::typed(v, path, unit)?)
+    }
+
     fn from_obj(mut o: Obj<'_>) -> Result<LimiterConfig> {
         let profile = match o.str("profile", &[])? {
             None => None,
@@ -341,4 +357,74 @@ fn limits(o: &mut Obj<'_>, max_key: &'static str, aliases: &[&'static str]) -> R
         return Err(Error::new(ErrorCode::InvalidCombination, o.field("min_limit"), "must not exceed the maximum"));
     }
     Ok((initial, min, max))
+}
+
+impl LimiterConfig {
+    /// Writes the settings as a limiter object that reads back to equal
+    /// settings ([`from_json_value`](Self::from_json_value)): the kind and
+    /// every limit spelled out, durations as strings with a unit. A
+    /// bulkhead whose wait has no bound of its own is written under the
+    /// `dotnet` profile (the only form that reads back without one).
+    pub fn to_json_value(&self) -> Value {
+        use crate::duration::format_duration as d;
+        let mut m = serde_json::Map::new();
+        m.insert("kind".into(), self.kind.code().into());
+        m.insert("name".into(), self.name.as_str().into());
+        let wait = |m: &mut serde_json::Map<String, Value>, w: &Wait| {
+            m.insert("queue_limit".into(), w.queue_limit.into());
+            if let Some(x) = w.max_wait {
+                m.insert("max_wait".into(), d(x).into());
+            }
+        };
+        match &self.kind {
+            LimiterKind::Bulkhead { max_concurrent, wait: w } => {
+                if w.max_wait.is_none() {
+                    m.insert("profile".into(), "dotnet".into());
+                }
+                m.insert("max_concurrent".into(), (*max_concurrent).into());
+                wait(&mut m, w);
+            }
+            LimiterKind::TokenBucket { token_limit, tokens_per_period, period, wait: w } => {
+                m.insert("token_limit".into(), (*token_limit).into());
+                m.insert("tokens_per_period".into(), (*tokens_per_period).into());
+                m.insert("period".into(), d(*period).into());
+                wait(&mut m, w);
+            }
+            LimiterKind::FixedWindow { permit_limit, window, wait: w } => {
+                m.insert("permit_limit".into(), (*permit_limit).into());
+                m.insert("window".into(), d(*window).into());
+                wait(&mut m, w);
+            }
+            LimiterKind::SlidingWindow { permit_limit, window, segments, wait: w } => {
+                m.insert("permit_limit".into(), (*permit_limit).into());
+                m.insert("window".into(), d(*window).into());
+                m.insert("segments".into(), (*segments).into());
+                wait(&mut m, w);
+            }
+            LimiterKind::Aimd(p) => {
+                m.insert("initial_limit".into(), p.initial_limit.into());
+                m.insert("min_limit".into(), p.min_limit.into());
+                m.insert("max_limit".into(), p.max_limit.into());
+                m.insert("backoff_ratio".into(), p.backoff_ratio.into());
+                m.insert("timeout".into(), d(p.timeout).into());
+            }
+            LimiterKind::Gradient2(p) => {
+                m.insert("initial_limit".into(), p.initial_limit.into());
+                m.insert("min_limit".into(), p.min_limit.into());
+                m.insert("max_limit".into(), p.max_limit.into());
+                m.insert("smoothing".into(), p.smoothing.into());
+                m.insert("queue_size".into(), p.queue_size.into());
+                m.insert("long_window".into(), p.long_window.into());
+                m.insert("rtt_tolerance".into(), p.rtt_tolerance.into());
+            }
+            LimiterKind::AwsAdaptive(p) => {
+                m.insert("retry_cost".into(), p.retry_cost.into());
+                m.insert("timeout_retry_cost".into(), p.timeout_retry_cost.into());
+                if let Some(x) = p.max_wait {
+                    m.insert("max_wait".into(), d(x).into());
+                }
+            }
+        }
+        Value::Object(m)
+    }
 }

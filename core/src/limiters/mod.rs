@@ -46,6 +46,11 @@ pub use registry::Registry;
 use crate::classify::Category;
 use crate::{Error, ErrorCode, Result};
 use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+/// A limiter shared by reference: by the sessions of a policy, and by the
+/// policies that call one downstream (docs/limiters.md, "In a policy").
+pub type SharedLimiter = Arc<Mutex<Limiter>>;
 
 /// The answer to "may this attempt go now?".
 #[derive(Clone, Debug, PartialEq)]
@@ -326,6 +331,44 @@ impl Limiter {
     /// Returns the limiter's name.
     pub fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// Wraps the limiter for sharing ([`SharedLimiter`]).
+    pub fn shared(self) -> SharedLimiter {
+        Arc::new(Mutex::new(self))
+    }
+
+    /// The longest wait the limiter itself allows (`None`: no bound but
+    /// the caller's deadline). A `wait_too_long` for a wait within it was
+    /// the caller's deadline speaking.
+    pub fn max_wait(&self) -> Option<u64> {
+        match &self.config.kind {
+            LimiterKind::Bulkhead { wait, .. }
+            | LimiterKind::TokenBucket { wait, .. }
+            | LimiterKind::FixedWindow { wait, .. }
+            | LimiterKind::SlidingWindow { wait, .. } => wait.max_wait,
+            LimiterKind::AwsAdaptive(p) => p.max_wait,
+            LimiterKind::Aimd(_) | LimiterKind::Gradient2(_) => Some(0),
+        }
+    }
+
+    /// Reports the end of an attempt a retry session made through the
+    /// limiter: `failure` is the failed attempt's category (`None`: it
+    /// succeeded). A success and a failure that says nothing about load
+    /// free the slot; an overload signal shrinks an adaptive limit. AWS's
+    /// limiter counts a throttling error (category `overloaded`: 429,
+    /// `Throttling`, `SlowDown`, …) as a throttle and every other answer as
+    /// a success, as botocore's `ClientRateLimiter` does; a cancelled
+    /// attempt got no answer and tells it nothing.
+    pub fn attempt_ended(&mut self, now: u64, rtt: u64, failure: Option<Category>) -> Option<u64> {
+        let signal = match (&self.state, failure) {
+            (_, None) => Signal::Success,
+            (State::Aws(_), Some(Category::Cancelled)) => return None,
+            (State::Aws(_), Some(Category::Overloaded)) => Signal::Overloaded,
+            (State::Aws(_), Some(_)) => Signal::Success,
+            (_, Some(c)) => Signal::for_category(c),
+        };
+        self.release(now, Completion { rtt, signal })
     }
 
     fn clamp(&mut self, now: u64) -> u64 {

@@ -119,6 +119,8 @@ struct CallRun<'a> {
     calls: u64,
     last_was_response: bool,
     wake: Option<u64>,
+    /// The attempt a suspended limiter wait was for: (attempt, timeout).
+    gated: Option<(u32, Option<u64>)>,
     got: Value,
     /// `retry_if_result`: the verdict the caller's predicate gives each returned value.
     if_result: Option<Value>,
@@ -151,6 +153,7 @@ impl<'a> CallRun<'a> {
             calls: 0,
             last_was_response: false,
             wake: None,
+            gated: None,
             got: Value::Null,
             if_result: o.get("retry_if_result").cloned(),
             if_error: o.get("retry_if_error").and_then(Value::as_bool).unwrap_or(false),
@@ -181,6 +184,51 @@ impl<'a> CallRun<'a> {
         Step::Done
     }
 
+    /// Gates the next attempt: Ok((attempt, timeout)) to make it (after
+    /// sleeping the limiter's wait), or Err(the step: the end of the call,
+    /// or a suspension in the limiter's wait).
+    #[allow(clippy::type_complexity)]
+    fn gate(&mut self, clock: &mut Clock, suspend_at: Option<u64>) -> Result<Result<(u32, Option<u64>), Step>, String> {
+        let gate = self.session.before_attempt_ns(clock.now).map_err(|e| format!("before_attempt: {e}"))?;
+        let ts = self.session.take_transitions();
+        transitions(&mut self.events, ts);
+        match gate {
+            Gate::Reject { .. } => {
+                // What the caller observes, as every host maps it (surface::after_gate).
+                let end = surface::after_gate(&self.session, &gate).ok_or("a refusal ends the call")?;
+                if let Some(g) = end.on_give_up() {
+                    self.events.push(json!({"hook": "on_give_up", "attempts": g.attempt, "reason": g.reason}));
+                }
+                let mut e = ending_json(end.ending, self.last_was_response);
+                if e["class"] == "circuit_open" {
+                    e["retry_after"] = end.retry_after.map_or(Value::Null, ms_of);
+                }
+                if e["class"] == "limiter_rejected" {
+                    e["retry_after"] = end.retry_after.map_or(Value::Null, ms_of);
+                    e["limiter"] = json!(end.limiter);
+                }
+                if let Some(b) = &end.budget {
+                    e["budget"] = json!(b);
+                }
+                Ok(Err(self.give_up(&end, e)))
+            }
+            Gate::Proceed { attempt, timeout, wait, .. } => {
+                let timeout = timeout.map(retrycore::duration::from_std);
+                // The limiter's reserved wait: a sleep before the call.
+                if let Some(w) = wait.map(retrycore::duration::from_std) {
+                    self.sleeps.push(ms_of(w));
+                    if suspend_at == Some(self.sleeps.len() as u64) {
+                        self.wake = Some(clock.now + w);
+                        self.gated = Some((attempt, timeout));
+                        return Ok(Err(Step::Suspended));
+                    }
+                    clock.now += w;
+                }
+                Ok(Ok((attempt, timeout)))
+            }
+        }
+    }
+
     /// Runs the call until it ends or suspends at a sleep.
     fn drive(&mut self, clock: &mut Clock) -> Result<Step, String> {
         if let Some(w) = self.wake.take() {
@@ -189,26 +237,12 @@ impl<'a> CallRun<'a> {
         let script = self.spec.get("script").and_then(Value::as_array).ok_or("script")?;
         let suspend_at = self.spec.get("suspend_at_sleep").and_then(Value::as_u64);
         loop {
-            let gate = self.session.before_attempt_ns(clock.now).map_err(|e| format!("before_attempt: {e}"))?;
-            let ts = self.session.take_transitions();
-            transitions(&mut self.events, ts);
-            let (attempt, timeout) = match gate {
-                Gate::Reject { .. } => {
-                    // What the caller observes, as every host maps it (surface::after_gate).
-                    let end = surface::after_gate(&self.session, &gate).ok_or("a refusal ends the call")?;
-                    if let Some(g) = end.on_give_up() {
-                        self.events.push(json!({"hook": "on_give_up", "attempts": g.attempt, "reason": g.reason}));
-                    }
-                    let mut e = ending_json(end.ending, self.last_was_response);
-                    if e["class"] == "circuit_open" {
-                        e["retry_after"] = end.retry_after.map_or(Value::Null, ms_of);
-                    }
-                    if let Some(b) = &end.budget {
-                        e["budget"] = json!(b);
-                    }
-                    return Ok(self.give_up(&end, e));
-                }
-                Gate::Proceed { attempt, timeout, .. } => (attempt, timeout.map(retrycore::duration::from_std)),
+            let (attempt, timeout) = match self.gated.take() {
+                Some(g) => g,
+                None => match self.gate(clock, suspend_at)? {
+                    Ok(g) => g,
+                    Err(step) => return Ok(step),
+                },
             };
             if self.before_after {
                 self.events.push(json!({"hook": "before", "attempt": attempt}));

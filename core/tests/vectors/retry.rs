@@ -301,13 +301,15 @@ fn session(case: &Case) -> Result<(), String> {
             "before_attempt" => {
                 let s = sessions.get_mut(&sid).ok_or_else(|| at("no session".into()))?;
                 match s.before_attempt_ns(now) {
-                    Ok(Gate::Proceed { attempt, max_attempts, timeout }) => {
-                        json!({"proceed": {"attempt": attempt, "max_attempts": max_attempts, "timeout": timeout.map(ns)}})
-                    }
+                    Ok(Gate::Proceed { attempt, max_attempts, timeout, wait }) => json!({"proceed": {
+                        "attempt": attempt, "max_attempts": max_attempts, "timeout": timeout.map(ns), "wait": wait.map(ns),
+                    }}),
                     Ok(Gate::Reject { reason, retry_after, budget }) => json!({"reject": {
                         "reason": reason.code(),
                         "retry_after": retry_after.map(ns),
                         "budget": budget,
+                        "limiter": s.limiter_rejection().map(|r| r.limiter.clone()),
+                        "limiter_reason": s.limiter_rejection().map(|r| r.reason),
                     }}),
                     Err(e) => json!({"error": e.code()}),
                 }

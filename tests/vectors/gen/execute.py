@@ -411,9 +411,123 @@ class Budget:
         return r < p
 
 
+# ---------------------------------------------------------------- limiters (docs/limiters.md, "In a policy")
+class Limiter:
+    """A policy's limiter, created at time 0: a bulkhead (a session never queues: full is bulkhead_full), a token
+    bucket or fixed window (.NET's arithmetic: tokens added at period ends counted from creation, a waiter
+    reserves a later token), or AWS's adaptive client rate limiter (botocore retries/adaptive.py, bucket.py,
+    throttling.py; a caller that finds too few tokens reserves them and waits, as smithy-rs does)."""
+
+    def __init__(self, doc):
+        if isinstance(doc, str):
+            doc = {"profile": doc}
+        self.kind = doc.get("kind") or {"aws-adaptive": "aws_adaptive"}[doc["profile"]]
+        self.name = doc.get("name", self.kind)
+        self.queue_limit = doc.get("queue_limit", 0)
+        self.max_wait = ns(doc["max_wait"]) if "max_wait" in doc else None
+        if self.kind == "bulkhead":
+            assert doc.get("max_wait", "0s") == "0s"
+            self.max, self.in_flight = doc.get("max_concurrent", 25), 0
+        elif self.kind in ("token_bucket", "fixed_window"):
+            fixed = self.kind == "fixed_window"
+            self.limit = doc["permit_limit"] if fixed else doc["token_limit"]
+            self.per = self.limit if fixed else doc["tokens_per_period"]
+            self.period = ns(doc["window"] if fixed else doc["period"])
+            self.tokens, self.tick = self.limit, 0
+        else:
+            assert self.kind == "aws_adaptive"
+            self.costs = {"initial": 1, "retry": doc.get("retry_cost", 1),
+                          "retry_after_timeout": doc.get("timeout_retry_cost", 1)}
+            # TokenBucket(max_rate=1): empty; CubicCalculator(starting_max_rate=0); RateClocker at floor(now).
+            self.fill_rate, self.max_capacity, self.capacity, self.last_ts = 1.0, 1.0, 0.0, 0.0
+            self.enabled, self.measured, self.last_bucket, self.count = False, 0.0, 0.0, 0
+            self.last_max_rate, self.last_fail = 0.0, 0.0
+
+    def refill_periods(self, now):
+        tick = now // self.period
+        if tick > self.tick:
+            self.tokens = min(self.tokens + (tick - self.tick) * self.per, self.limit)
+            self.tick = tick
+
+    def refill_aws(self, t):
+        t = max(t, self.last_ts)
+        self.capacity = min(self.max_capacity, self.capacity + (t - self.last_ts) * self.fill_rate)
+        self.last_ts = t
+
+    def refuse(self, wait, queued, within, max_wait, queue_limit):
+        if queued >= queue_limit:
+            return ("reject", "queue_full", wait)
+        if (max_wait is not None and wait > max_wait) or (within is not None and wait > within):
+            return ("reject", "wait_too_long", wait)
+        return None
+
+    def acquire(self, now, kind, within):
+        """("proceed",), ("delay", wait ns) or ("reject", reason, retry_after ns or None)."""
+        if self.kind == "bulkhead":
+            if self.in_flight < self.max:
+                self.in_flight += 1
+                return ("proceed",)
+            return ("reject", "bulkhead_full", None)
+        if self.kind == "aws_adaptive":
+            if not self.enabled:
+                return ("proceed",)
+            amount = float(self.costs[kind])
+            self.refill_aws(now / 1e9)
+            if amount <= self.capacity:
+                self.capacity -= amount
+                return ("proceed",)
+            wait = round((amount - self.capacity) / self.fill_rate * 1e9)
+            r = self.refuse(wait, 0, within, self.max_wait, math.inf)
+            if r:
+                return r
+            self.capacity -= amount
+            return ("delay", wait)
+        self.refill_periods(now)
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return ("proceed",)
+        periods = -(-(1 - self.tokens) // self.per)
+        wait = (self.tick + periods) * self.period - now
+        r = self.refuse(wait, -self.tokens, within, self.max_wait, self.queue_limit)
+        if r:
+            return r
+        self.tokens -= 1
+        return ("delay", wait)
+
+    def refund(self, now, kind):
+        if self.kind == "aws_adaptive":
+            self.capacity = min(self.capacity + self.costs[kind], self.max_capacity)
+        elif self.kind != "bulkhead":
+            self.refill_periods(now)
+            self.tokens = min(self.tokens + 1, self.limit)
+
+    def ended(self, now, cat):
+        """The end of an attempt that went: cat None for a success; a throttle is category overloaded."""
+        if self.kind == "bulkhead":
+            self.in_flight -= 1
+        elif self.kind == "aws_adaptive" and cat != "cancelled":
+            t = now / 1e9
+            bucket = math.floor(t * 2) / 2
+            self.count += 1
+            if bucket > self.last_bucket:
+                self.measured = self.count / (bucket - self.last_bucket) * 0.8 + self.measured * 0.2
+                self.count, self.last_bucket = 0, bucket
+            if cat == "overloaded":
+                rate = self.measured if not self.enabled else min(self.measured, self.fill_rate)
+                self.last_max_rate, self.last_fail, self.enabled = rate, t, True
+                new = rate * 0.7
+            else:
+                k = math.cbrt(self.last_max_rate * (1 - 0.7) / 0.4)
+                new = 0.4 * (t - self.last_fail - k) ** 3 + self.last_max_rate
+            new = min(new, 2.0 * self.measured)
+            self.refill_aws(t)
+            self.fill_rate, self.max_capacity = max(new, 0.5), max(new, 1.0)
+            self.capacity = min(self.capacity, self.max_capacity)
+
+
 # ---------------------------------------------------------------- the policy and its calls
 GIVE_UP_MARKED = ("attempts_exhausted", "breaker_open", "budget_exhausted", "retry_after_too_long",
-                  "deadline_exceeded", "throttled")
+                  "deadline_exceeded", "throttled", "limiter_rejected")
 
 
 def ending_of_give_up(reason, last_kind):
@@ -444,6 +558,7 @@ class Policy:
         budgets = doc.get("budgets", [doc["budget"]] if "budget" in doc else [])
         self.budgets = [Budget(b) for b in budgets]
         self.rng = Xoshiro256pp(int(doc["seed"])) if "seed" in doc else None
+        self.limiter = Limiter(doc["limiter"]) if "limiter" in doc else None
 
 
 class Call:
@@ -463,6 +578,9 @@ class Call:
         self.calls = 0
         self.permit = False
         self.last = None
+        self.last_cat = None
+        # The limiter's permit of the attempt in flight: (attempt kind, wait end).
+        self.held = None
 
     def draw(self):
         assert self.stream is not None, "a case that draws needs a seed"
@@ -472,7 +590,17 @@ class Call:
         self.events.extend(self.p.log)
         self.p.log.clear()
 
+    def limiter_ended(self, cat):
+        if self.held is not None:
+            kind, until = self.held
+            self.held = None
+            if self.w.now < until:
+                self.p.limiter.refund(self.w.now, kind)
+            else:
+                self.p.limiter.ended(self.w.now, cat)
+
     def finish(self):
+        self.limiter_ended("cancelled")
         self.release_permit()
         for i, b in enumerate(self.p.budgets):
             b.end(self.leases.get(i))
@@ -487,11 +615,15 @@ class Call:
         by_attempt = at + (self.p.attempt_timeout or 0) + 30 * S
         return max(by_attempt, self.start + self.p.deadline) if self.p.deadline is not None else by_attempt
 
-    def reject(self, reason, retry_after, budget):
+    def reject(self, reason, retry_after, budget, limited=None):
         give_up = {"breaker_open": "breaker_open", "throttled": "throttled",
-                   "deadline_exceeded": "deadline_exceeded", "concurrency_limited": "budget_exhausted"}[reason]
+                   "deadline_exceeded": "deadline_exceeded", "concurrency_limited": "budget_exhausted",
+                   "limiter_rejected": "limiter_rejected"}[reason]
         self.finish()
         self.flush()
+        if self.attempt == 0 and limited is not None:
+            return {"ending": "raise", "class": "limiter_rejected", "code": "limiter_rejected", "reason": limited,
+                    "marked": False, "cause": False, "retry_after": ms_num(retry_after), "limiter": self.p.limiter.name}
         if self.attempt == 0:
             cls = "circuit_open" if reason == "breaker_open" else (
                 "retry_error" if reason == "deadline_exceeded" else "budget_exhausted")
@@ -541,10 +673,27 @@ class Call:
             if b.kind == "adaptive" and b.throttle(self.draw()):
                 self.release_permit()
                 return self.reject("throttled", None, b.name), None
+        wait = 0
+        if p.limiter:
+            kind = "initial" if first else ("retry_after_timeout" if self.last_cat == "timeout" else "retry")
+            left = self.start + p.deadline - now if p.deadline is not None else None
+            # The wait must end before the deadline, with time left for the call.
+            a = p.limiter.acquire(now, kind, None if left is None else left - 1)
+            if a[0] == "reject":
+                self.release_permit()
+                if a[1] == "wait_too_long" and left is not None and not (
+                        p.limiter.max_wait is not None and a[2] > p.limiter.max_wait):
+                    return self.reject("deadline_exceeded", None, None), None
+                return self.reject("limiter_rejected", a[2], None, a[1]), None
+            if a[0] == "delay":
+                wait = a[1]
+            self.held = (kind, now + wait)
+            if timeout is not None and left is not None:
+                timeout = min(timeout, left - wait)
         self.attempt += 1
-        self.attempt_start = now
+        self.attempt_start = now + wait
         self.flush()
-        return None, timeout
+        return None, (timeout, wait)
 
     def holds(self, i, now):
         if i not in self.leases:
@@ -558,6 +707,8 @@ class Call:
         now, p = self.w.now, self.p
         v = classify(f, self.opts, p.rules)
         cat = v["category"]
+        self.last_cat = cat
+        self.limiter_ended(cat)
         if self.permit:
             self.permit = False
             p.breaker.result(now, breaker_count(cat), now - self.attempt_start)
@@ -623,6 +774,7 @@ class Call:
 
     def success(self):
         now, p = self.w.now, self.p
+        self.limiter_ended(None)
         if self.permit:
             self.permit = False
             p.breaker.result(now, "success", now - self.attempt_start)
@@ -637,9 +789,19 @@ class Call:
         script = spec["script"]
         suspend_at = spec.get("suspend_at_sleep")
         while True:
-            ending, timeout = self.gate()
+            ending, gated = self.gate()
             if ending is not None:
                 break
+            timeout, wait = gated
+            if wait > 0:
+                # The limiter's reserved wait: slept before the call, a sleep like any other.
+                self.sleeps.append(ms_num(wait))
+                if suspend_at == len(self.sleeps):
+                    wake = w.now + wait
+                    yield
+                    w.now = max(w.now, wake)
+                else:
+                    w.now += wait
             self.calls += 1
             out = script[self.attempt - 1]
             if "timeout" in out:
@@ -1240,6 +1402,51 @@ def cancellation():
     return cs
 
 
+# ---- a limiter in the policy
+def limiters():
+    cs = []
+    tb = {"kind": "token_bucket", "name": "api", "token_limit": 1, "tokens_per_period": 1, "period": "100ms",
+          "queue_limit": 5}
+    cs.append(case("token bucket (1 per 100 ms): call 2 starts 10 ms after call 1 and waits 90 ms for the next "
+                   "period's token, then proceeds; the wait is a sleep before the call",
+                   P(limiter=tb), [C([OK()], options=GET), C([E503(), OK()], options=GET)]))
+    cs.append(one("token bucket (1 per 500 ms): the retry 100 ms after the failure waits for the next period "
+                  "(390 ms more) after its backoff",
+                  P(limiter={**tb, "period": "500ms"}), [E503(), OK()], GET))
+    fw = {"kind": "fixed_window", "permit_limit": 1, "window": "1s"}
+    cs.append(case("fixed window (1 per second, no queue): call 2's first attempt is refused: LimiterRejectedError "
+                   "code limiter_rejected, the limiter's reason queue_full, its name and retry_after; no attempt is made",
+                   P(limiter=fw), [C([OK()], options=GET), C([OK()], options=GET, advance_ms=200)]))
+    cs.append(one("fixed window (1 per second): the retry is refused at the gate: RetryError, reason limiter_rejected "
+                  "(marked, the last error its cause)", P(limiter=fw), [E503(), OK()], GET))
+    cs.append(one("fixed window with max_wait 500ms and a queue: the retry's wait of 890 ms is longer than the limiter "
+                  "allows: the give-up reason is limiter_rejected (wait_too_long), not the deadline",
+                  P(limiter={**fw, "queue_limit": 5, "max_wait": "500ms"}, deadline="10s"), [E503(), OK()], GET))
+    cs.append(one("token bucket (1 per 500 ms), deadline 400ms: the retry's wait would reach the deadline: "
+                  "deadline_exceeded at the gate",
+                  P(limiter={**tb, "period": "500ms"}, deadline="400ms"), [E503(), OK()], GET))
+    aws = "aws-adaptive"
+    cs.append(one("aws-adaptive: off until a throttle; two 429s switch it on and cut its rate to the 0.5/s floor, "
+                  "so the third attempt waits for a token (botocore's arithmetic)",
+                  P(limiter=aws), [T(status=429), T(status=429), OK()], GET))
+    cs.append(one("aws-adaptive with a deadline of 2 s: the token's wait would cross it: deadline_exceeded at the gate",
+                  P(limiter=aws, deadline="2s"), [T(status=429), T(status=429), OK()], GET))
+    cs.append(case("aws-adaptive: successes count as answers but do not switch it on; a later call's throttles do, "
+                   "and the next call waits for its token",
+                   P(limiter=aws, max_attempts=2),
+                   [C([OK()], options=GET), C([T(status=429), T(status=429)], options=GET, advance_ms=600),
+                    C([OK()], options=GET)]))
+    cs.append(case("a call suspended in its limiter wait while another runs: the reserved token is kept; it resumes "
+                   "and makes its attempt",
+                   P(limiter=tb),
+                   [C([OK()], options=GET), C([OK()], options=GET, suspend_at_sleep=1),
+                    C([OK()], options=GET, advance_ms=10)]))
+    bh = {"kind": "bulkhead", "max_concurrent": 1}
+    cs.append(case("a bulkhead of 1: calls one after another each take and free the slot (a failure frees it too)",
+                   P(limiter=bh), [C([E503(), OK()], options=GET), C([OK()], options=GET)]))
+    return cs
+
+
 FILES = {
     "endings": ("Whole calls: what the caller gets (the value, a returned response, the original error, RetryError) and the numbers it sees. Delays are exponential 100ms·2^(n−1) with jitter none (docs/backoff.md); on_retry.attempt is the number of the call that failed (docs/sessions.md, \"What the caller observes\").", endings),
     "categories": ("Every category of docs/classification.md, for a GET and a POST: always categories retry both, if_idempotent ones only the GET (RFC 9110 §9.2.2), never ones propagate the original error unchanged, cancelled ones surface as the cancellation, retry_exhausted markers are never retried again (docs/sessions.md, \"After a failure\").", categories),
@@ -1249,6 +1456,7 @@ FILES = {
     "breakers": ("Circuit breakers shared by the calls of one case (docs/breakers-and-budgets.md): every attempt takes a permit; a retry is never scheduled into a breaker still open at now + delay; a refused first attempt is a CircuitOpenError with retry_after; client errors count as successes, cancellations are not recorded; open → half_open strictly after the wait.", breakers),
     "budgets": ("Retry budgets shared by the calls of one case (docs/breakers-and-budgets.md): token_bucket (AWS standard costs), grpc (gRFC A6 thousandths), ratio (Finagle), concurrency (Envoy, leased slots), adaptive (Google SRE book, \"Handling Overload\"); a refusal after an attempt is a BudgetExhaustedError with code budget_exhausted naming the budget; a throttled first attempt is code throttled.", budgets),
     "jitter": ("Seeded jitter: the policy document's seed seeds the policy generator; each call's session stream is seeded with the generator's next u64 (every call takes one, first-try successes included) and a delay takes one draw iff its jitter is not none (docs/backoff.md, Determinism).", jitter),
+    "limiters": ("A limiter in the policy (docs/limiters.md, \"In a policy\"): every attempt passes it after the breaker and budgets; a reserved wait is slept before the call (a sleep like any other); a refused first attempt is a LimiterRejectedError (code limiter_rejected, the limiter's reason, name and retry_after); a refused later attempt gives up with limiter_rejected (RetryError); a wait that would reach the deadline is deadline_exceeded. The limiter is created at time 0: token bucket and fixed window periods count from there; aws-adaptive follows botocore's retries/adaptive.py, bucket.py and throttling.py, a failure of category overloaded (here a 429) counting as a throttle.", limiters),
     "cancellation": ("Cancellation: by the caller during an attempt (the session is cancelled, the host's cancellation error is raised, no hook), or a cancellation error thrown by the callee (category cancelled: never retried, neither success nor failure for breakers and budgets).", cancellation),
 }
 
