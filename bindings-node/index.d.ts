@@ -142,7 +142,16 @@ export interface Failure {
     retryable?: RetryableTrait | boolean;
     /** The error's own verdict on a retry (Stripe's `should_retry`): `false` declines, `true` vouches. */
     shouldRetry?: boolean;
+    /** Your own predicate's verdict (see {@link HostVerdict}): decides after the markers, before the policy's rules. */
+    verdict?: HostVerdict;
 }
+/**
+ * What a host predicate answers (docs/classification-rules.md, "Host predicates"): `true` retries
+ * always, `false` never, a retry rule (`'always'`, `'if_idempotent'`, `'never'`), a category
+ * (`'overloaded'`, `'server_error'`, …: the policy's rule for it, idempotency gating included) or
+ * `'category:rule'`; `null` / `undefined` is no opinion.
+ */
+export type HostVerdict = boolean | string | null | undefined;
 /** Smithy's `@retryable` trait on an error; `throttling` marks a throttle. */
 export interface RetryableTrait {
     throttling?: boolean;
@@ -203,6 +212,8 @@ export interface FailureContext {
     retryable?: RetryableTrait | boolean;
     /** The error's own verdict on a retry, when the failure does not carry its own. */
     shouldRetry?: boolean;
+    /** Your own predicate's verdict, when the failure does not carry one. */
+    verdict?: HostVerdict;
 }
 /**
  * Classifies a failure with the built-in tables: an HTTP status (the fast
@@ -589,8 +600,8 @@ export interface HookInfo {
     retry: number | null;
     /** The delay before the coming attempt (ms), or null. */
     delay: number | null;
-    /** The failure's category. */
-    category: string;
+    /** The failure's category (null in `before`, and in a `fallback` for a refused first attempt). */
+    category: string | null;
     /** The give-up reason (onGiveUp), or null. */
     reason: string | null;
     /** The policy's `maxAttempts` (Python's `max_attempts`). */
@@ -657,6 +668,25 @@ export interface ExecuteOptions {
     method?: string;
     /** The idempotency key for every attempt (default: a minted UUIDv4). */
     key?: string;
+    /**
+     * Your predicate over each returned value (tenacity's `retry_if_result`, axios-retry's
+     * `retryCondition`, got's `statusCodes`): a truthy {@link HostVerdict} makes the value a failure
+     * the core classifies with that verdict (`true`: retried always); a falsy one leaves it as it is
+     * (a non-ok `Response` is still a failure). May return a promise.
+     */
+    retryIfResult?: (value: unknown) => HostVerdict | Promise<HostVerdict>;
+    /** Your predicate over each thrown error: its {@link HostVerdict} goes to the core like a rule's. May return a promise. */
+    retryIfError?: (error: unknown) => HostVerdict | Promise<HostVerdict>;
+    /** Called before each attempt (`attempt`, `maxAttempts`, `key`), as tenacity's `before`. */
+    before?: (info: HookInfo) => void;
+    /** Called after each failed attempt with its category (and the delay or the give-up reason), before `onRetry` / `onGiveUp`. */
+    after?: (info: HookInfo) => void;
+    /**
+     * Called when the call gives up with an error (retrying ran out, a failure nothing retries, a
+     * refused first attempt) with the give-up {@link HookInfo} (`error`: what `execute` would reject
+     * with); its value (or promise) is returned instead (tenacity's `retry_error_callback`, Polly's Fallback).
+     */
+    fallback?: (info: HookInfo) => unknown;
 }
 /** What `execute` passes to the function on every attempt. */
 export interface AttemptContext {
@@ -759,6 +789,13 @@ export declare class RetryPolicy {
      * an abort with the signal's reason.
      */
     execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T>;
+    /**
+     * `fetch` under this policy (the global `fetch`), as `wrapFetch(fetch, policy)` of
+     * `retrycore/integrations` without its options: the request's method decides what is safe to
+     * repeat, every attempt sends a clone of the request, a non-ok response is classified by its
+     * status and `Retry-After`, and the call ends as `execute` does.
+     */
+    fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
 }
 /** The longest key by default (255 characters): the core's `max_key_length`, set when the backend loads (the wasm web build: by `init()`). */
 export declare let DEFAULT_MAX_KEY_LENGTH: number;

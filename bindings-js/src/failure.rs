@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::host::{ns, wall_ms};
-use retrycore::classify::{FailureBuf, GrpcCode, RetryableTrait};
+use retrycore::classify::{FailureBuf, GrpcCode, HostVerdict, RetryableTrait};
 use retrycore::ErrorCode;
 
 /// A list of strings as a host passes it, read only when its turn comes (so
@@ -55,6 +55,9 @@ pub struct FailureArgs<L> {
     pub retryable_throttling: Option<bool>,
     /// The error's own verdict on a retry (Stripe's `should_retry`).
     pub should_retry: Option<bool>,
+    /// The caller's predicate's verdict (`HostVerdict::parse`: a retry
+    /// rule, a category or `category:rule`).
+    pub verdict: Option<String>,
 }
 
 impl<L: StrList> FailureArgs<L> {
@@ -83,6 +86,7 @@ impl<L: StrList> FailureArgs<L> {
             }),
             retryable: self.retryable_throttling.map(|throttling| RetryableTrait { throttling }),
             should_retry: self.should_retry,
+            host: self.verdict.map(|v| HostVerdict::parse(&v, "verdict")).transpose().map_err(Error::of_config)?,
         })
     }
 }

@@ -63,6 +63,14 @@ pub fn id_parts(id: f64) -> Option<(usize, u32)> {
 /// a `raise` carries its message (`Ending::message`, the same text as Python's)
 /// and, for a breaker's refusal, the state it refused in.
 fn ending_json(e: &Ended) -> Value {
+    let mut v = ending_kind_json(e);
+    // Whether a give-up fallback answers instead (`Ending::falls_back`): after an error, after a returned value.
+    v["fallsBack"] = json!(e.ending.falls_back(false));
+    v["fallsBackOnValue"] = json!(e.ending.falls_back(true));
+    v
+}
+
+fn ending_kind_json(e: &Ended) -> Value {
     match e.ending {
         Ending::Return => json!({"kind": "return"}),
         Ending::Propagate => json!({"kind": "propagate"}),

@@ -371,6 +371,7 @@ mod failure {
             message: None,
             retryable_throttling: None,
             should_retry: None,
+            verdict: None,
         }
     }
 

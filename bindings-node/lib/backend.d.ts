@@ -50,6 +50,10 @@ export interface BackendEnding {
   state?: string | null;
   /** The limiter's name when it refused the first attempt (a `limiter_rejected`), else null. */
   limiter?: string | null;
+  /** A give-up fallback answers instead when the last outcome was an error (`Ending::falls_back`). */
+  fallsBack: boolean;
+  /** The same when the last outcome was a returned value (a response, or a value `retryIfResult` failed). */
+  fallsBackOnValue: boolean;
 }
 
 /** A rejecting gate as the backend writes it: the public one, the attempts made and the ending. */

@@ -26,6 +26,7 @@ export interface FailureArgs {
   message?: string;
   retryableThrottling?: boolean;
   shouldRetry?: boolean;
+  verdict?: string;
   elapsedMs?: number;
 }
 
@@ -46,7 +47,7 @@ export function renewLease(n: Pick<BackendSurface, 'renewLease'>, record: string
 
 /** `classify` with its group given as one object. */
 export function classify(n: Pick<BackendSurface, 'classify'>, g: FailureArgs): number {
-  return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry);
+  return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry, g.verdict);
 }
 
 /** `NativeBreaker.recordFailure` with its group given as one object. */
@@ -56,12 +57,12 @@ export function breakerRecordFailure(n: Pick<BackendBreaker, 'recordFailure'>, p
 
 /** `NativePolicy.classify` with its group given as one object. */
 export function policyClassify(n: Pick<BackendPolicy, 'classify'>, g: FailureArgs): number {
-  return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry);
+  return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry, g.verdict);
 }
 
 /** `NativePolicy.fail` with its group given as one object. */
 export function policyFail(n: Pick<BackendPolicy, 'fail'>, id: number, now: number, g: FailureArgs): number {
-  return n.fail(id, now, g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.elapsedMs, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry);
+  return n.fail(id, now, g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.elapsedMs, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry, g.verdict);
 }
 
 

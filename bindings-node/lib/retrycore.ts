@@ -552,7 +552,7 @@ function withCamelFields<T>(f: () => T): T {
 
 // ---------------------------------------------------------------- seeing a JS error (docs/classification-rules.md)
 
-const FAILURE_KEYS = keysOf<Failure>()(['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs', 'message', 'retryable', 'shouldRetry']);
+const FAILURE_KEYS = keysOf<Failure>()(['status', 'grpcCode', 'errorNames', 'method', 'idempotent', 'idempotencyKeySent', 'headers', 'elapsed', 'wallNowMs', 'message', 'retryable', 'shouldRetry', 'verdict']);
 
 /** A value `fn` returned that is awaited (a promise, or any thenable). */
 function isThenable<T>(r: T | PromiseLike<T>): r is PromiseLike<T> {
@@ -854,7 +854,20 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const msg = m !== undefined && m.length > LIMITS.max_message_bytes ? m.slice(0, LIMITS.max_message_bytes) : m;
   const retryable = retryableArg(f.retryable !== undefined ? f.retryable : opts?.retryable);
   const shouldRetry = optBool(f.shouldRetry ?? opts?.shouldRetry, 'shouldRetry');
-  return { status, grpc, names, method, idempotent, keySent, headers, elapsedMs: elapsed, wallNowMs: wall, message: msg, retryableThrottling: retryable, shouldRetry };
+  const verdict = verdictArg(f.verdict !== undefined ? f.verdict : opts?.verdict);
+  return { status, grpc, names, method, idempotent, keySent, headers, elapsedMs: elapsed, wallNowMs: wall, message: msg, retryableThrottling: retryable, shouldRetry, verdict };
+}
+
+/**
+ * A host predicate's answer as the backend takes it (the core's `HostVerdict`: docs/classification-rules.md,
+ * "Host predicates"): absent for null or undefined (no opinion); a boolean as `HostVerdict::of_bool` writes it
+ * (`true`: always, `false`: never); a string as given (a retry rule, a category or `category:rule`, read by the core).
+ */
+function verdictArg(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'boolean') return v ? 'always' : 'never';
+  if (typeof v !== 'string') throw coreError('invalid_type', 'verdict', `must be a boolean, a string or null, got ${describe(v)}`);
+  return v;
 }
 
 /** The arguments of what `fn` threw, never refused: read as a failure when it can be, else by its names alone. */
@@ -867,7 +880,24 @@ function thrownArgs(x: unknown, opts?: FailureContext, message = false): G.Failu
 }
 
 function namesOnlyArgs(x: unknown, opts?: FailureContext): G.FailureArgs {
-  return { names: errorNames(x), method: opts?.method, idempotent: opts?.idempotent, keySent: opts?.idempotencyKeySent };
+  return { names: errorNames(x), method: opts?.method, idempotent: opts?.idempotent, keySent: opts?.idempotencyKeySent, verdict: verdictArg(opts?.verdict) };
+}
+
+/** A returned value that `retryIfResult` made a failure (not a response): what the core sees of it is the predicate's verdict. */
+function valueArgs(opts: FailureContext): G.FailureArgs {
+  return { method: opts.method, idempotent: opts.idempotent, keySent: opts.idempotencyKeySent, verdict: verdictArg(opts.verdict), wallNowMs: opts.wallNowMs ?? undefined };
+}
+
+/** An optional function option (`retryIfResult`, `before`, …). */
+function optFn<F>(v: unknown, field: string): F | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'function') throw coreError('invalid_type', field, `must be a function, got ${describe(v)}`);
+  return v as F;
+}
+
+/** Awaits a value only when it is a thenable (a predicate or a fallback may be async). */
+async function settled(v: unknown): Promise<unknown> {
+  return isThenable(v) ? await v : v;
 }
 
 /** The environment's way to report an error nobody awaits: `process.emitWarning` (Node), else `reportError` (browsers, workers). */
@@ -929,11 +959,11 @@ function statusFlags(opts: FailureContext | undefined): number {
   return (opts.idempotent === true ? 1 : opts.idempotent === false ? 2 : 0) | (opts.idempotencyKeySent === true ? 4 : 0);
 }
 
-const CONTEXT_KEYS = keysOf<FailureContext>()(['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs', 'retryable', 'shouldRetry']);
+const CONTEXT_KEYS = keysOf<FailureContext>()(['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs', 'retryable', 'shouldRetry', 'verdict']);
 
 function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options: FailureContext | undefined, message: boolean): Verdict {
   const opts = options === undefined || options === null ? undefined : (optionsObject(options, 'classify') as FailureContext);
-  if (typeof x === 'number' && (opts === undefined || (opts.method === undefined && opts.retryable === undefined && opts.shouldRetry === undefined))) {
+  if (typeof x === 'number' && (opts === undefined || (opts.method === undefined && opts.retryable === undefined && opts.shouldRetry === undefined && opts.verdict == null))) {
     return unpackVerdict(target.classifyStatus(x, statusFlags(opts)));
   }
   if (opts !== undefined) checkKeys(opts as Record<string, unknown>, CONTEXT_KEYS, 'classify');
@@ -1291,9 +1321,16 @@ export class Session {
   }
 }
 
-const EXECUTE_OPTIONS = { signal: signalOption, idempotent: optBool, idempotencyKeySent: optBool, method: optStr, key: optStr } satisfies Spec<ExecuteOptions>;
+const EXECUTE_OPTIONS = {
+  signal: signalOption, idempotent: optBool, idempotencyKeySent: optBool, method: optStr, key: optStr,
+  retryIfResult: optFn<ExecuteOptions['retryIfResult']>, retryIfError: optFn<ExecuteOptions['retryIfError']>,
+  before: optFn<ExecuteOptions['before']>, after: optFn<ExecuteOptions['after']>, fallback: optFn<ExecuteOptions['fallback']>,
+} satisfies Spec<ExecuteOptions>;
 /** No options: each `undefined` (a destructuring of an empty object would look each up on its prototypes). */
-const NO_EXECUTE_OPTIONS = Object.freeze({ signal: undefined, key: undefined, idempotent: undefined, idempotencyKeySent: undefined, method: undefined });
+const NO_EXECUTE_OPTIONS = Object.freeze({
+  signal: undefined, key: undefined, idempotent: undefined, idempotencyKeySent: undefined, method: undefined,
+  retryIfResult: undefined, retryIfError: undefined, before: undefined, after: undefined, fallback: undefined,
+});
 const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
 
 class Context implements AttemptContext {
@@ -1653,7 +1690,9 @@ export class RetryPolicy extends G.PolicyMembers {
   async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
-    const { signal, key, idempotent, idempotencyKeySent: keySent, method } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
+    const { signal, key, idempotent, idempotencyKeySent: keySent, method, retryIfResult, retryIfError, before, after, fallback } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
+    // Predicates, before/after hooks or a fallback: every attempt goes through a session.
+    const plain = retryIfResult === undefined && retryIfError === undefined && before === undefined && after === undefined && fallback === undefined;
     if (signal?.aborted) throw abortReason(signal);
     // An injected clock and sleep (tests, the execute vectors).
     const clock = this._clock;
@@ -1661,7 +1700,7 @@ export class RetryPolicy extends G.PolicyMembers {
     let first: { failed: boolean; value: unknown } | null = null;
     let ctx: Context | undefined;
     let id = -1;
-    const start = this.#lean && key === undefined ? (clock === null ? performance.now() : clock.now()) : -1;
+    const start = this.#lean && key === undefined && plain ? (clock === null ? performance.now() : clock.now()) : -1;
     const t0 = start === -1 ? -1 : nowNs(start);
     if (t0 >= 0) {
       // A lean first try: no session unless it fails or something else draws meanwhile.
@@ -1711,7 +1750,11 @@ export class RetryPolicy extends G.PolicyMembers {
         const g = n.gate(id) as BackendReject;
         if (hooked) this._afterStep(n, id);
         // No failure was seen, so no category; the key is the session's (docs/sessions.md).
-        throw endingError(g.ending, g, undefined, 0, null, n.key(id));
+        const e = endingError(g.ending, g, undefined, 0, null, n.key(id));
+        if (fallback !== undefined && g.ending.fallsBack) {
+          return (await settled(fallback.call(this, { attempt: 0, retry: null, delay: null, category: null, reason: g.giveUpReason, maxAttempts: g.maxAttempts, budget: g.budget ?? null, error: e, key: n.key(id) }))) as T;
+        }
+        throw e;
       } finally {
         n.free(id);
       }
@@ -1758,6 +1801,7 @@ export class RetryPolicy extends G.PolicyMembers {
                 ctx.signal = attempt.signal;
               }
             }
+            if (before !== undefined) callHook(before, this, { attempt: ctx.attempt, retry: null, delay: null, category: null, reason: null, maxAttempts: this.#max < 0 ? n.gate(id).maxAttempts : this.#max, budget: null, error: undefined, key: ctx.key });
             const r = fn(ctx);
             if (isThenable(r)) {
               const s = ctx.signal;
@@ -1785,6 +1829,22 @@ export class RetryPolicy extends G.PolicyMembers {
           if (hooked) this._afterStep(n, id);
           throw abortReason(signal);
         }
+        // The caller's predicates: a verdict for the core, as a rule's (docs/classification-rules.md, "Host predicates").
+        const returned = !failed || isResponse(failure);
+        let verdict: unknown;
+        if (retryIfResult !== undefined && returned) {
+          const v = await settled(retryIfResult(failed ? failure : result));
+          // A truthy answer makes the value a failure; a falsy one leaves it as it is.
+          if (v) {
+            verdict = v;
+            if (!failed) {
+              failed = true;
+              failure = result;
+            }
+          }
+        } else if (retryIfError !== undefined && failed && !returned) {
+          verdict = await settled(retryIfError(failure));
+        }
         if (!failed) {
           if (fn.length > 0) ctx._settle();
           if (hooked) {
@@ -1798,10 +1858,11 @@ export class RetryPolicy extends G.PolicyMembers {
         }
         const ctxOpts: FailureContext = { method, idempotent, idempotencyKeySent: keySent };
         if (wall !== undefined) ctxOpts.wallNowMs = wall();
+        if (verdict !== undefined) ctxOpts.verdict = verdict as FailureContext['verdict'];
         let delay: number;
         const t = now();
         try {
-          delay = G.policyFail(n, id, t, thrownArgs(failure, ctxOpts, this.#needsMessage));
+          delay = G.policyFail(n, id, t, returned && !isResponse(failure) ? valueArgs(ctxOpts) : thrownArgs(failure, ctxOpts, this.#needsMessage));
         } catch {
           // What was thrown could not be read as a failure: its names decide.
           delay = G.policyFail(n, id, t, namesOnlyArgs(failure, ctxOpts));
@@ -1811,17 +1872,20 @@ export class RetryPolicy extends G.PolicyMembers {
         lastCategory = decided.category;
         if (delay < 0) {
           const d = decided as BackendGiveUp;
+          if (after !== undefined) callHook(after, this, { attempt: d.attempts, retry: null, delay: null, category: d.category, reason: d.giveUpReason, maxAttempts: d.maxAttempts, budget: d.budget ?? null, error: failure, key: ctx.key });
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
           this.#giveUp(d.onGiveUp, d.attempts, d.giveUpReason, d.category, failure, ctx.key, d.maxAttempts, d.budget ?? null);
           const kind = d.ending.kind;
-          if (kind === 'propagate' || kind === 'cancelled') {
-            // A response nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
-            if (kind === 'propagate' && isResponse(failure)) return failure as T;
-            throw failure;
+          // A response or value nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
+          const e = kind === 'propagate' || kind === 'cancelled' ? failure : endingError(d.ending, d, failure, d.attempts, d.category, ctx.key);
+          if (fallback !== undefined && (returned ? d.ending.fallsBackOnValue : d.ending.fallsBack)) {
+            return (await settled(fallback.call(this, { attempt: d.attempts, retry: null, delay: null, category: d.category, reason: d.giveUpReason, maxAttempts: d.maxAttempts, budget: d.budget ?? null, error: e, key: ctx.key }))) as T;
           }
-          throw endingError(d.ending, d, failure, d.attempts, d.category, ctx.key);
+          if (kind === 'propagate' && returned) return failure as T;
+          throw e;
         }
         const d = decided as BackendRetry;
+        if (after !== undefined) callHook(after, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, maxAttempts: d.maxAttempts, budget: null, error: failure, key: ctx.key });
         if (this.onRetry !== null) {
           callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, maxAttempts: d.maxAttempts, budget: null, error: failure, key: ctx.key });
         }
@@ -1844,8 +1908,12 @@ export class RetryPolicy extends G.PolicyMembers {
         if (attemptNo === 0) {
           const g = n.gate(id) as BackendReject;
           this.#giveUp(g.onGiveUp, g.attempts, g.giveUpReason, lastCategory, failure, ctx.key, g.maxAttempts, g.budget ?? null);
-          if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;
-          throw endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
+          const e = g.ending.kind === 'propagate' ? failure : endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
+          if (fallback !== undefined && (returned ? g.ending.fallsBackOnValue : g.ending.fallsBack)) {
+            return (await settled(fallback.call(this, { attempt: g.attempts, retry: null, delay: null, category: lastCategory, reason: g.giveUpReason, maxAttempts: g.maxAttempts, budget: g.budget ?? null, error: e, key: ctx.key }))) as T;
+          }
+          if (g.ending.kind === 'propagate' && returned) return failure as T;
+          throw e;
         }
         ctx.attempt = attemptNo;
       }
@@ -1854,6 +1922,36 @@ export class RetryPolicy extends G.PolicyMembers {
       if (fn.length > 0) ctx._settle();
       if (id >= 0) n.free(id);
     }
+  }
+
+  /**
+   * `fetch` under this policy: `wrapFetch(globalThis.fetch, policy)` of `retrycore/integrations` without
+   * its options (docs/js.md, "HTTP clients"). Each attempt sends a clone of the request with the
+   * attempt's signal; the request's method decides what is safe to repeat; the body of a response the
+   * core retries is cancelled; the last response (or error) is the caller's, as `execute` ends.
+   */
+  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    const f = (globalThis as { fetch?: (input: Request, init?: RequestInit) => Promise<Response> }).fetch;
+    if (typeof f !== 'function') return Promise.reject(coreError('invalid_state', 'fetch', 'needs a global fetch (Node 18+, browsers, Deno, workers)'));
+    let base: Request;
+    let signal: AbortSignal | null | undefined;
+    try {
+      // Checked here, so that what the caller gave is refused with a retrycore code (as every method's arguments are).
+      if (typeof input !== 'string' && !isA(input, URL) && !isA(input, Request)) {
+        throw coreError('invalid_type', 'input', `must be a URL string, a URL or a Request, got ${describe(input)}`);
+      }
+      if (init !== undefined && init !== null && !isPlainObject(init)) throw coreError('invalid_type', 'init', `must be an object, got ${describe(init)}`);
+      base = reading('input', () => new Request(input, init ?? undefined));
+      signal = reading('init', () => (init?.signal ?? (isA(input, Request) ? (input as Request).signal : undefined)) as AbortSignal | null | undefined);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    let last: Response | undefined;
+    return this.execute(async (ctx) => {
+      void last?.body?.cancel().catch(() => undefined); // the response the core retried
+      last = await f(base.clone(), ctx.signal ? { signal: ctx.signal } : undefined);
+      return last;
+    }, signal != null ? { method: base.method, signal } : { method: base.method });
   }
 
   /** Fires on_give_up (after the step's transitions) when the core says it fires (`surface::fires_on_give_up`). */

@@ -65,7 +65,7 @@ export interface BackendSurface {
   /** Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/). */
   classifyStatus(status: number, flags: number): number;
   /** Classifies a failure with the built-in tables, packed (`verdict::pack_all`; see `serverDelay`). */
-  classify(status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean): number;
+  classify(status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string): number;
   /** Returns the server delay (ms) of the verdict `classify` packed last (NaN: none). */
   serverDelay(): number;
   /** The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64. */
@@ -213,7 +213,7 @@ export interface BackendPolicy {
   /** Classifies a status with this policy's rules (packed; see `classify_status`). */
   classifyStatus(status: number, flags: number): number;
   /** Classifies a failure with this policy's rules, packed (`verdict::pack_all`; see `serverDelay`). */
-  classify(status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean): number;
+  classify(status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string): number;
   /** Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent). */
   needsMessage(): boolean;
   /** Returns true when the policy has an attempt timeout or a deadline. */
@@ -240,7 +240,7 @@ export interface BackendPolicy {
   /** Returns the last gate of a session. */
   gate(id: number): BackendGate;
   /** Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`). */
-  fail(id: number, now: number, status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], elapsedMs?: number, wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean): number;
+  fail(id: number, now: number, status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], elapsedMs?: number, wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string): number;
   /** Returns the last decision of a session. */
   decision(id: number): BackendDecision;
   /** Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`). */

@@ -6,7 +6,7 @@ use crate::see::{self, Name};
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use retrycore::classify::{Classifier, Failure, GrpcCode, RetryableTrait, Verdict};
+use retrycore::classify::{Classifier, Failure, GrpcCode, HostVerdict, RetryableTrait, Verdict};
 use retrycore::limits;
 use retrycore::ErrorCode;
 
@@ -29,6 +29,8 @@ pub struct OwnedFailure {
     pub message: Option<String>,
     pub retryable: Option<RetryableTrait>,
     pub should_retry: Option<bool>,
+    /// The caller's predicate's verdict (`retry_if_exception`, `retry_if_result`, `verdict=`).
+    pub host: Option<HostVerdict>,
 }
 
 impl OwnedFailure {
@@ -50,6 +52,7 @@ impl OwnedFailure {
             message: self.message.as_deref(),
             retryable: self.retryable,
             should_retry: self.should_retry,
+            host: self.host,
         };
         f(&failure)
     }
@@ -156,8 +159,29 @@ impl OwnedFailure {
             self.retryable = RetryableTrait::from_json(&v, "retryable").py(r.py())?;
         }
         self.should_retry = opt_bool(k.should_retry.as_ref(), "should_retry")?.or(self.should_retry);
+        if let Some(v) = some(&k.verdict) {
+            // A bool or a str, read by the core (`HostVerdict::from_json`), as every host reads it.
+            self.host = HostVerdict::from_json(&conv::to_json(v, conv::Mode::Document)?, "verdict").py(v.py())?;
+        }
         Ok(())
     }
+}
+
+/// Reads a host predicate's answer as the core reads every host's
+/// (`HostVerdict::from_json`): None (no opinion), a bool, or a str — a
+/// retry rule, a category or `category:rule`. Any other truthy value is
+/// `True` and any other falsy value no opinion (tenacity's predicates
+/// answer whatever `bool()` reads).
+pub fn host_verdict(v: &Obj, field: &str) -> PyResult<Option<HostVerdict>> {
+    let py = v.py();
+    let json = if v.is_instance_of::<PyString>() || v.is_none() || v.is_instance_of::<pyo3::types::PyBool>() {
+        conv::to_json(v, conv::Mode::Document)?
+    } else if v.is_truthy().map_err(|e| conv::user_err(py, e, field))? {
+        serde_json::Value::Bool(true)
+    } else {
+        serde_json::Value::Null
+    };
+    HostVerdict::from_json(&json, field).py(py)
 }
 
 /// Reads the `headers` field: a mapping or a list of `(name, value)` pairs of
@@ -190,7 +214,7 @@ fn headers_arg(h: &Obj) -> PyResult<Vec<(String, String)>> {
     Ok(out)
 }
 
-pub fn verdict(f: OwnedFailure, v: &Verdict) -> Verdict_ {
+pub fn verdict_of(f: OwnedFailure, v: &Verdict) -> Verdict_ {
     Verdict_ {
         category: v.category.code(),
         retry: v.retry.code(),

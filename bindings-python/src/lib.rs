@@ -43,6 +43,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policy::current, m)?)?;
     m.add_function(wrap_pyfunction!(noop, m)?)?;
     m.add_function(wrap_pyfunction!(noop_obj, m)?)?;
+    m.add("_Fallback", m.py().get_type::<policy::Fallback>())?;
     add_declared(m)
 }
 

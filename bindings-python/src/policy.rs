@@ -75,6 +75,13 @@ impl Policy {
 
 // ---------------------------------------------------------------- decisions
 
+pyo3::create_exception!(
+    retrycore._native,
+    Fallback,
+    pyo3::exceptions::PyBaseException,
+    "Carries a give-up fallback's value out of the retry loop (args[0]); never seen by callers."
+);
+
 fn dur_secs(d: std::time::Duration) -> f64 {
     to_secs(retrycore::duration::from_std(d))
 }
@@ -295,7 +302,7 @@ impl Runner {
         };
         // A call whose first attempt nothing gates (default clock, minted key): a session only when needed.
         // `on_success` carries the session's key and timings: it needs the session.
-        let plain = begin && self.clock.is_none() && self.key_fn.is_none() && self.on_success.is_none();
+        let plain = begin && self.clock.is_none() && self.key_fn.is_none() && self.on_success.is_none() && self.plain();
         if let Some(first) = plain.then(|| policy.inner.begin_first(conv::mono_ns())).flatten() {
             let pending = (policy.inner.clone(), first, opts(None, None));
             return Py::new(py, Session::of(policy, OnceLock::new(), Some(pending)));
@@ -305,6 +312,15 @@ impl Runner {
             Some(f) => Some(to_str(&f.bind(py).call(args, kwargs)?, "key")?),
         };
         Py::new(py, Session::new(py, policy, opts(key, crate::entropy::bytes::<16>()))?)
+    }
+
+    /// No predicate, `before`/`after` hook or fallback: nothing to call around a first try.
+    fn plain(&self) -> bool {
+        self.if_result.is_none()
+            && self.if_exception.is_none()
+            && self.before_hook.is_none()
+            && self.after_hook.is_none()
+            && self.fallback.is_none()
     }
 
     fn transitions(&self, py: Python<'_>, ts: Vec<Transition>) -> PyResult<()> {
@@ -335,20 +351,28 @@ impl Runner {
     /// Gates an attempt: Ok(timeout ns) to proceed, or the error to raise.
     fn gate(&self, py: Python<'_>, s: &Session) -> PyResult<Option<u64>> {
         let now = self.now(py)?;
-        let (step, ts, last, started) = s.with(py, |st| {
+        let (step, ts, last, started, attempt) = s.with(py, |st| {
             let g = st.s.before_attempt_ns(now);
-            if let Ok(Gate::Proceed { timeout, wait, .. }) = &g {
+            let mut attempt = 0;
+            if let Ok(Gate::Proceed { timeout, wait, attempt: a, .. }) = &g {
                 st.timeout = timeout.map(retrycore::duration::from_std);
                 st.wait = wait.map(retrycore::duration::from_std);
+                attempt = *a;
             }
             // Ok(timeout) to proceed, Err(the end of the call) when refused.
             let step = g.map(|g| surface::after_gate(&st.s, &g).map(Box::new).map_or(Ok(st.timeout), Err));
             let last = if matches!(step, Ok(Err(_))) { st.last_exc.take() } else { None };
-            (step, st.s.take_transitions(), last, st.s.started_ns())
+            (step, st.s.take_transitions(), last, st.s.started_ns(), attempt)
         })?;
         self.transitions(py, ts)?;
         let ended = match step.py(py)? {
-            Ok(timeout) => return Ok(timeout),
+            Ok(timeout) => {
+                if let Some(h) = &self.before_hook {
+                    let ev = self.event(py, s, attempt, None)?;
+                    hook_done(py, "before", h.call1(py, (ev,)))?;
+                }
+                return Ok(timeout);
+            }
             Err(ended) => ended,
         };
         let last = last.as_ref().map(|e| e.bind(py));
@@ -386,7 +410,34 @@ impl Runner {
             };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
         }
-        crate::breaker::ending_error(py, ended, last, || s.key_str(py).ok())
+        let e = crate::breaker::ending_error(py, ended, last, || s.key_str(py).ok())?;
+        // A give-up fallback answers every ending that raises (`Ending::falls_back`).
+        let response = last.is_some_and(|l| !l.is_instance_of::<pyo3::exceptions::PyBaseException>());
+        let Some(fb) = self.fallback.as_ref().filter(|_| ended.ending.falls_back(response)) else { return Ok(e) };
+        let raised = match &e {
+            Some(e) => e.value(py).clone().into_any(),
+            None => match last {
+                Some(l) => l.clone(),
+                None => return Ok(e),
+            },
+        };
+        let ev = RetryEvent {
+            category: ended.category,
+            reason: Some(ended.reason),
+            budget: ended.budget.clone(),
+            max_attempts: ended.max_attempts,
+            ..self.event(py, s, ended.attempts, Some(&raised))?
+        };
+        let value = fb.call1(py, (ev,))?;
+        Ok(Some(PyErr::new::<Fallback, _>((value,))))
+    }
+
+    /// The `after` hook of a failed attempt (before `on_retry` / `on_give_up`).
+    fn after_hook(&self, py: Python<'_>, ev: impl FnOnce() -> PyResult<RetryEvent>) -> PyResult<()> {
+        match &self.after_hook {
+            Some(h) => hook_done(py, "after", h.call1(py, (ev()?,))),
+            None => Ok(()),
+        }
     }
 
     /// Answers an attempt's outcome, the exception it raised (`failed`) or
@@ -396,13 +447,27 @@ impl Runner {
     /// error to raise (`RetryError`, or the exception itself when nothing retries it).
     fn after(&self, py: Python<'_>, s: &Session, outcome: &Obj, failed: bool) -> PyResult<Option<u64>> {
         if failed {
-            let f = OwnedFailure::from_exception(outcome, s.needs_message)?;
+            let mut f = OwnedFailure::from_exception(outcome, s.needs_message)?;
+            if let Some(p) = &self.if_exception {
+                // The caller's predicate: its verdict goes to the core like a rule's.
+                f.host = crate::failure::host_verdict(&p.bind(py).call1((outcome,))?, "retry_if_exception")?;
+            }
             return match self.answer(py, s, f, outcome, false)? {
                 None => Err(PyErr::from_value(outcome.clone())),
                 delay => Ok(delay),
             };
         }
-        match crate::see::response_failure(outcome) {
+        let mut seen = crate::see::response_failure(outcome);
+        if let Some(p) = &self.if_result {
+            // A truthy answer makes the value a failure with that verdict; a falsy one leaves it as it is.
+            let v = p.bind(py).call1((outcome,))?;
+            if v.is_truthy()? {
+                let mut f = seen.take().or_else(|| crate::see::response(outcome)).unwrap_or_default();
+                f.host = crate::failure::host_verdict(&v, "retry_if_result")?;
+                seen = Some(f);
+            }
+        }
+        match seen {
             None => self.succeeded(py, s).map(|()| None),
             Some(f) => self.answer(py, s, f, outcome, true),
         }
@@ -436,8 +501,8 @@ impl Runner {
         self.transitions(py, ts)?;
         match observed.py(py)? {
             Observed::Retry(r) => {
-                if let Some(h) = &self.on_retry {
-                    let ev = RetryEvent {
+                let ev = || {
+                    Ok(RetryEvent {
                         retry: Some(r.retry),
                         category: Some(r.category),
                         delay: Some(to_secs(r.delay)),
@@ -445,15 +510,31 @@ impl Runner {
                         elapsed: timing.elapsed,
                         attempt_duration: timing.attempt_duration,
                         ..self.event(py, s, r.attempt, exc)?
-                    };
-                    hook_done(py, "on_retry", h.call1(py, (ev,)))?;
+                    })
+                };
+                self.after_hook(py, ev)?;
+                if let Some(h) = &self.on_retry {
+                    hook_done(py, "on_retry", h.call1(py, (ev()?,)))?;
                 }
                 Ok(Some(r.delay))
             }
-            Observed::End(ended) => match self.end(py, s, &ended, exc, Some(last), timing)? {
-                Some(e) => Err(e),
-                None => Ok(None),
-            },
+            Observed::End(ended) => {
+                self.after_hook(py, || {
+                    Ok(RetryEvent {
+                        category: ended.category,
+                        reason: Some(ended.reason),
+                        budget: ended.budget.clone(),
+                        max_attempts: ended.max_attempts,
+                        elapsed: timing.elapsed,
+                        attempt_duration: timing.attempt_duration,
+                        ..self.event(py, s, ended.attempts, exc)?
+                    })
+                })?;
+                match self.end(py, s, &ended, exc, Some(last), timing)? {
+                    Some(e) => Err(e),
+                    None => Ok(None),
+                }
+            }
         }
     }
 
@@ -552,7 +633,11 @@ impl Runner {
                 }
             }
         };
-        self.or_cancel(py, s, attempts())
+        match self.or_cancel(py, s, attempts()) {
+            // A give-up fallback's value is the call's.
+            Err(e) if e.is_instance_of::<Fallback>(py) => e.value(py).getattr("args")?.get_item(0).map(Bound::unbind),
+            r => r,
+        }
     }
 
     /// [`Runner::after`] as a step of the async loop: an error leaves the session cancelled.

@@ -32,6 +32,8 @@ class Runner {
     priv key_sent: Option<bool>, priv method: Option<String>
     /// The policy has a limiter: a gate may answer with a wait.
     priv limited: bool
+    priv if_result: Option<Py<PyAny>>, priv if_exception: Option<Py<PyAny>>, priv before_hook: Option<Py<PyAny>>
+    priv after_hook: Option<Py<PyAny>>, priv fallback: Option<Py<PyAny>>
 }
 
 class ScheduleRow from retrycore::backoff::ScheduleRow {
@@ -193,13 +195,15 @@ methods Session
 methods Runner
     new new(policy: =native_policy, *, sleep: hook?, clock: hook?, on_retry: hook?, on_give_up: hook?,
             on_state_change: hook?, key: hook?, idempotent: obj?, idempotency_key_sent: obj?, method: obj?,
-            wall_clock: hook?, on_success: hook?) -> try Runner =
+            wall_clock: hook?, on_success: hook?, retry_if_result: hook?, retry_if_exception: hook?, before: hook?,
+            after: hook?, fallback: hook?) -> try Runner =
         let (policy, key_fn, idempotent) = (policy.unbind(), key, opt_bool(idempotent, "idempotent")?);
         let (key_sent, method) = (opt_bool(idempotency_key_sent, "idempotency_key_sent")?, opt_str(method, "method")?);
         let limited = policy.get().inner.limiter().is_some();
+        let (if_result, if_exception, before_hook, after_hook) = (retry_if_result, retry_if_exception, before, after);
         Ok(Runner {
             policy, sleep, clock, on_retry, on_give_up, on_state_change, on_success, key_fn, wall_clock, idempotent,
-            key_sent, method, limited,
+            key_sent, method, limited, if_result, if_exception, before_hook, after_hook, fallback,
         })
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =
         self.call_sync(py, func, call_args(func, args, kwargs)?)
@@ -545,7 +549,7 @@ class Verdict_ = Verdict {
 /// The keyword fields of a failure ([`Fields`]).
 group Fields of failure {
     status, grpc_code, error_names, method, idempotent, idempotency_key_sent, headers, elapsed, wall_now_ms, message,
-    retryable, should_retry
+    retryable, should_retry, verdict
 }
 
 functions
@@ -554,13 +558,13 @@ functions
             let c = Classifier::default();
             let f = OwnedFailure::read(failure, &fields, c.needs_message())?;
             let v = f.with(|x| c.classify(x));
-            return Ok(verdict(f, &v));
+            return Ok(verdict_of(f, &v));
         };
         // As a session of the policy: its `idempotent` applies (`PolicyConfig::classify`).
         let p = p.get();
         let f = OwnedFailure::read(failure, &fields, p.needs_message)?;
         let v = f.with(|x| p.inner.config().classify(x));
-        Ok(verdict(f, &v))
+        Ok(verdict_of(f, &v))
     error_names(e: obj) -> try Bound<'py, PyList> =
         if !e.is_instance_of::<PyBaseException>() {
             return Err(err(e.py(), ErrorCode::InvalidType, "exception", "must be an exception"));

@@ -212,12 +212,16 @@ export declare function init(input?: InitInput | Promise<InitInput> | { module_o
 export declare function initSync(input: BufferSource | WebAssembly.Module | { module: BufferSource | WebAssembly.Module }): void;
 `;
 write('index.d.ts', dts);
+// retrycore/integrations' declarations, verbatim (they import the API's types from './index').
+write('integrations.d.ts', read('../bindings-node/integrations.d.ts'));
 
 // ------------------------------------------------------------ package.json, README
 
 const cargo = fs.readFileSync(path.join(root, '..', 'Cargo.toml'), 'utf8');
 const version = /\[workspace\.package\][^[]*?\nversion = "([^"]+)"/.exec(cargo)?.[1];
 if (!version) throw new Error('no [workspace.package] version in Cargo.toml');
+// retrycore/integrations (bindings-node/lib/integrations), compiled with the API by the Makefile.
+const INTEGRATIONS = fs.readdirSync(path.join(dist, 'cjs', 'integrations')).filter((f) => f.endsWith('.js') && f !== 'conforms.js').sort();
 const pkg = {
   name: 'retrycore-wasm',
   version,
@@ -248,6 +252,8 @@ const pkg = {
       require: './lib/middleware/middleware.cjs',
       default: './middleware.mjs',
     },
+    // Node (import and require): the CommonJS build, one instance with index.cjs; elsewhere the ES modules of web.mjs.
+    './integrations': { types: './integrations.d.ts', node: './cjs/integrations/index.js', default: './esm/integrations/index.js' },
     './retrycore_wasm_bg.wasm': './web/retrycore_wasm_bg.wasm',
     './package.json': './package.json',
   },
@@ -255,6 +261,7 @@ const pkg = {
     'index.cjs',
     'index.mjs',
     'index.d.ts',
+    'integrations.d.ts',
     'web.mjs',
     'deno.mjs',
     'workerd.mjs',
@@ -273,6 +280,7 @@ const pkg = {
     'cjs/saga.js',
     'cjs/backend.js',
     'cjs/package.json',
+    ...INTEGRATIONS.map((f) => `cjs/integrations/${f}`),
     'esm/retrycore.js',
     'esm/generated.js',
     'esm/limiters.js',
@@ -280,6 +288,7 @@ const pkg = {
     'esm/saga.js',
     'esm/backend.js',
     'esm/package.json',
+    ...INTEGRATIONS.map((f) => `esm/integrations/${f}`),
     'web/retrycore_wasm.js',
     'web/retrycore_wasm_bg.wasm',
     'web/package.json',

@@ -573,6 +573,87 @@ pub struct Failure<'a> {
     /// connection errors): `Some(false)` declines, `Some(true)` vouches, as
     /// the `Stripe-Should-Retry` header does.
     pub should_retry: Option<bool>,
+    /// The verdict of the caller's own predicate, evaluated in the host
+    /// (Python's `retry_if_exception` / `retry_if_result`, JS's
+    /// `retryIfError` / `retryIfResult`): it decides after the markers and
+    /// before the user rules, like a rule that matched
+    /// (docs/classification-rules.md, "Host predicates").
+    pub host: Option<HostVerdict>,
+}
+
+/// What the caller's own predicate said of a failure (a thrown error, or a
+/// returned value it declared a failure): a retry rule, a category, or
+/// both. `None` (the predicate had no opinion) is the absence of a verdict.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HostVerdict {
+    /// The retry rule (`None`: the rule the policy gives the category).
+    pub retry: Option<RetryRule>,
+    /// The category (`None`: the one the built-in tables give).
+    pub category: Option<Category>,
+}
+
+impl HostVerdict {
+    /// The verdict of a predicate that answered a boolean (tenacity's
+    /// `retry_if_exception`, axios-retry's `retryCondition`): `true`
+    /// retries `always` — the caller vouches for repeating the call —
+    /// `false` retries `never`; either keeps the tables' category.
+    pub const fn of_bool(retry: bool) -> HostVerdict {
+        HostVerdict { retry: Some(if retry { RetryRule::Always } else { RetryRule::Never }), category: None }
+    }
+
+    /// Reads a verdict written as text: a retry rule (`always`,
+    /// `if_idempotent`, `never`), a category (`overloaded`, `server_error`,
+    /// …: the policy's rule for that category applies), or both as
+    /// `category:rule` (`"overloaded:always"`).
+    ///
+    /// # Errors
+    /// `invalid_value` naming `field` for anything else.
+    pub fn parse(text: &str, field: &str) -> Result<HostVerdict> {
+        let bad = || {
+            Error::new(
+                ErrorCode::InvalidValue,
+                field.to_owned(),
+                format!("is not a retry rule, a category or category:rule: {text:?}"),
+            )
+        };
+        if let Some((c, r)) = text.split_once(':') {
+            let category = Category::from_code(c).ok_or_else(bad)?;
+            let retry = RetryRule::from_code(r).ok_or_else(bad)?;
+            return Ok(HostVerdict { retry: Some(retry), category: Some(category) });
+        }
+        if let Some(r) = RetryRule::from_code(text) {
+            return Ok(HostVerdict { retry: Some(r), category: None });
+        }
+        Category::from_code(text).map(|c| HostVerdict { retry: None, category: Some(c) }).ok_or_else(bad)
+    }
+
+    /// Reads a verdict as every host hands it over: `null` (no opinion), a
+    /// boolean ([`of_bool`](Self::of_bool)) or a string ([`parse`](Self::parse)).
+    ///
+    /// # Errors
+    /// `invalid_type` naming `field` for another type; see [`parse`](Self::parse).
+    pub fn from_json(v: &Value, field: &str) -> Result<Option<HostVerdict>> {
+        match v {
+            Value::Null => Ok(None),
+            Value::Bool(b) => Ok(Some(HostVerdict::of_bool(*b))),
+            Value::String(s) => HostVerdict::parse(s, field).map(Some),
+            _ => Err(Error::new(
+                ErrorCode::InvalidType,
+                field.to_owned(),
+                "must be null, a boolean, a retry rule, a category or category:rule",
+            )),
+        }
+    }
+
+    /// The verdict as text ([`parse`](Self::parse) reads it back).
+    pub fn code(&self) -> String {
+        match (self.category, self.retry) {
+            (Some(c), Some(r)) => format!("{}:{}", c.code(), r.code()),
+            (Some(c), None) => c.code().to_owned(),
+            (None, Some(r)) => r.code().to_owned(),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// Smithy's `@retryable` trait on an error shape: the service models the
@@ -668,6 +749,8 @@ pub struct FailureBuf<S = String> {
     pub retryable: Option<RetryableTrait>,
     /// The error's own `should_retry` (see [`Failure::should_retry`]).
     pub should_retry: Option<bool>,
+    /// The host predicate's verdict (see [`Failure::host`]).
+    pub host: Option<HostVerdict>,
 }
 
 impl<S: AsRef<str>> FailureBuf<S> {
@@ -711,6 +794,7 @@ impl<S: AsRef<str>> FailureBuf<S> {
             message: self.message.as_ref().map(AsRef::as_ref),
             retryable: self.retryable,
             should_retry: self.should_retry,
+            host: self.host,
         })
     }
 }
@@ -723,6 +807,8 @@ pub enum DecidedBy {
     Marker(Option<usize>),
     /// The user rule at this index.
     Rule(usize),
+    /// The host predicate's verdict ([`Failure::host`]).
+    Host,
     /// Smithy's `@retryable` trait on the error.
     RetryableTrait,
     /// The gRPC code.
@@ -1070,6 +1156,21 @@ impl Classifier {
             (c, RetryRule::Never, DecidedBy::Marker(Some(i)))
         } else if advice.retry_exhausted {
             (Category::RetryExhausted, RetryRule::Never, DecidedBy::Marker(None))
+        } else if let Some(h) = f.host {
+            // 2. The caller's own predicate, as a rule that matched first.
+            let aws = self.aws_codes;
+            let tables =
+                || if self.defaults { builtin_category(f, hits, &advice, timed_out, aws).0 } else { Category::Unknown };
+            let cat = h.category.unwrap_or_else(tables);
+            let retry = h.retry.unwrap_or_else(|| {
+                let r = self.rule_for_category(cat);
+                if r.decided_by == CategoryDecidedBy::Default {
+                    default_rule(cat, f)
+                } else {
+                    r.retry
+                }
+            });
+            (cat, retry, DecidedBy::Host)
         } else if self.rules.is_empty() {
             // No user rules: the tables alone (the common, hot case).
             if self.defaults {
@@ -1496,6 +1597,7 @@ pub fn rule_to_json(r: &Rule) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn names<'a>(n: &'a [&'a str]) -> Failure<'a> {
         Failure { error_names: n, ..Default::default() }
@@ -1693,5 +1795,33 @@ mod tests {
         assert_eq!(v.retry, RetryRule::Never);
         let v = classify(&Failure { status: Some(409), idempotency_key_sent: true, ..Default::default() });
         assert_eq!(v.retry, RetryRule::Always);
+    }
+
+    #[test]
+    fn host_verdicts_read_as_every_host_hands_them_over() {
+        let r = |v: Value| HostVerdict::from_json(&v, "verdict");
+        assert_eq!(r(json!(null)).unwrap(), None);
+        assert_eq!(r(json!(true)).unwrap(), Some(HostVerdict::of_bool(true)));
+        assert_eq!(r(json!("never")).unwrap().unwrap().retry, Some(RetryRule::Never));
+        let both = r(json!("overloaded:always")).unwrap().unwrap();
+        assert_eq!((both.category, both.retry), (Some(Category::Overloaded), Some(RetryRule::Always)));
+        assert_eq!(HostVerdict::parse(&both.code(), "v").unwrap(), both);
+        for bad in [json!("sometimes"), json!("overloaded:maybe"), json!(":always")] {
+            assert_eq!(r(bad).unwrap_err().code(), "invalid_value");
+        }
+        assert_eq!(r(json!(1)).unwrap_err().code(), "invalid_type");
+    }
+
+    #[test]
+    fn a_host_verdict_decides_after_the_markers_and_before_the_rules() {
+        let c = Classifier {
+            rules: vec![Rule { when: Matcher::default(), retry: RetryRule::Never, set_category: None }],
+            ..Classifier::default()
+        };
+        let f = Failure { status: Some(500), host: Some(HostVerdict::of_bool(true)), ..Default::default() };
+        let v = c.classify(&f);
+        assert_eq!((v.category, v.retry, v.decided_by), (Category::ServerError, RetryRule::Always, DecidedBy::Host));
+        let marked = Failure { error_names: &[RETRY_EXHAUSTED_NAME], ..f };
+        assert_eq!(c.classify(&marked).category, Category::RetryExhausted);
     }
 }

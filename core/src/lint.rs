@@ -82,6 +82,11 @@ pub const CODES: &[(&str, Severity, &str)] = &[
         "allowed_methods lists POST or PATCH: every such request is declared safe to repeat",
     ),
     (
+        "stacked_client_retry",
+        Severity::Error,
+        "the HTTP client retries by itself under a retrying policy: attempts multiply; turn the client's retry off",
+    ),
+    (
         "compensation_without_key",
         Severity::Error,
         "a compensation is retried leniently, so it must be idempotent: the service must send an idempotency key",
@@ -121,11 +126,26 @@ pub struct Service {
     /// The service sends an idempotency key the downstream deduplicates by
     /// (`idempotency.key_sent`; a compensation needs it).
     pub key_sent: Option<bool>,
+    /// The HTTP client the policy's calls go through, and its own retries.
+    pub client: Option<Client>,
+}
+
+/// The HTTP client under a policy (`client` in a service description): its
+/// own retries stack under the policy's attempts (urllib3's default
+/// `Retry(3)` under 4 attempts makes 16 connections; got and ky retry twice
+/// by default).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Client {
+    /// The client's name (`urllib3`, `got`, …), for the message.
+    pub name: Option<String>,
+    /// The retries the client makes by itself after a failed request (0: off).
+    pub retries: u32,
 }
 
 impl Service {
     /// Reads a service description: `layers` (`name`, `max_attempts`,
     /// `timeout`), `idempotency` (`retention`, `lease`, `key_sent`),
+    /// `client` (`name`, `retries`: the HTTP client's own retries),
     /// `heartbeat`, `p99` and `environment` (`"test"` allows a seed).
     ///
     /// # Errors
@@ -168,6 +188,13 @@ impl Service {
             s.lease = io.duration("lease", &[])?;
             s.key_sent = io.bool("key_sent", &[])?;
             io.finish()?;
+        }
+        if let Some((cv, f)) = o.take("client", &[])? {
+            let mut co = Obj::new(cv, &f)?;
+            let name = co.str("name", &[])?.map(|(n, _)| n.to_owned());
+            let retries = co.uint("retries", &["max_retries"], 0, u64::from(u32::MAX))?.unwrap_or(0) as u32;
+            co.finish()?;
+            s.client = Some(Client { name, retries });
         }
         s.heartbeat = o.duration("heartbeat", &[])?;
         s.p99 = o.duration("p99", &["work_p99"])?;
@@ -369,6 +396,23 @@ pub fn lint(policy: &PolicyConfig, service: Option<&Service>) -> Vec<Finding> {
                 retrying.len(),
                 factors.join(" × "),
                 product
+            ),
+        );
+    }
+    if let Some(c) = svc.client.as_ref().filter(|c| c.retries > 0 && retries) {
+        let per = u128::from(c.retries) + 1;
+        add(
+            "stacked_client_retry",
+            "client.retries",
+            format!(
+                "{} retries {} time{} by itself under {} attempts: up to {} × {} = {} requests per call; set the client's own retries to 0 (retrycore's integrations do)",
+                c.name.as_deref().unwrap_or("the HTTP client"),
+                c.retries,
+                if c.retries == 1 { "" } else { "s" },
+                policy.max_attempts,
+                policy.max_attempts,
+                per,
+                per * u128::from(policy.max_attempts)
             ),
         );
     }

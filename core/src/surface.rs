@@ -161,6 +161,23 @@ impl Ending {
     }
 }
 
+impl Ending {
+    /// Returns true when a give-up fallback (tenacity's
+    /// `retry_error_callback`, Polly's Fallback; docs/sessions.md, "Give-up
+    /// fallbacks") answers the call instead of this ending: every ending
+    /// that raises an error — retrycore's, or the last error re-raised —
+    /// including a refused first attempt. Never for a value or a response
+    /// that goes back as is (`response`: the last outcome is a returned
+    /// value, so [`Ending::Propagate`] returns it) nor for a cancellation.
+    pub const fn falls_back(self, response: bool) -> bool {
+        match self {
+            Ending::Raise { .. } => true,
+            Ending::Propagate => !response,
+            Ending::Return | Ending::Cancelled => false,
+        }
+    }
+}
+
 /// What the message of an ending's error says besides its class, code and
 /// reason: the numbers and names the host has at the end of the call, all
 /// from the session's gate or decision (and the breaker, for its name and
@@ -796,5 +813,16 @@ mod tests {
                 Some("gave up after 1 attempt: breaker_open (last failure: server_error)")
             );
         }
+    }
+
+    #[test]
+    fn a_fallback_answers_every_ending_that_raises() {
+        let raise = Ending::of_give_up(GiveUpReason::AttemptsExhausted);
+        assert!(raise.falls_back(false) && raise.falls_back(true));
+        let propagate = Ending::of_give_up(GiveUpReason::NotRetryable);
+        assert!(propagate.falls_back(false) && !propagate.falls_back(true));
+        assert!(!Ending::of_give_up(GiveUpReason::Cancelled).falls_back(false));
+        assert!(!Ending::Return.falls_back(true));
+        assert!(Ending::of_reject(RejectReason::BreakerOpen, 0, None).falls_back(false));
     }
 }

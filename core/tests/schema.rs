@@ -70,3 +70,32 @@ fn schema_agrees_with_the_parser() {
         }
     }
 }
+
+/// Service descriptions the schema cannot judge as the parser does (the parser is authoritative).
+const SERVICE_PARSER_ONLY: &[&str] = &["service error: service with a cycle"];
+
+#[test]
+fn service_schema_agrees_with_the_parser() {
+    let schema = load(&root().join("schema/service.schema.json"));
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let mut checked = 0;
+    let dir = root().join("tests/vectors/lint");
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        for case in load(&e.path())["cases"].as_array().unwrap() {
+            let Some(service) = case.get("service") else { continue };
+            let name = case["name"].as_str().unwrap();
+            let parsed = retrycore::lint::Service::from_json_value(service);
+            if SERVICE_PARSER_ONLY.contains(&name) {
+                continue;
+            }
+            assert_eq!(validator.is_valid(service), parsed.is_ok(), "{name}: the schema and the parser disagree");
+            checked += 1;
+        }
+    }
+    for e in std::fs::read_dir(root().join("examples/services")).into_iter().flatten().flatten() {
+        let v = load(&e.path());
+        assert!(validator.is_valid(&v), "{}: fails the schema", e.path().display());
+        retrycore::lint::Service::from_json_value(&v).unwrap_or_else(|x| panic!("{}: {x}", e.path().display()));
+    }
+    assert!(checked > 10, "{checked} service descriptions checked");
+}

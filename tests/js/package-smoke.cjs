@@ -9,6 +9,16 @@ assert.throws(() => new rc.RetryPolicy({ retries: 3 }), (e) => e instanceof Type
 assert.equal(typeof rc.RetryError, 'function');
 console.log('require: ok');
 
+// retrycore/integrations as installed (both packages; the name is spelled so that the wasm
+// package's run renames it): its exports, and one instance with the API (wrapFetch accepts
+// a policy of the main entry), and policy.fetch.
+const pkg = 'retrycore';
+const integrations = require(`${pkg}/integrations`);
+assert.deepEqual(Object.keys(integrations).sort(), ['STACKING_CODE', 'axiosAdapter', 'gotExtend', 'interceptor', 'kyExtend', 'wrapFetch']);
+assert.equal(typeof integrations.wrapFetch(async () => new Response('ok'), p), 'function');
+assert.equal(typeof p.fetch, 'function');
+console.log('integrations: ok');
+
 // The benchmarks' no-op floor (cargo feature `bench`, only `make bench`
 // builds it) is not in the shipped package: no function or method named floor*.
 const fs = require('node:fs');

@@ -108,6 +108,7 @@ function failureOf(v = {}) {
   if (v.message !== undefined) f.message = v.message;
   if (v.retryable !== undefined) f.retryable = v.retryable;
   if (v.should_retry !== undefined) f.shouldRetry = v.should_retry;
+  if (v.verdict !== undefined) f.verdict = v.verdict;
   f.wallNowMs = v.wall_now_ms === undefined ? null : Number(v.wall_now_ms);
   return f;
 }
@@ -630,6 +631,7 @@ function errorOfSpec(t) {
   if (t.status !== undefined) e.status = t.status;
   if (t.headers !== undefined) e.response = { status: t.status, headers: t.headers };
   if (t.cause !== undefined) e.cause = errorOfSpec(t.cause);
+  if ('verdict' in t) e.verdict = t.verdict; // what retryIfError answers
   return e;
 }
 
@@ -694,12 +696,25 @@ async function executeCase(c) {
     if (o.idempotent !== undefined) options.idempotent = o.idempotent;
     if (o.idempotency_key_sent !== undefined) options.idempotencyKeySent = o.idempotency_key_sent;
     if (o.key !== undefined) options.key = o.key;
+    if (o.retry_if_result !== undefined) options.retryIfResult = (v) => (typeof v === 'string' ? o.retry_if_result[v] : undefined);
+    if (o.retry_if_error) options.retryIfError = (e) => e.verdict;
+    if ('fallback' in o) {
+      options.fallback = (i) => {
+        st.events.push({ hook: 'fallback', attempts: i.attempt, reason: i.reason });
+        st.fellBack = true;
+        return o.fallback;
+      };
+    }
+    if (o.before_after) {
+      options.before = (i) => st.events.push({ hook: 'before', attempt: i.attempt });
+      options.after = (i) => st.events.push({ hook: 'after', attempt: i.attempt, category: i.category });
+    }
     const fn = () => {
       const out = spec.script[st.calls];
       st.calls++;
       if (out === undefined) throw new Error(`attempt ${st.calls} made, the script has ${spec.script.length}`);
       clock.now += out.ms;
-      if ('return' in out) return out.return;
+      if ('return' in out) return (st.last = out.return); // a value retryIfResult failed is RetryError.cause
       if (out.respond !== undefined) return (st.last = responseOf(out.respond));
       if (out.timeout !== undefined) throw (st.last = new DOMException('the attempt timed out', 'TimeoutError'));
       if (out.cancel !== undefined) {
@@ -727,7 +742,12 @@ async function executeCase(c) {
     assert.equal(st.calls, want.calls, `${what}: calls`);
     assert.deepEqual(st.sleeps, want.sleeps, `${what}: sleeps`);
     assert.deepEqual(st.events, want.events, `${what}: events`);
+    if (want.ending !== 'fallback') assert.ok(!st.fellBack, `${what}: the fallback answered, want ${want.ending}`);
     switch (want.ending) {
+      case 'fallback':
+        assert.ok(!st.failed && st.fellBack, `${what}: want the fallback's value`);
+        assert.deepEqual(st.value, want.value, `${what}: value`);
+        break;
       case 'return':
         assert.ok(!st.failed, `${what}: rejected with ${st.error && (st.error.code || st.error.message)}, want a return`);
         if (st.last !== undefined && st.value === st.last) break;

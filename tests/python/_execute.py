@@ -73,7 +73,16 @@ def build_error(t: Dict[str, Any]) -> BaseException:
         e.headers = headers  # type: ignore[attr-defined]
     if "cause" in t:
         e.__cause__ = build_error(t["cause"])
+    if "verdict" in t:
+        e._verdict = t["verdict"]  # type: ignore[attr-defined]  # what retry_if_exception answers
     return e
+
+
+class FellBack:
+    """What the give-up fallback of a vector returns: its value, recognisable as the fallback's."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 class Response:
@@ -105,6 +114,8 @@ class Call:
         self.attempts = s.attempt if s is not None else self.calls
         self.world.now += ns(o["ms"])
         if "return" in o:
+            # The last outcome: a value retry_if_result made a failure is RetryError.response.
+            self.last = o["return"]
             return o["return"]
         if "respond" in o:
             r = Response(o["respond"]["status"], o["respond"].get("headers") or [])
@@ -170,7 +181,10 @@ def ending(call: Call, result: Any, error: Optional[BaseException]) -> Dict[str,
     got: Dict[str, Any] = {"attempts": call.attempts, "calls": call.calls,
                            "sleeps": call.sleeps, "events": call.events}
     if error is None:
-        got["ending"] = "return"
+        if isinstance(result, FellBack):
+            got["ending"], got["value"] = "fallback", result.value
+        else:
+            got["ending"] = "return"
         return got
     if isinstance(error, (KeyboardInterrupt, asyncio.CancelledError)):
         got["ending"] = "cancelled"
@@ -226,6 +240,23 @@ def run(case: Dict[str, Any], mode: str) -> List[Tuple[Dict[str, Any], Dict[str,
         opts = dict(c.spec.get("options") or {})
         key = opts.pop("key", None)
         hooks = c.hooks()
+        ev = c.events
+        if "retry_if_result" in opts:
+            verdicts = opts.pop("retry_if_result")
+            opts["retry_if_result"] = lambda v: verdicts.get(v) if isinstance(v, str) else None
+        if opts.pop("retry_if_error", False):
+            opts["retry_if_exception"] = lambda e: getattr(e, "_verdict", None)
+        if "fallback" in opts:
+            value = opts.pop("fallback")
+
+            def fallback(e: Any) -> FellBack:
+                ev.append({"hook": "fallback", "attempts": e.attempt, "reason": e.reason})
+                return FellBack(value)
+
+            opts["fallback"] = fallback
+        if opts.pop("before_after", False):
+            opts["before"] = lambda e: ev.append({"hook": "before", "attempt": e.attempt})
+            opts["after"] = lambda e: ev.append({"hook": "after", "attempt": e.attempt, "category": e.category})
         if world.wall_start_ms is not None:
             opts["wall_clock"] = world.wall
         try:

@@ -180,7 +180,7 @@ def k_schedule(case: Dict[str, Any]) -> None:
 def failure_kwargs(f: Dict[str, Any]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     keys = ("status", "grpc_code", "error_names", "method", "idempotent", "idempotency_key_sent", "wall_now_ms")
-    for k in keys + ("message", "retryable", "should_retry"):
+    for k in keys + ("message", "retryable", "should_retry", "verdict"):
         if f.get(k) is not None:
             out[k] = as_int(f[k]) if k == "wall_now_ms" else f[k]
     if f.get("headers") is not None:

@@ -163,18 +163,22 @@ for _kind in _TABLES["budget_kinds"]:
 
 
 _HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
+#: The caller's own predicates, hooks and fallback a policy may carry for `call` and `retry`.
+_KNOB_KEYS = ("retry_if_result", "retry_if_exception", "before", "after", "fallback")
 
 
 class RetryPolicy(_native.Policy):
-    __slots__ = ("on_retry", "on_give_up", "on_state_change", "_runner", "_metrics")
+    __slots__ = ("on_retry", "on_give_up", "on_state_change", "_runner", "_metrics", "_knobs")
     on_retry: Hook
     on_give_up: Hook
     on_state_change: StateHook
     _runner: Optional[_native.Runner]
     # The exporters' hooks (`with_metrics`), composed with the user's at each Runner.
     _metrics: Any
+    _knobs: Mapping[str, Any]
 
     def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> "RetryPolicy":
+        knobs = {k: kwargs.pop(k) for k in _KNOB_KEYS if k in kwargs}
         # Only exact types are looked at here (no caller code runs); the native module
         # converts everything else, bounded, and refuses what is not a document.
         # A None stays in the document: the core's typed reader refuses it (invalid_type).
@@ -196,12 +200,12 @@ class RetryPolicy(_native.Policy):
             p = p._with_breaker(breaker)
         if budgets is not None:
             p = p._with_budgets(budgets)
-        return cls._wrap(p, on_retry, on_give_up, on_state_change)
+        return cls._wrap(p, on_retry, on_give_up, on_state_change, knobs=knobs)
 
     @classmethod
     def _wrap(
         cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None,
-        metrics: Any = None,
+        metrics: Any = None, knobs: Optional[Mapping[str, Any]] = None,
     ) -> "RetryPolicy":
         # Inline breakers and budgets become facade objects (decorators, context managers).
         b = p.breaker
@@ -211,6 +215,10 @@ class RetryPolicy(_native.Policy):
             p = p._with_budgets([x if isinstance(x, Budget) else Budget._share(x) for x in p.budgets])
         self = _native.Policy.__new__(cls, p)
         self.on_retry, self.on_give_up, self.on_state_change = on_retry, on_give_up, on_state_change
+        self._knobs = dict(knobs or {})
+        for k, f in self._knobs.items():
+            if f is not None:
+                _callable(f, k)
         self._runner = None
         self._metrics = metrics
         return self
@@ -226,17 +234,17 @@ class RetryPolicy(_native.Policy):
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any], **hooks: Any) -> "RetryPolicy":  # type: ignore[override]
-        _check_hooks(hooks)
-        return cls._wrap(_native.Policy.from_dict(document), **hooks)
+        knobs = _check_hooks(hooks)
+        return cls._wrap(_native.Policy.from_dict(document), **hooks, knobs=knobs)
 
     @classmethod
     def from_json(cls, text: Union[str, bytes], **hooks: Any) -> "RetryPolicy":  # type: ignore[override]
-        _check_hooks(hooks)
-        return cls._wrap(_native.Policy.from_json(text), **hooks)
+        knobs = _check_hooks(hooks)
+        return cls._wrap(_native.Policy.from_json(text), **hooks, knobs=knobs)
 
     @classmethod
     def from_file(cls, path: Union[str, "os.PathLike[str]"], **hooks: Any) -> "RetryPolicy":
-        _check_hooks(hooks)
+        knobs = _check_hooks(hooks)
         if not isinstance(path, (str, os.PathLike)):
             raise _native.error("invalid_type", "path", f"must be a path, got {type(path).__name__}")
         try:
@@ -245,11 +253,12 @@ class RetryPolicy(_native.Policy):
             raise _native.error("invalid_string", "path", f"has no file-system form: {e}") from e
         with f:
             data = f.read(LIMITS["max_document_bytes"] + 1)
-        return cls._wrap(_native.Policy.from_json(data), **hooks)
+        return cls._wrap(_native.Policy.from_json(data), **hooks, knobs=knobs)
 
     def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":  # type: ignore[override]
         return RetryPolicy._wrap(
-            super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change, self._metrics
+            super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change, self._metrics,
+            self._knobs,
         )
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -258,20 +267,20 @@ class RetryPolicy(_native.Policy):
             return cast(T, retry(self)(fn)(*args, **kwargs))
         runner = self._runner
         if runner is None:
-            runner = self._runner = _native.Runner(self, **_runner_hooks(self))
+            runner = self._runner = _native.Runner(self, **_runner_hooks(self), **self._knobs)
         return runner.call(fn, args, kwargs)
 
     def __repr__(self) -> str:
         return f"RetryPolicy.from_json({self.to_json()!r})"
 
     def __copy__(self) -> "RetryPolicy":
-        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change, self._metrics)
+        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change, self._metrics, self._knobs)
 
     def with_metrics(self, *exporters: Any, operation: Optional[str] = None) -> "RetryPolicy":
         from .metrics import _PolicyHooks
 
         hooks = _PolicyHooks.attach(self, exporters, operation)
-        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change, hooks)
+        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change, hooks, self._knobs)
 
 
 def _runner_hooks(
@@ -298,10 +307,12 @@ class _Call(functools.partial):  # type: ignore[type-arg]
         return cast(str, getattr(self, "__qualname__"))
 
 
-def _check_hooks(hooks: Mapping[str, Any]) -> None:
+def _check_hooks(hooks: Dict[str, Any]) -> Dict[str, Any]:
+    """Checks the keywords of `from_dict` / `from_json` / `from_file`; takes the knobs out of `hooks` and returns them."""
     for k in hooks:
-        if k not in _HOOK_KEYS:
+        if k not in _HOOK_KEYS and k not in _KNOB_KEYS:
             raise _native.error("unknown_key", k, f"unexpected keyword argument {k!r}")
+    return {k: hooks.pop(k) for k in _KNOB_KEYS if k in hooks}
 
 
 def retry(
@@ -317,6 +328,11 @@ def retry(
     idempotency_key_sent: Optional[bool] = None,
     method: Optional[str] = None,
     wall_clock: Optional[Callable[[], float]] = None,
+    retry_if_result: Optional[Callable[[Any], object]] = None,
+    retry_if_exception: Optional[Callable[[BaseException], object]] = None,
+    before: Hook = None,
+    after: Hook = None,
+    fallback: Optional[Callable[[RetryEvent], Any]] = None,
 ) -> Any:
     if callable(policy) and not isinstance(policy, RetryPolicy):
         return retry()(policy)
@@ -324,10 +340,16 @@ def retry(
     if not isinstance(pol, RetryPolicy):
         raise _native.error("invalid_type", "policy", f"must be a RetryPolicy, got {type(pol).__name__}")
 
+    # A knob given here wins over the policy's.
+    given: Dict[str, Any] = dict(retry_if_result=retry_if_result, retry_if_exception=retry_if_exception, before=before,
+                                 after=after, fallback=fallback)
+    knobs: Dict[str, Any] = {k: v if v is not None else pol._knobs.get(k) for k, v in given.items()}
+
     def options(sync_sleep: Optional[Callable[[float], Any]]) -> _native.Runner:
         return _native.Runner(
             pol, sleep=sync_sleep, clock=clock, **_runner_hooks(pol, on_retry, on_give_up, on_state_change), key=key,
             idempotent=idempotent, idempotency_key_sent=idempotency_key_sent, method=method, wall_clock=wall_clock,
+            **knobs,
         )
 
     def decorate(fn: F) -> F:
@@ -370,6 +392,9 @@ def _async_wrapper(
                     delay = again
                 if delay > 0:
                     await (sleep or _default_async_sleep)(delay)
+        except _native._Fallback as f:
+            # The give-up fallback's value (the session has ended).
+            return f.args[0]
         except BaseException:
             # CancelledError, KeyboardInterrupt: the session ends as cancelled (no-op once done).
             runner.cancel(session)

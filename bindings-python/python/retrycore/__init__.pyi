@@ -147,18 +147,22 @@ class RetryPolicy(_native.Policy):
     (docs/limiters.md, "In a policy"): its waits are slept before the call,
     a refused first attempt raises :class:`LimiterRejectedError`.
     ``on_retry``, ``on_give_up`` and ``on_state_change`` are hooks used by
-    :meth:`call` and :func:`retry`.
+    :meth:`call` and :func:`retry`; so are ``retry_if_result``,
+    ``retry_if_exception``, ``before``, ``after`` and ``fallback`` (see
+    :func:`retry`; one given to :func:`retry` wins), which :meth:`from_dict`,
+    :meth:`from_json` and :meth:`from_file` take too.
     """
 
     on_retry: Hook
     on_give_up: Hook
     on_state_change: StateHook
     _runner: Optional[_native.Runner]
+    _knobs: Mapping[str, Any]
     def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> RetryPolicy: ...
     @classmethod
     def _wrap(
         cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None,
-        metrics: Any = None,
+        metrics: Any = None, knobs: Optional[Mapping[str, Any]] = None,
     ) -> RetryPolicy: ...
     @property
     def _p(self) -> _native.Policy: ...
@@ -218,7 +222,23 @@ def retry(policy: F) -> F:
       (default: a minted UUID); the same key is used for every attempt and
       is readable through :func:`current_attempt`.
     - ``on_retry`` / ``on_give_up`` / ``on_state_change``: hooks (default:
-      the policy's).
+      the policy's). ``before`` is called before each attempt and ``after``
+      after each failed attempt (before ``on_retry`` / ``on_give_up``), as
+      tenacity's ``before`` / ``after``, with a :class:`RetryEvent`.
+    - ``retry_if_exception`` / ``retry_if_result``: your own predicates
+      (tenacity's names), called with each exception / each returned value.
+      Their answer goes to the core like a rule's verdict
+      (docs/classification-rules.md, "Host predicates"): ``True`` retries
+      always, ``False`` never (an exception), a category (``"overloaded"``,
+      ``"server_error"``: the policy's rule for it, idempotency gating
+      included), a retry rule or ``"category:rule"``; ``None`` is no opinion.
+      A truthy answer for a value makes it a failure; a falsy one leaves it
+      as it is.
+    - ``fallback``: called when the call gives up with an error (retrying
+      ran out, a failure nothing retries, a refused first attempt), with the
+      give-up :class:`RetryEvent` (``exception``: the error it would raise);
+      its return value is returned instead (tenacity's
+      ``retry_error_callback``, Polly's Fallback).
 
     Giving up raises :class:`RetryError` (``__cause__`` = the last error)
     when retrying ran out; an error that is not retryable propagates as is.
@@ -244,6 +264,11 @@ def retry(
     idempotency_key_sent: Optional[bool] = None,
     method: Optional[str] = None,
     wall_clock: Optional[Callable[[], float]] = None,
+    retry_if_result: Optional[Callable[[Any], object]] = None,
+    retry_if_exception: Optional[Callable[[BaseException], object]] = None,
+    before: Hook = None,
+    after: Hook = None,
+    fallback: Optional[Callable[[RetryEvent], Any]] = None,
 ) -> Callable[[F], F]: ...
 def lint(policy: RetryPolicy, service: Optional[Mapping[str, Any]] = None) -> List[Finding]:
     """Findings about a policy (and its service description), each with a stable code."""

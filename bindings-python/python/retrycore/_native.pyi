@@ -87,6 +87,7 @@ _StateHook = Callable[[Transition], object]
 
 __all__ = [
     "__version__",
+    "_Fallback",
     "Policy",
     "RetrySession",
     "Runner",
@@ -368,8 +369,9 @@ class RetrySession:
         elapsed: Optional[float] = None,
         wall_now_ms: Optional[int] = None,
         message: Optional[str] = None,
-        retryable: Union[bool, _RetryableTrait, None] = None,
+    retryable: Union[bool, _RetryableTrait, None] = None,
         should_retry: Optional[bool] = None,
+        verdict: Union[bool, str, None] = None,
     ) -> Union[Retry, GiveUp]:
         """Answers a failed attempt — an exception, a response, a dict of failure
         fields, or keyword fields — with a `Retry` or a `GiveUp`.
@@ -425,6 +427,9 @@ class RetryEvent:
         gate that refused the next attempt (on_give_up).
         """
 
+class _Fallback(BaseException):
+    """Carries a give-up fallback's value out of the retry loop (args[0]); never seen by callers."""
+
 @final
 class Runner:
     """The retry loop of one decorator (or `policy.call`): its policy, sleep,
@@ -445,6 +450,11 @@ class Runner:
         method: Optional[str] = None,
         wall_clock: Optional[Callable[[], float]] = None,
         on_success: Optional[_RetryHook] = None,
+        retry_if_result: Optional[Callable[[Any], object]] = None,
+        retry_if_exception: Optional[Callable[[BaseException], object]] = None,
+        before: Optional[_RetryHook] = None,
+        after: Optional[_RetryHook] = None,
+        fallback: Optional[Callable[[RetryEvent], Any]] = None,
     ) -> Self: ...
     def call(self, func: Callable[..., _T], args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]] = None) -> _T:
         """Calls `func(*args, **kwargs)` with retries (synchronous; sleeps with `sleep`, default `time.sleep`)."""
@@ -775,6 +785,7 @@ def classify(
     message: Optional[str] = None,
     retryable: Union[bool, _RetryableTrait, None] = None,
     should_retry: Optional[bool] = None,
+    verdict: Union[bool, str, None] = None,
 ) -> Verdict:
     """Classifies an exception, a response or a failure.
 
@@ -783,6 +794,11 @@ def classify(
     where it has one, the request's method). An exception's method is read
     from `e.request.method` (requests, httpx) or `e.request_info.method`
     (aiohttp) when `method` is not given.
+
+    ``verdict`` is the verdict of your own predicate (docs/classification-rules.md,
+    "Host predicates"): ``True`` (retry always), ``False`` (never), a retry rule,
+    a category or ``"category:rule"``; it decides after the markers and before
+    the policy's rules.
     """
 def error_names(e: BaseException) -> List[str]:
     """Returns the flattened cause chain of names of an exception (what classification reads)."""

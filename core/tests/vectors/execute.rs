@@ -6,7 +6,7 @@
 
 use crate::common::Case;
 use retrycore::breaker::Transition;
-use retrycore::classify::{FailureBuf, GrpcCode};
+use retrycore::classify::{FailureBuf, GrpcCode, HostVerdict};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use retrycore::surface::{self, Ending, Observed, RetryNumbers};
@@ -122,6 +122,14 @@ struct CallRun<'a> {
     /// The attempt a suspended limiter wait was for: (attempt, timeout).
     gated: Option<(u32, Option<u64>)>,
     got: Value,
+    /// `retry_if_result`: the verdict the caller's predicate gives each returned value.
+    if_result: Option<Value>,
+    /// `retry_if_error`: the predicate answers each thrown outcome's `verdict`.
+    if_error: bool,
+    /// `fallback`: the value the give-up fallback returns.
+    fallback: Option<Value>,
+    /// `before_after`: the `before` and `after` hooks are recorded.
+    before_after: bool,
 }
 
 impl<'a> CallRun<'a> {
@@ -147,7 +155,24 @@ impl<'a> CallRun<'a> {
             wake: None,
             gated: None,
             got: Value::Null,
+            if_result: o.get("retry_if_result").cloned(),
+            if_error: o.get("retry_if_error").and_then(Value::as_bool).unwrap_or(false),
+            fallback: o.get("fallback").cloned(),
+            before_after: o.get("before_after").and_then(Value::as_bool).unwrap_or(false),
         })
+    }
+
+    /// The end of a call that gave up: the fallback's value when it answers
+    /// (`Ending::falls_back`), else `ending`.
+    fn give_up(&mut self, end: &surface::Ended, ending: Value) -> Step {
+        match &self.fallback {
+            Some(v) if end.ending.falls_back(self.last_was_response) => {
+                self.events.push(json!({"hook": "fallback", "attempts": end.attempts, "reason": end.reason}));
+                let e = json!({"ending": "fallback", "value": v});
+                self.end(e)
+            }
+            _ => self.end(ending),
+        }
     }
 
     fn end(&mut self, mut ending: Value) -> Step {
@@ -182,10 +207,10 @@ impl<'a> CallRun<'a> {
                     e["retry_after"] = end.retry_after.map_or(Value::Null, ms_of);
                     e["limiter"] = json!(end.limiter);
                 }
-                if let Some(b) = end.budget {
+                if let Some(b) = &end.budget {
                     e["budget"] = json!(b);
                 }
-                Ok(Err(self.end(e)))
+                Ok(Err(self.give_up(&end, e)))
             }
             Gate::Proceed { attempt, timeout, wait, .. } => {
                 let timeout = timeout.map(retrycore::duration::from_std);
@@ -219,6 +244,9 @@ impl<'a> CallRun<'a> {
                     Err(step) => return Ok(step),
                 },
             };
+            if self.before_after {
+                self.events.push(json!({"hook": "before", "attempt": attempt}));
+            }
             self.calls += 1;
             let out = script
                 .get(attempt as usize - 1)
@@ -240,7 +268,12 @@ impl<'a> CallRun<'a> {
                 .and_then(|r| r.get("status"))
                 .and_then(Value::as_u64)
                 .is_some_and(|s| (200..=299).contains(&s));
-            if out.get("return").is_some() || ok_response {
+            // The caller's result predicate: a truthy verdict makes the returned value a failure.
+            let result_verdict = match (&self.if_result, out.get("return").and_then(Value::as_str)) {
+                (Some(m), Some(v)) => m.get(v).filter(|x| !matches!(x, Value::Null | Value::Bool(false))).cloned(),
+                _ => None,
+            };
+            if (out.get("return").is_some() || ok_response) && result_verdict.is_none() {
                 self.session.on_success_ns(clock.now, None).map_err(|e| e.to_string())?;
                 let ts = self.session.take_transitions();
                 transitions(&mut self.events, ts);
@@ -253,7 +286,14 @@ impl<'a> CallRun<'a> {
                 return Ok(self.end(ending_json(Ending::Cancelled, false)));
             }
             let mut f = FailureBuf::<String> { wall_now_ms: clock.wall_ms(), ..Default::default() };
-            if let Some(t) = out.get("throw") {
+            if let Some(v) = &result_verdict {
+                f.host = HostVerdict::from_json(v, "verdict").map_err(|e| e.to_string())?;
+                self.last_was_response = true;
+            } else if let Some(t) = out.get("throw") {
+                if self.if_error {
+                    let v = t.get("verdict").unwrap_or(&Value::Null);
+                    f.host = HostVerdict::from_json(v, "verdict").map_err(|e| e.to_string())?;
+                }
                 names_of(t, &mut f.error_names);
                 f.status = t.get("status").and_then(Value::as_u64).map(|s| s as u16);
                 f.grpc_code = t.get("grpc_code").and_then(Value::as_u64).and_then(|c| GrpcCode::new(c as u8));
@@ -280,6 +320,9 @@ impl<'a> CallRun<'a> {
                         return Err(format!("{d:?}: Retry.attempt is not the coming call {}", n.next_attempt));
                     }
                     let delay = ev.delay;
+                    if self.before_after {
+                        self.events.push(json!({"hook": "after", "attempt": ev.attempt, "category": ev.category}));
+                    }
                     self.events.push(json!({"hook": "on_retry", "attempt": ev.attempt, "retry": ev.retry,
                         "delay": ms_of(delay), "category": ev.category}));
                     // A host never calls its sleep for a delay of 0.
@@ -293,6 +336,9 @@ impl<'a> CallRun<'a> {
                     }
                 }
                 Observed::End(end) => {
+                    if self.before_after {
+                        self.events.push(json!({"hook": "after", "attempt": end.attempts, "category": end.category}));
+                    }
                     if let Some(g) = end.on_give_up() {
                         self.events.push(json!({"hook": "on_give_up", "attempts": g.attempt, "reason": g.reason}));
                     }
@@ -300,10 +346,10 @@ impl<'a> CallRun<'a> {
                     if e["ending"] == "raise" {
                         e["category"] = json!(end.category);
                     }
-                    if let Some(b) = end.budget {
+                    if let Some(b) = &end.budget {
                         e["budget"] = json!(b);
                     }
-                    return Ok(self.end(e));
+                    return Ok(self.give_up(&end, e));
                 }
             }
         }

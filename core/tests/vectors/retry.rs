@@ -6,7 +6,7 @@ use crate::common::{as_u64, check_error, eq, Case};
 use retrycore::backoff::Backoff;
 use retrycore::breaker::{Acquire, BreakerConfig, BreakerSnapshot, CircuitBreaker, Counted, Permit, State, Transition};
 use retrycore::budget::{Budget, BudgetConfig, FailureFacts};
-use retrycore::classify::{Category, Classifier, FailureBuf, GrpcCode, RetryableTrait};
+use retrycore::classify::{Category, Classifier, FailureBuf, GrpcCode, HostVerdict, RetryableTrait};
 use retrycore::lint::{lint, Service};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::retry_after::{parse_http_date, read_headers};
@@ -190,6 +190,9 @@ impl OwnedFailure {
             retryable: RetryableTrait::from_json(v.get("retryable").unwrap_or(&Value::Null), "retryable")
                 .map_err(|e| e.to_string())?,
             should_retry: v.get("should_retry").and_then(Value::as_bool),
+            // The caller's predicate's verdict: null, a boolean or a string (read by the core, as hosts read it).
+            host: HostVerdict::from_json(v.get("verdict").unwrap_or(&Value::Null), "verdict")
+                .map_err(|e| e.to_string())?,
         })
     }
 }
