@@ -8,7 +8,7 @@ import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from '.
 import type {
   Category, Profile, Failure, HeadersLike, Verdict, FailureContext, ServerAdvice, Finding, Transition, BreakerMetrics, BreakArguments, BreakerOptions,
   Refusal, BudgetOptions, Gate, Decision, SessionOptions, HookInfo, PolicyOptions, ExecuteOptions, AttemptContext, FingerprintOptions, RecordConfig,
-  IdempotencyRecord, RecordDecision, RecordOutcome,
+  IdempotencyRecord, RecordDecision, RecordOutcome, AlertEvaluation, AlertThresholds, CounterSnapshot, RetryLogger, RetryLogRecord,
 } from './api';
 import * as G from './generated.js';
 import { setReads, readResponse, failedResponse, methodOf, connectingName } from './reads.js';
@@ -880,6 +880,13 @@ export function lint(policy: RetryPolicy | object | string, service?: object | s
   return N.lint(text, s);
 }
 
+export function alerts(before: CounterSnapshot | string, after: CounterSnapshot | string, intervalMs: number, thresholds?: AlertThresholds | string): AlertEvaluation {
+  const b = documentText(before, 'before');
+  const a = documentText(after, 'after');
+  const t = thresholds === undefined || thresholds === null ? undefined : documentText(thresholds, 'thresholds');
+  return N.alerts(b, a, num(intervalMs, 'intervalMs'), t);
+}
+
 export class Rng {
   #g: BackendRng;
   constructor(seed: bigint | number | string) {
@@ -1211,6 +1218,24 @@ const EXECUTE_OPTIONS = { signal: signalOption, idempotent: optBool, idempotency
 /** No options: each `undefined` (a destructuring of an empty object would look each up on its prototypes). */
 const NO_EXECUTE_OPTIONS = Object.freeze({ signal: undefined, key: undefined, idempotent: undefined, idempotencyKeySent: undefined, method: undefined });
 const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
+/** The retry log's options (docs/observability.md, "The retry log"): taken out of the options like the hooks. */
+const LOG_OPTIONS = ['logger', 'correlationId'] as const;
+
+/** The type name of what failed, for the retry log: an error's `name` (its class's when it is the generic `Error`), null for a response. */
+function errorTypeName(e: unknown): string | null {
+  try {
+    if (isResponse(e)) return null;
+    if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return typeof e;
+    const n = (e as ErrorFields).name;
+    if (typeof n === 'string' && n !== '' && n !== 'Error') return n;
+    const c = (e as ErrorFields).constructor?.name;
+    if (typeof c === 'string' && c !== '' && c !== 'Object') return c;
+    return typeof n === 'string' && n !== '' ? n : null;
+  } catch {
+    // A hostile getter: the record goes without the name.
+    return null;
+  }
+}
 
 class Context implements AttemptContext {
   attempt = 1;
@@ -1384,6 +1409,8 @@ export class RetryPolicy extends G.PolicyMembers {
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
+  logger: RetryLogger | null = null;
+  correlationId: (() => string | null | undefined) | null = null;
 
   constructor(options: PolicyOptions = {}) {
     super();
@@ -1397,7 +1424,7 @@ export class RetryPolicy extends G.PolicyMembers {
     }
     const o: Record<string, unknown> = { ...optionsObject(options, 'RetryPolicy') };
     const hooks: Record<string, unknown> = {};
-    for (const h of HOOKS) {
+    for (const h of [...HOOKS, ...LOG_OPTIONS]) {
       if (h in o) {
         hooks[h] = o[h];
         delete o[h];
@@ -1432,11 +1459,56 @@ export class RetryPolicy extends G.PolicyMembers {
     this.#needsMessage = n.needsMessage();
     this.#lean = !this.#hasTimeouts && n.breaker() === null && n.budgetCount() === 0;
     for (const h of HOOKS) if (hooks[h] !== undefined) this.#setHook(h, hooks[h]);
+    if (hooks.correlationId !== undefined) this.#setHook('correlationId', hooks.correlationId);
+    if (hooks.logger !== undefined && hooks.logger !== null) {
+      const l = hooks.logger as { warn?: unknown };
+      if (typeof l !== 'function' && (typeof l !== 'object' || typeof l.warn !== 'function')) {
+        throw coreError('invalid_type', 'logger', `must be a function or a logger with a warn method, got ${describe(l)}`);
+      }
+      this.logger = l as RetryLogger;
+    }
   }
 
-  #setHook(name: (typeof HOOKS)[number], f: unknown): void {
+  #setHook(name: (typeof HOOKS)[number] | 'correlationId', f: unknown): void {
     if (f !== null && typeof f !== 'function') throw coreError('invalid_type', name, 'must be a function');
     (this as unknown as Record<string, unknown>)[name] = f;
+  }
+
+  /**
+   * Writes the retry log's record of a retry or a give-up (the core's `retry_log::record`) to the
+   * logger: a function gets the record, a logger object `logger[level](fields, message)`. What the
+   * logger or `correlationId` throws is reported as a hook's is, never met by the caller.
+   */
+  #log(retry: number | null, attempt: number, maxAttempts: number, category: string | null, delay: number | null, reason: string | null, budget: string | null, error: unknown, key: string): void {
+    const lg = this.logger;
+    if (lg === null) return;
+    try {
+      const cid = this.correlationId === null ? undefined : this.correlationId.call(this);
+      const event = {
+        event: retry === null ? 'give_up' : 'retry',
+        attempt,
+        max_attempts: maxAttempts,
+        retry,
+        category,
+        delay: delay === null ? null : Math.round(delay * 1e6),
+        reason,
+        budget,
+        error: errorTypeName(error),
+        idempotency_key: key,
+        correlation_id: typeof cid === 'string' ? cid : null,
+      };
+      const r = N.retryLog(JSON.stringify(event));
+      const record: RetryLogRecord = { level: r.level, message: r.message, fields: r.fields };
+      if (typeof lg === 'function') {
+        lg.call(this, record);
+      } else {
+        const o = lg as unknown as Record<string, unknown>;
+        const m = typeof o[record.level] === 'function' ? o[record.level] : o.warn;
+        (m as (f: object, msg: string) => void).call(lg, record.fields, record.message);
+      }
+    } catch (e) {
+      reportHookError(e);
+    }
   }
 
   static fromJSON(document: string | object): RetryPolicy {
@@ -1457,6 +1529,8 @@ export class RetryPolicy extends G.PolicyMembers {
     p.onRetry = this.onRetry;
     p.onGiveUp = this.onGiveUp;
     p.onStateChange = this.onStateChange;
+    p.logger = this.logger;
+    p.correlationId = this.correlationId;
     return p;
   }
 
@@ -1718,6 +1792,7 @@ export class RetryPolicy extends G.PolicyMembers {
         if (this.onRetry !== null) {
           callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, maxAttempts: d.maxAttempts, budget: null, error: failure, key: ctx.key });
         }
+        if (this.logger !== null) this.#log(d.onRetry.retry, d.onRetry.attempt, d.maxAttempts, d.category, d.delay, null, null, failure, ctx.key);
         if (delay > 0) {
           try {
             await pause(delay, signal);
@@ -1754,6 +1829,7 @@ export class RetryPolicy extends G.PolicyMembers {
     if (this.onGiveUp !== null && fires) {
       callHook(this.onGiveUp, this, { attempt: attempts, retry: null, delay: null, category, reason, maxAttempts, budget, error, key });
     }
+    if (this.logger !== null && fires) this.#log(null, attempts, maxAttempts, category, null, reason, budget, error, key);
   }
 
   /** @internal An injected clock and sleep for `execute` (tests, vectors); null: the host's. */

@@ -614,6 +614,15 @@ def k_execute(case: Dict[str, Any]) -> None:
                 raise Mismatch(f"{mode} call {n + 1}: got {got}, want {want}")
 
 
+def k_retry_log(case: Dict[str, Any]) -> None:
+    import _execute
+
+    for mode in ("sync", "async", "call"):
+        for n, (got, want) in enumerate(_execute.run(case, mode, log=True)):
+            if got != want:
+                raise Mismatch(f"{mode} call {n + 1}: got {got}, want {want}")
+
+
 LIMITER_DURATIONS = ("wait", "max_wait", "retry_after")
 
 
@@ -752,6 +761,7 @@ KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "dead_letter": k_dead_letter,
     "rfc3339": k_rfc3339,
     "execute": k_execute,
+    "retry_log": k_retry_log,
     "store_protocol": _store_vectors.k_store_protocol,
     "store_claim": _store_vectors.k_store_claim,
     "store_row": _store_vectors.k_store_row,

@@ -7,17 +7,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging as _logging
 import os
 import sys as _sys
 import types as _types
 from contextvars import ContextVar
-from typing import Any, Awaitable, Callable, List, Mapping, Optional, Tuple, TypeVar, Union, cast
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from . import _native
 from ._context import CURRENT as _CURRENT
 from ._docs import DOCS as _DOCS
 from ._errors import _TABLES
 from ._limiters import Limiter, LimiterRejectedError
+from . import _log
 from ._errors import (
     BudgetExhaustedError, CircuitOpenError, ConfigError, ConfigTypeError, DeadLetterError, FenceError,
     FingerprintError, IdempotencyError, IdempotencyInProgressError, IdempotencyMismatchError, IdempotencyTypeError,
@@ -50,6 +52,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 Hook = Optional[Callable[[RetryEvent], object]]
 StateHook = Optional[Callable[[Transition], object]]
+RetryLogger = Union[None, _logging.Logger, "_logging.LoggerAdapter[Any]", Callable[[Dict[str, Any]], object]]
 
 
 def current_attempt() -> Optional[RetrySession]:
@@ -162,17 +165,20 @@ for _kind in _TABLES["budget_kinds"]:
         setattr(Budget, _kind, _budget_helper(_kind))
 
 
-_HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
+_HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change", "logger", "correlation_id")
 
 
 class RetryPolicy(_native.Policy):
-    __slots__ = ("on_retry", "on_give_up", "on_state_change", "_runner")
+    __slots__ = ("on_retry", "on_give_up", "on_state_change", "logger", "correlation_id", "_runner")
     on_retry: Hook
     on_give_up: Hook
     on_state_change: StateHook
+    logger: RetryLogger
+    correlation_id: Optional[Callable[[], Optional[str]]]
     _runner: Optional[_native.Runner]
 
-    def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> "RetryPolicy":
+    def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, logger: RetryLogger = None,
+                correlation_id: Optional[Callable[[], Optional[str]]] = None, **kwargs: Any) -> "RetryPolicy":
         # Only exact types are looked at here (no caller code runs); the native module
         # converts everything else, bounded, and refuses what is not a document.
         # A None stays in the document: the core's typed reader refuses it (invalid_type).
@@ -194,10 +200,12 @@ class RetryPolicy(_native.Policy):
             p = p._with_breaker(breaker)
         if budgets is not None:
             p = p._with_budgets(budgets)
-        return cls._wrap(p, on_retry, on_give_up, on_state_change)
+        return cls._wrap(p, on_retry, on_give_up, on_state_change, logger, correlation_id)
 
     @classmethod
-    def _wrap(cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None) -> "RetryPolicy":
+    def _wrap(cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None,
+              logger: RetryLogger = None, correlation_id: Optional[Callable[[], Optional[str]]] = None) -> "RetryPolicy":
+        _log._check(logger, correlation_id)
         # Inline breakers and budgets become facade objects (decorators, context managers).
         b = p.breaker
         if b is not None and not isinstance(b, CircuitBreaker):
@@ -206,6 +214,7 @@ class RetryPolicy(_native.Policy):
             p = p._with_budgets([x if isinstance(x, Budget) else Budget._share(x) for x in p.budgets])
         self = _native.Policy.__new__(cls, p)
         self.on_retry, self.on_give_up, self.on_state_change = on_retry, on_give_up, on_state_change
+        self.logger, self.correlation_id = logger, correlation_id
         self._runner = None
         return self
 
@@ -242,7 +251,8 @@ class RetryPolicy(_native.Policy):
         return cls._wrap(_native.Policy.from_json(data), **hooks)
 
     def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":  # type: ignore[override]
-        return RetryPolicy._wrap(super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change)
+        return RetryPolicy._wrap(super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change,
+                                 self.logger, self.correlation_id)
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         _callable(fn, "fn")
@@ -250,8 +260,9 @@ class RetryPolicy(_native.Policy):
             return cast(T, retry(self)(fn)(*args, **kwargs))
         runner = self._runner
         if runner is None:
+            on_retry, on_give_up = _log.hooks(self.on_retry, self.on_give_up, self.logger, self.correlation_id)
             runner = self._runner = _native.Runner(
-                self, on_retry=self.on_retry, on_give_up=self.on_give_up, on_state_change=self.on_state_change
+                self, on_retry=on_retry, on_give_up=on_give_up, on_state_change=self.on_state_change
             )
         return runner.call(fn, args, kwargs)
 
@@ -259,7 +270,7 @@ class RetryPolicy(_native.Policy):
         return f"RetryPolicy.from_json({self.to_json()!r})"
 
     def __copy__(self) -> "RetryPolicy":
-        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change)
+        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change, self.logger, self.correlation_id)
 
 
 class _Call(functools.partial):  # type: ignore[type-arg]
@@ -299,9 +310,10 @@ def retry(
         raise _native.error("invalid_type", "policy", f"must be a RetryPolicy, got {type(pol).__name__}")
 
     def options(sync_sleep: Optional[Callable[[float], Any]]) -> _native.Runner:
+        retried, gave_up = _log.hooks(on_retry if on_retry is not None else pol.on_retry,
+                                      on_give_up if on_give_up is not None else pol.on_give_up, pol.logger, pol.correlation_id)
         return _native.Runner(
-            pol, sleep=sync_sleep, clock=clock, on_retry=on_retry if on_retry is not None else pol.on_retry,
-            on_give_up=on_give_up if on_give_up is not None else pol.on_give_up,
+            pol, sleep=sync_sleep, clock=clock, on_retry=retried, on_give_up=gave_up,
             on_state_change=on_state_change if on_state_change is not None else pol.on_state_change, key=key,
             idempotent=idempotent, idempotency_key_sent=idempotency_key_sent, method=method, wall_clock=wall_clock,
         )
