@@ -297,6 +297,25 @@ export interface AlertEvaluation {
  * a bad one throws naming the field (`before.policies.p.retries_by_number[1]`).
  */
 export declare function alerts(before: CounterSnapshot | string, after: CounterSnapshot | string, intervalMs: number, thresholds?: AlertThresholds | string): AlertEvaluation;
+/** One thing a metrics exporter records (docs/observability.md, "Exporters"). */
+export interface MetricSample {
+    /** The instrument's name in its name map (`retry_attempts_total`, `resilience4j.retry.calls`, …). */
+    name: string;
+    /** `add` (counters, resilience4j's running gauges), `set` (gauges) or `observe` (histograms). */
+    op: 'add' | 'set' | 'observe';
+    /** The label values by label name, every label of the instrument. */
+    labels: Record<string, string>;
+    /** The value, in the instrument's unit (seconds; Polly's milliseconds). */
+    value: number;
+}
+/**
+ * The samples of metric events under a name map: `document` is
+ * `{names?: 'default' | 'resilience4j' | 'polly', events: [...]}` (or its JSON
+ * text), each event `{event: 'retry' | 'end' | 'transition' | 'breaker_state' |
+ * 'idempotency', …}` with snake_case fields and durations in seconds
+ * (docs/observability.md, "Exporters"). Exporters record what this returns.
+ */
+export declare function metricSamples(document: object | string): MetricSample[];
 /** The seeded generator every runtime shares: xoshiro256++ seeded by SplitMix64. */
 export declare class Rng {
     /** Seeds a generator (a BigInt, a safe integer or a decimal string). */

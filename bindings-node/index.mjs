@@ -47,6 +47,7 @@ export const {
   hostTables,
   isRetrycoreError,
   lint,
+  metricSamples,
   mintKey,
   parseDuration,
   parseHttpDate,

@@ -26,6 +26,11 @@ export declare function lint(policy: string, service?: string | undefined | null
 export declare function alerts(before: string, after: string, intervalMs: number, thresholds?: string | undefined | null): any
 /** Returns the retry log's record of a retry or give-up event (JSON text). */
 export declare function retryLog(event: string): any
+/**
+ * The samples an exporter records for metric events: `document` is
+ * `{"names", "events"}` as JSON text (docs/observability.md, "Exporters").
+ */
+export declare function metricSamples(document: string): any
 /** Checks a key: true, or an `IdempotencyError` saying which character at which position is wrong. */
 export declare function validateKey(key: string, max: number): boolean
 /** Joins business id, operation and version into a key. */

@@ -170,6 +170,12 @@ pub fn retry_log(event: &str) -> Result<Value> {
     retrycore::retry_log::record_json(event).map_err(Error::of_config)
 }
 
+/// The samples of metric events (`{"names", "events"}` as JSON text), as
+/// `retrycore::metrics::samples_document` makes them.
+pub fn metric_samples(document: &str) -> Result<Value> {
+    retrycore::metrics::samples_document(document).map_err(Error::of_config)
+}
+
 /// Seeds the generator of every runtime (xoshiro256++ seeded by SplitMix64)
 /// from a decimal u64.
 pub fn seeded_rng(seed: &str) -> Result<Xoshiro256pp> {

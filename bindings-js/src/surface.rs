@@ -31,6 +31,9 @@ fn lint(policy: str, service: str?) -> try json<Finding[]>
 fn alerts(before: str, after: str, intervalMs: f64, thresholds: str?) -> try json<AlertEvaluation>
 /// Returns the retry log's record of a retry or give-up event (JSON text).
 fn retryLog(event: str) -> try json<RetryLogRecord>
+/// The samples an exporter records for metric events: `document` is
+/// `{"names", "events"}` as JSON text (docs/observability.md, "Exporters").
+fn metricSamples(document: str) -> try json<MetricSample[]>
 
 /// Checks a key: true, or an `IdempotencyError` saying which character at which position is wrong.
 fn validateKey(key: str, max: f64) -> try bool<true> = idem::validate_key

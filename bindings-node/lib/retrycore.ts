@@ -8,7 +8,7 @@ import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from '.
 import type {
   Category, Profile, Failure, HeadersLike, Verdict, FailureContext, ServerAdvice, Finding, Transition, BreakerMetrics, BreakArguments, BreakerOptions,
   Refusal, BudgetOptions, Gate, Decision, SessionOptions, HookInfo, PolicyOptions, ExecuteOptions, AttemptContext, FingerprintOptions, RecordConfig,
-  IdempotencyRecord, RecordDecision, RecordOutcome, AlertEvaluation, AlertThresholds, CounterSnapshot, RetryLogger, RetryLogRecord,
+  IdempotencyRecord, RecordDecision, RecordOutcome, AlertEvaluation, AlertThresholds, CounterSnapshot, RetryLogger, RetryLogRecord, MetricSample,
 } from './api';
 import * as G from './generated.js';
 import { setReads, readResponse, failedResponse, methodOf, connectingName } from './reads.js';
@@ -885,6 +885,10 @@ export function alerts(before: CounterSnapshot | string, after: CounterSnapshot 
   const a = documentText(after, 'after');
   const t = thresholds === undefined || thresholds === null ? undefined : documentText(thresholds, 'thresholds');
   return N.alerts(b, a, num(intervalMs, 'intervalMs'), t);
+}
+
+export function metricSamples(document: object | string): MetricSample[] {
+  return N.metricSamples(documentText(document, 'document'));
 }
 
 export class Rng {

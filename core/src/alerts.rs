@@ -550,8 +550,15 @@ pub fn read_snapshot(v: &Value, path: &str) -> Result<Snapshot> {
 /// interval), `invalid_combination` (thresholds in both places), and every
 /// error of [`read_snapshot`] and [`AlertConfig::read`].
 pub fn evaluate_document(text: &str, given: Option<&AlertConfig>) -> Result<Evaluation> {
-    let v = crate::doc::parse_json(text)?;
-    let mut o = Obj::new(&v, "")?;
+    evaluate_value(&crate::doc::parse_json(text)?, given)
+}
+
+/// [`evaluate_document`] over a document already parsed (hosts hand theirs over as a value).
+///
+/// # Errors
+/// As [`evaluate_document`], but `invalid_json`.
+pub fn evaluate_value(v: &Value, given: Option<&AlertConfig>) -> Result<Evaluation> {
+    let mut o = Obj::new(v, "")?;
     let missing = |o: &Obj<'_>, key: &str| Error::new(ErrorCode::MissingField, o.field(key), "is required");
     let interval = o.duration("interval", &[])?.ok_or_else(|| missing(&o, "interval"))?;
     if interval == 0 {

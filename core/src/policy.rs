@@ -510,6 +510,13 @@ pub struct FirstAttempt {
     start: u64,
 }
 
+impl FirstAttempt {
+    /// Returns when the attempt began, in nanoseconds on the caller's clock.
+    pub fn started_ns(&self) -> u64 {
+        self.start
+    }
+}
+
 /// The shared parts of a policy.
 #[derive(Debug)]
 pub(crate) struct PolicyInner {

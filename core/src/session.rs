@@ -374,6 +374,19 @@ impl RetrySession {
         self.attempt
     }
 
+    /// Returns when the first attempt was gated, in nanoseconds on the
+    /// caller's clock (0 before it): an operation's duration is `now` minus this.
+    pub fn started_ns(&self) -> u64 {
+        self.start
+    }
+
+    /// Returns when the latest attempt began, in nanoseconds on the
+    /// caller's clock (0 before the first): that attempt's duration, once
+    /// it ended, is its end minus this (exporters' per-attempt durations).
+    pub fn attempt_started_ns(&self) -> u64 {
+        self.attempt_start
+    }
+
     /// Returns true once the session succeeded or gave up.
     pub fn is_done(&self) -> bool {
         self.phase == Phase::Done

@@ -70,7 +70,7 @@ pub fn budget_kinds() -> Vec<(&'static str, Option<BudgetConfig>)> {
 /// [`ErrorClass`] of the code in each [`ErrorDomain`]), `error_classes` (the
 /// closed list of class names every host maps to its idiom), `profiles`, `limits`,
 /// `fetch_failure_messages`, `network_code_pattern`, `error_markers`, `reads` (where each
-/// host reads a failure's method, a response's status and headers, and a connect phase), `max_key_length`, `seen_status` (the status range taken from an error's attributes) and `defaults` (the default policy, breaker and
+/// host reads a failure's method, a response's status and headers, and a connect phase), `max_key_length`, `seen_status` (the status range taken from an error's attributes), `metrics` (every name map's instruments, [`crate::metrics::tables`]) and `defaults` (the default policy, breaker and
 /// budgets in their normalized document form).
 pub fn host_tables() -> Value {
     let names = |it: &mut dyn Iterator<Item = &'static str>| Value::from(it.map(Value::from).collect::<Vec<_>>());
@@ -113,6 +113,7 @@ pub fn host_tables() -> Value {
         "max_key_length": crate::idempotency::DEFAULT_MAX_KEY_LEN,
         "seen_status": [crate::classify::SEEN_STATUS.0, crate::classify::SEEN_STATUS.1],
         "store_protocol": crate::idempotency::store_protocol(),
+        "metrics": crate::metrics::tables(),
         "defaults": {
             "policy": PolicyConfig::default().to_json_value(),
             "breaker": BreakerConfig::default().to_json_value(),

@@ -1,7 +1,8 @@
 //! docs/observability.md states the metric model and the alert rules the
 //! core has: every metric with its kind, labels and help, and every rule
 //! with its level, threshold and minimum volume; its counters example is
-//! an alerts document the core reads.
+//! an alerts document the core reads; every name map of the exporters is
+//! listed with its instruments, and the events example makes the samples shown.
 
 use retrycore::alerts::{evaluate_document, AlertConfig, Rule};
 use retrycore::metrics;
@@ -46,4 +47,35 @@ fn the_example_is_an_alerts_document() {
     let json = page.split("```json\n").nth(1).and_then(|b| b.split("```").next()).unwrap();
     let e = evaluate_document(json, None).unwrap();
     assert_eq!(e.alerts().count(), 3);
+}
+
+#[test]
+fn every_name_map_is_listed() {
+    let page = page();
+    for map in metrics::NameMap::ALL {
+        let mut rows = String::new();
+        for i in map.instruments() {
+            let labels: Vec<String> = i.labels.iter().map(|l| format!("`{l}`")).collect();
+            let unit = if i.unit.is_empty() { "—".to_owned() } else { format!("`{}`", i.unit) };
+            rows.push_str(&format!(
+                "| `{}` | `{}` | {} | {} | {} |\n",
+                i.name,
+                i.prometheus,
+                i.kind.code(),
+                labels.join(", "),
+                unit
+            ));
+        }
+        assert!(page.contains(&rows), "docs/observability.md's {} table should read:\n{rows}", map.code());
+    }
+}
+
+#[test]
+fn the_events_example_makes_the_samples_shown() {
+    let page = page();
+    let section = page.split("### Events").nth(1).unwrap();
+    let events = section.split("```json\n").nth(1).and_then(|b| b.split("```").next()).unwrap();
+    let shown = section.split("```json\n").nth(2).and_then(|b| b.split("```").next()).unwrap();
+    let shown: serde_json::Value = serde_json::from_str(shown).unwrap();
+    assert_eq!(metrics::samples_document(events).unwrap(), shown);
 }

@@ -430,6 +430,10 @@ const kinds = {
       if (step.expect !== undefined) subset(`step ${i} (${step.op})`, got, step.expect);
     });
   },
+  metric_samples(c) {
+    const doc = Object.fromEntries(['names', 'events'].filter((k) => c[k] !== undefined).map((k) => [k, c[k]]));
+    outcome(c, () => rc.metricSamples(doc), (samples) => assert.deepEqual(samples, c.samples));
+  },
   lint(c) {
     outcome(c, () => rc.lint(c.policy || {}, c.service), (findings) => {
       assert.deepEqual(findings.map((f) => f.code).sort(), [...c.expect].sort());

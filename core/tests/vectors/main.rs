@@ -7,6 +7,7 @@ mod common;
 mod execute;
 mod idempotency;
 mod limiter;
+mod metrics;
 mod retry;
 mod saga;
 mod store;
@@ -35,6 +36,7 @@ fn dispatch(kind: &str, case: &Case) -> Option<Result<(), String>> {
         .or_else(|| store::run(kind, case))
         .or_else(|| limiter::run(kind, case))
         .or_else(|| saga::run(kind, case))
+        .or_else(|| metrics::run(kind, case))
 }
 
 #[test]
