@@ -1415,6 +1415,8 @@ export class RetryPolicy extends G.PolicyMembers {
   onStateChange: ((t: Transition) => void) | null = null;
   logger: RetryLogger | null = null;
   correlationId: (() => string | null | undefined) | null = null;
+  /** @internal The exporters' reports (lib/metrics.ts, `instrument`); null: none. */
+  _metrics: { retry(attempt: number): void; end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean): void } | null = null;
 
   constructor(options: PolicyOptions = {}) {
     super();
@@ -1535,6 +1537,7 @@ export class RetryPolicy extends G.PolicyMembers {
     p.onStateChange = this.onStateChange;
     p.logger = this.logger;
     p.correlationId = this.correlationId;
+    p._metrics = this._metrics;
     return p;
   }
 
@@ -1647,6 +1650,9 @@ export class RetryPolicy extends G.PolicyMembers {
     if (signal?.aborted) throw abortReason(signal);
     // An injected clock and sleep (tests, the execute vectors).
     const clock = this._clock;
+    const met = this._metrics;
+    const started = met === null ? 0 : clock === null ? performance.now() : clock.now();
+    const took = (): number => (clock === null ? performance.now() : clock.now()) - started;
     // The first attempt, when a lean call made it and failed (or its end could not be read).
     let first: { failed: boolean; value: unknown } | null = null;
     let ctx: Context | undefined;
@@ -1682,6 +1688,7 @@ export class RetryPolicy extends G.PolicyMembers {
           this.#owed++;
           this.#owedNs += Math.max(0, t1 - t0);
           if (this.#owed >= LEAN_MAX || this.#owedNs >= LEAN_MAX_NS) this._sync();
+          if (met !== null) met.end(1, 'success', took(), null, false);
           return value as T;
         }
       }
@@ -1765,6 +1772,7 @@ export class RetryPolicy extends G.PolicyMembers {
             n.finish(id, now());
           }
           id = -1;
+          if (met !== null) met.end(ctx.attempt, 'success', took(), null, false);
           return result as T;
         }
         const ctxOpts: FailureContext = { method, idempotent, idempotencyKeySent: keySent };
@@ -1784,6 +1792,7 @@ export class RetryPolicy extends G.PolicyMembers {
           const d = decided as BackendGiveUp;
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
           this.#giveUp(d.onGiveUp, d.attempts, d.giveUpReason, d.category, failure, ctx.key, d.maxAttempts, d.budget ?? null);
+          if (met !== null && d.onGiveUp) met.end(d.attempts, d.giveUpReason, took(), d.budget ?? null, false);
           const kind = d.ending.kind;
           if (kind === 'propagate' || kind === 'cancelled') {
             // A response nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
@@ -1797,6 +1806,7 @@ export class RetryPolicy extends G.PolicyMembers {
           callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, maxAttempts: d.maxAttempts, budget: null, error: failure, key: ctx.key });
         }
         if (this.logger !== null) this.#log(d.onRetry.retry, d.onRetry.attempt, d.maxAttempts, d.category, d.delay, null, null, failure, ctx.key);
+        if (met !== null) met.retry(d.onRetry.attempt);
         if (delay > 0) {
           try {
             await pause(delay, signal);
@@ -1816,6 +1826,8 @@ export class RetryPolicy extends G.PolicyMembers {
         if (attemptNo === 0) {
           const g = n.gate(id) as BackendReject;
           this.#giveUp(g.onGiveUp, g.attempts, g.giveUpReason, lastCategory, failure, ctx.key, g.maxAttempts, g.budget ?? null);
+          // Refused at a gate: the last attempt already ended in a retry.
+          if (met !== null && g.onGiveUp) met.end(g.attempts, g.giveUpReason, took(), g.budget ?? null, true);
           if (g.ending.kind === 'propagate' && isResponse(failure)) return failure as T;
           throw endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
         }
