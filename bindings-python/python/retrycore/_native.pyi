@@ -119,6 +119,7 @@ __all__ = [
     "server_advice",
     "parse_http_date",
     "lint",
+    "retry_log_record",
     "host_tables",
     "derive_key",
     "run",
