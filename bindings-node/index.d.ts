@@ -254,6 +254,60 @@ export interface Finding {
 }
 /** Lints a policy (a `RetryPolicy`, a document or its JSON text) against an optional service description. */
 export declare function lint(policy: RetryPolicy | object | string, service?: object | string): Finding[];
+/** A service's counters at one moment (docs/observability.md, "Alerts"): every part optional. */
+export interface CounterSnapshot {
+    /** Each policy's `counters()`, by name, as they are. */
+    policies?: Record<string, Record<string, unknown>>;
+    /** Each breaker's state, by name. */
+    breakers?: Record<string, string>;
+    /** Each idempotent endpoint's answers, by outcome. */
+    idempotency?: Record<string, { executed?: number; replayed?: number; in_progress?: number; mismatch?: number }>;
+}
+/** A ratio rule's threshold: it fires strictly `above` this ratio, over at least `min_volume` events. */
+export interface AlertThreshold {
+    above?: number;
+    min_volume?: number;
+}
+/** Thresholds over the defaults (10 %, 1 % and 5 % over at least 100 events). */
+export interface AlertThresholds {
+    retry_rate?: AlertThreshold;
+    exhausted_rate?: AlertThreshold;
+    duplicate_rate?: AlertThreshold;
+}
+/** One rule checked for one policy, breaker or endpoint. */
+export interface AlertCheck {
+    rule: 'retry_rate' | 'exhausted_rate' | 'breaker_open' | 'duplicate_rate';
+    level: 'warn' | 'error' | 'critical';
+    /** The policy, breaker or endpoint name. */
+    subject: string;
+    /** `low_volume`: fewer events than the rule's minimum. */
+    status: 'firing' | 'ok' | 'low_volume';
+    /** The ratio (1 or 0 for `breaker_open`). */
+    value: number;
+    /** The ratio's numerator over the interval. */
+    count: number;
+    /** Its denominator (1 for `breaker_open`). */
+    volume: number;
+    /** The threshold (0 for `breaker_open`). */
+    above: number;
+    message: string;
+}
+/** Every check of one evaluation, firing ones first (the CLI's `retrycore alerts --json`). */
+export interface AlertEvaluation {
+    /** The interval as a duration string (`"5m"`). */
+    interval: string;
+    /** How many checks fire. */
+    alerts: number;
+    checks: AlertCheck[];
+}
+/**
+ * Checks the alert rules (docs/observability.md, "Alerts") over what
+ * changed between two counter snapshots taken `intervalMs` apart: retry
+ * rate, exhausted rate, open breakers, duplicate rate. Snapshots and
+ * thresholds are objects or JSON text with the document's snake_case keys;
+ * a bad one throws naming the field (`before.policies.p.retries_by_number[1]`).
+ */
+export declare function alerts(before: CounterSnapshot | string, after: CounterSnapshot | string, intervalMs: number, thresholds?: AlertThresholds | string): AlertEvaluation;
 /** One thing a metrics exporter records (docs/observability.md, "Exporters"). */
 export interface MetricSample {
     /** The instrument's name in its name map (`retry_attempts_total`, `resilience4j.retry.calls`, …). */
@@ -654,8 +708,61 @@ export interface PolicyOptions {
     onRetry?: (info: HookInfo) => void;
     onGiveUp?: (info: HookInfo) => void;
     onStateChange?: (t: Transition) => void;
+    /** Writes a record of each retry and give-up to this logger (see {@link RetryLogger}); none by default. */
+    logger?: RetryLogger;
+    /** Called for each record: the caller's correlation id (a request id); default: the idempotency key. */
+    correlationId?: () => string | null | undefined;
     [key: string]: unknown;
 }
+/**
+ * The fields of a retry log record (docs/observability.md, "The retry log"):
+ * every one always present, `null` where it does not apply, named as
+ * Python's `extra` keys are (snake_case), so one log query finds both hosts'.
+ */
+export interface RetryLogFields {
+    /** `retry` (a retry is scheduled) or `give_up`. */
+    event: 'retry' | 'give_up';
+    /** The call that failed (a retry), or the calls made (a give-up). */
+    attempt: number;
+    /** The policy's `maxAttempts`. */
+    max_attempts: number;
+    /** The retry about to happen, or null. */
+    retry: number | null;
+    /** The failure's category. */
+    category: string | null;
+    /** The error's name (its class's when its `name` is the generic `Error`); null for a response. */
+    error: string | null;
+    /** The wait before the retry, in ms, or null. */
+    delay_ms: number | null;
+    /** The give-up reason, or null. */
+    reason: string | null;
+    /** The budget that refused, or null. */
+    budget: string | null;
+    /** The idempotency key every attempt carries. */
+    idempotency_key: string;
+    /** The caller's correlation id (`correlationId`), else the idempotency key. */
+    correlation_id: string;
+}
+/** One record of the retry log: its level, one line for people, and its fields. */
+export interface RetryLogRecord {
+    /** `warn` for a retry; `error` when a retry limit ran out or a breaker refused; `info` for a give-up nothing would have retried. */
+    level: 'info' | 'warn' | 'error';
+    /** `attempt 1 of 3 failed (server_error: TypeError); retry 1 in 100ms`, `gave up after 3 attempts: attempts_exhausted (last failure: timeout: TimeoutError)`. */
+    message: string;
+    fields: RetryLogFields;
+}
+/**
+ * Where the retry log goes: a function given each record, or a pino, bunyan
+ * or `console`-like logger, called `logger[level](fields, message)` (`warn`
+ * when it has no method of that level).
+ */
+export type RetryLogger =
+    | ((record: RetryLogRecord) => void)
+    | {
+          warn(fields: RetryLogFields, message: string): void;
+          info?(fields: RetryLogFields, message: string): void;
+          error?(fields: RetryLogFields, message: string): void;
+      };
 /** Options of `execute`. */
 export interface ExecuteOptions {
     /** Stops retrying (and the current wait) when aborted; `execute` rejects with its reason. */
@@ -708,6 +815,10 @@ export declare class RetryPolicy {
     onGiveUp: ((info: HookInfo) => void) | null;
     /** Called with every transition of the policy's breaker that this policy's calls cause. */
     onStateChange: ((t: Transition) => void) | null;
+    /** Where each retry and give-up is logged (docs/observability.md, "The retry log"), or null: silent. */
+    logger: RetryLogger | null;
+    /** Gives the correlation id of each log record (e.g. a request id); null: the idempotency key. */
+    correlationId: (() => string | null | undefined) | null;
     /**
      * Creates a policy from typed options: the document's keys in camelCase
      * (`maxAttempts`, `maxDelay`, …), durations as numbers of milliseconds or

@@ -28,6 +28,7 @@ export const {
   RetrycoreError,
   Rng,
   Session,
+  alerts,
   canonicalJSON,
   canonicalJSONText,
   classify,

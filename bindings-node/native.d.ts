@@ -22,6 +22,10 @@ export declare function serverAdvice(headers: Array<string>, wallNowMs?: number 
 export declare function parseHttpDate(value: string, wallNowMs: number): number | null
 /** Lints a policy document (JSON text) against an optional service description. */
 export declare function lint(policy: string, service?: string | undefined | null): any
+/** Checks the alert rules over two counter snapshots (JSON text) `intervalMs` apart; thresholds (JSON text) over the defaults. */
+export declare function alerts(before: string, after: string, intervalMs: number, thresholds?: string | undefined | null): any
+/** Returns the retry log's record of a retry or give-up event (JSON text). */
+export declare function retryLog(event: string): any
 /**
  * The samples an exporter records for metric events: `document` is
  * `{"names", "events"}` as JSON text (docs/observability.md, "Exporters").

@@ -144,6 +144,32 @@ pub fn lint(policy: &str, service: Option<&str>) -> Result<Value> {
     ))
 }
 
+/// Checks the alert rules (`retrycore::alerts`) over two counter snapshots
+/// (JSON text: `{policies, breakers, idempotency}`) taken `interval_ms`
+/// apart, with optional thresholds (JSON text) over the defaults: every
+/// check, firing ones first, as the CLI's `--json` and Python write them.
+pub fn alerts(before: &str, after: &str, interval_ms: f64, thresholds: Option<&str>) -> Result<Value> {
+    use retrycore::alerts::{evaluate, read_snapshot, AlertConfig};
+    let interval = ns(interval_ms, "intervalMs")?;
+    if interval == 0 {
+        return Err(Error::config(ErrorCode::InvalidDuration, "intervalMs", "must be longer than 0ms"));
+    }
+    let doc = |text: &str| retrycore::parse_document(text).map_err(Error::of_config);
+    let b = read_snapshot(&doc(before)?, "before").map_err(Error::of_config)?;
+    let a = read_snapshot(&doc(after)?, "after").map_err(Error::of_config)?;
+    let cfg = match thresholds {
+        Some(t) => AlertConfig::read(&doc(t)?, "thresholds").map_err(Error::of_config)?,
+        None => AlertConfig::default(),
+    };
+    Ok(evaluate(&b, &a, interval, &cfg).to_json_value())
+}
+
+/// Returns the structured retry log's record of a retry or give-up event
+/// (JSON text; `retrycore::retry_log::record_of`): `{level, message, fields}`.
+pub fn retry_log(event: &str) -> Result<Value> {
+    retrycore::retry_log::record_json(event).map_err(Error::of_config)
+}
+
 /// The samples of metric events (`{"names", "events"}` as JSON text), as
 /// `retrycore::metrics::samples_document` makes them.
 pub fn metric_samples(document: &str) -> Result<Value> {

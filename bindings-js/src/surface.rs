@@ -27,6 +27,10 @@ fn parseHttpDate(value: str, wallNowMs: f64) -> try f64?
 js parseHttpDate(value, wallNowMs)
 /// Lints a policy document (JSON text) against an optional service description.
 fn lint(policy: str, service: str?) -> try json<Finding[]>
+/// Checks the alert rules over two counter snapshots (JSON text) `intervalMs` apart; thresholds (JSON text) over the defaults.
+fn alerts(before: str, after: str, intervalMs: f64, thresholds: str?) -> try json<AlertEvaluation>
+/// Returns the retry log's record of a retry or give-up event (JSON text).
+fn retryLog(event: str) -> try json<RetryLogRecord>
 /// The samples an exporter records for metric events: `document` is
 /// `{"names", "events"}` as JSON text (docs/observability.md, "Exporters").
 fn metricSamples(document: str) -> try json<MetricSample[]>

@@ -8,7 +8,7 @@ import type { BackendBreaker, BackendBudget, BackendPolicy, BackendRng } from '.
 import type {
   Category, Profile, Failure, HeadersLike, Verdict, FailureContext, ServerAdvice, Finding, Transition, BreakerMetrics, BreakArguments, BreakerOptions,
   Refusal, BudgetOptions, Gate, Decision, SessionOptions, HookInfo, PolicyOptions, ExecuteOptions, AttemptContext, FingerprintOptions, RecordConfig,
-  IdempotencyRecord, RecordDecision, RecordOutcome, MetricSample,
+  IdempotencyRecord, RecordDecision, RecordOutcome, AlertEvaluation, AlertThresholds, CounterSnapshot, RetryLogger, RetryLogRecord, MetricSample,
 } from './api';
 import * as G from './generated.js';
 import { setReads, readResponse, failedResponse, errorMethod, connectingName } from './reads.js';
@@ -987,6 +987,13 @@ export function lint(policy: RetryPolicy | object | string, service?: object | s
   return N.lint(text, s);
 }
 
+export function alerts(before: CounterSnapshot | string, after: CounterSnapshot | string, intervalMs: number, thresholds?: AlertThresholds | string): AlertEvaluation {
+  const b = documentText(before, 'before');
+  const a = documentText(after, 'after');
+  const t = thresholds === undefined || thresholds === null ? undefined : documentText(thresholds, 'thresholds');
+  return N.alerts(b, a, num(intervalMs, 'intervalMs'), t);
+}
+
 export function metricSamples(document: object | string): MetricSample[] {
   return N.metricSamples(documentText(document, 'document'));
 }
@@ -1332,6 +1339,24 @@ const NO_EXECUTE_OPTIONS = Object.freeze({
   retryIfResult: undefined, retryIfError: undefined, before: undefined, after: undefined, fallback: undefined,
 });
 const HOOKS = ['onRetry', 'onGiveUp', 'onStateChange'] as const;
+/** The retry log's options (docs/observability.md, "The retry log"): taken out of the options like the hooks. */
+const LOG_OPTIONS = ['logger', 'correlationId'] as const;
+
+/** The type name of what failed, for the retry log: an error's `name` (its class's when it is the generic `Error`), null for a response. */
+function errorTypeName(e: unknown): string | null {
+  try {
+    if (isResponse(e)) return null;
+    if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return typeof e;
+    const n = (e as ErrorFields).name;
+    if (typeof n === 'string' && n !== '' && n !== 'Error') return n;
+    const c = (e as ErrorFields).constructor?.name;
+    if (typeof c === 'string' && c !== '' && c !== 'Object') return c;
+    return typeof n === 'string' && n !== '' ? n : null;
+  } catch {
+    // A hostile getter: the record goes without the name.
+    return null;
+  }
+}
 
 class Context implements AttemptContext {
   attempt = 1;
@@ -1507,6 +1532,10 @@ export class RetryPolicy extends G.PolicyMembers {
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
+  logger: RetryLogger | null = null;
+  correlationId: (() => string | null | undefined) | null = null;
+  /** @internal The exporters' reports (lib/metrics.ts, `instrument`); null: none. */
+  _metrics: { retry(attempt: number): void; end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean): void } | null = null;
 
   constructor(options: PolicyOptions = {}) {
     super();
@@ -1521,7 +1550,7 @@ export class RetryPolicy extends G.PolicyMembers {
     }
     const o: Record<string, unknown> = { ...optionsObject(options, 'RetryPolicy') };
     const hooks: Record<string, unknown> = {};
-    for (const h of HOOKS) {
+    for (const h of [...HOOKS, ...LOG_OPTIONS]) {
       if (h in o) {
         hooks[h] = o[h];
         delete o[h];
@@ -1557,11 +1586,56 @@ export class RetryPolicy extends G.PolicyMembers {
     this.#hasLimiter = n.hasLimiter();
     this.#lean = !this.#hasTimeouts && !this.#hasLimiter && n.breaker() === null && n.budgetCount() === 0;
     for (const h of HOOKS) if (hooks[h] !== undefined) this.#setHook(h, hooks[h]);
+    if (hooks.correlationId !== undefined) this.#setHook('correlationId', hooks.correlationId);
+    if (hooks.logger !== undefined && hooks.logger !== null) {
+      const l = hooks.logger as { warn?: unknown };
+      if (typeof l !== 'function' && (typeof l !== 'object' || typeof l.warn !== 'function')) {
+        throw coreError('invalid_type', 'logger', `must be a function or a logger with a warn method, got ${describe(l)}`);
+      }
+      this.logger = l as RetryLogger;
+    }
   }
 
-  #setHook(name: (typeof HOOKS)[number], f: unknown): void {
+  #setHook(name: (typeof HOOKS)[number] | 'correlationId', f: unknown): void {
     if (f !== null && typeof f !== 'function') throw coreError('invalid_type', name, 'must be a function');
     (this as unknown as Record<string, unknown>)[name] = f;
+  }
+
+  /**
+   * Writes the retry log's record of a retry or a give-up (the core's `retry_log::record`) to the
+   * logger: a function gets the record, a logger object `logger[level](fields, message)`. What the
+   * logger or `correlationId` throws is reported as a hook's is, never met by the caller.
+   */
+  #log(retry: number | null, attempt: number, maxAttempts: number, category: string | null, delay: number | null, reason: string | null, budget: string | null, error: unknown, key: string): void {
+    const lg = this.logger;
+    if (lg === null) return;
+    try {
+      const cid = this.correlationId === null ? undefined : this.correlationId.call(this);
+      const event = {
+        event: retry === null ? 'give_up' : 'retry',
+        attempt,
+        max_attempts: maxAttempts,
+        retry,
+        category,
+        delay: delay === null ? null : Math.round(delay * 1e6),
+        reason,
+        budget,
+        error: errorTypeName(error),
+        idempotency_key: key,
+        correlation_id: typeof cid === 'string' ? cid : null,
+      };
+      const r = N.retryLog(JSON.stringify(event));
+      const record: RetryLogRecord = { level: r.level, message: r.message, fields: r.fields };
+      if (typeof lg === 'function') {
+        lg.call(this, record);
+      } else {
+        const o = lg as unknown as Record<string, unknown>;
+        const m = typeof o[record.level] === 'function' ? o[record.level] : o.warn;
+        (m as (f: object, msg: string) => void).call(lg, record.fields, record.message);
+      }
+    } catch (e) {
+      reportHookError(e);
+    }
   }
 
   static fromJSON(document: string | object): RetryPolicy {
@@ -1582,6 +1656,9 @@ export class RetryPolicy extends G.PolicyMembers {
     p.onRetry = this.onRetry;
     p.onGiveUp = this.onGiveUp;
     p.onStateChange = this.onStateChange;
+    p.logger = this.logger;
+    p.correlationId = this.correlationId;
+    p._metrics = this._metrics;
     return p;
   }
 
@@ -1696,6 +1773,9 @@ export class RetryPolicy extends G.PolicyMembers {
     if (signal?.aborted) throw abortReason(signal);
     // An injected clock and sleep (tests, the execute vectors).
     const clock = this._clock;
+    const met = this._metrics;
+    const started = met === null ? 0 : clock === null ? performance.now() : clock.now();
+    const took = (): number => (clock === null ? performance.now() : clock.now()) - started;
     // The first attempt, when a lean call made it and failed (or its end could not be read).
     let first: { failed: boolean; value: unknown } | null = null;
     let ctx: Context | undefined;
@@ -1731,6 +1811,7 @@ export class RetryPolicy extends G.PolicyMembers {
           this.#owed++;
           this.#owedNs += Math.max(0, t1 - t0);
           if (this.#owed >= LEAN_MAX || this.#owedNs >= LEAN_MAX_NS) this._sync();
+          if (met !== null) met.end(1, 'success', took(), null, false);
           return value as T;
         }
       }
@@ -1854,6 +1935,7 @@ export class RetryPolicy extends G.PolicyMembers {
             n.finish(id, now());
           }
           id = -1;
+          if (met !== null) met.end(ctx.attempt, 'success', took(), null, false);
           return result as T;
         }
         const ctxOpts: FailureContext = { method, idempotent, idempotencyKeySent: keySent };
@@ -1875,6 +1957,7 @@ export class RetryPolicy extends G.PolicyMembers {
           if (after !== undefined) callHook(after, this, { attempt: d.attempts, retry: null, delay: null, category: d.category, reason: d.giveUpReason, maxAttempts: d.maxAttempts, budget: d.budget ?? null, error: failure, key: ctx.key });
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
           this.#giveUp(d.onGiveUp, d.attempts, d.giveUpReason, d.category, failure, ctx.key, d.maxAttempts, d.budget ?? null);
+          if (met !== null && d.onGiveUp) met.end(d.attempts, d.giveUpReason, took(), d.budget ?? null, false);
           const kind = d.ending.kind;
           // A response or value nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
           const e = kind === 'propagate' || kind === 'cancelled' ? failure : endingError(d.ending, d, failure, d.attempts, d.category, ctx.key);
@@ -1889,6 +1972,8 @@ export class RetryPolicy extends G.PolicyMembers {
         if (this.onRetry !== null) {
           callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, maxAttempts: d.maxAttempts, budget: null, error: failure, key: ctx.key });
         }
+        if (this.logger !== null) this.#log(d.onRetry.retry, d.onRetry.attempt, d.maxAttempts, d.category, d.delay, null, null, failure, ctx.key);
+        if (met !== null) met.retry(d.onRetry.attempt);
         if (delay > 0) {
           try {
             await pause(delay, signal);
@@ -1908,6 +1993,8 @@ export class RetryPolicy extends G.PolicyMembers {
         if (attemptNo === 0) {
           const g = n.gate(id) as BackendReject;
           this.#giveUp(g.onGiveUp, g.attempts, g.giveUpReason, lastCategory, failure, ctx.key, g.maxAttempts, g.budget ?? null);
+          // Refused at a gate: the last attempt already ended in a retry.
+          if (met !== null && g.onGiveUp) met.end(g.attempts, g.giveUpReason, took(), g.budget ?? null, true);
           const e = g.ending.kind === 'propagate' ? failure : endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
           if (fallback !== undefined && (returned ? g.ending.fallsBackOnValue : g.ending.fallsBack)) {
             return (await settled(fallback.call(this, { attempt: g.attempts, retry: null, delay: null, category: lastCategory, reason: g.giveUpReason, maxAttempts: g.maxAttempts, budget: g.budget ?? null, error: e, key: ctx.key }))) as T;
@@ -1959,6 +2046,7 @@ export class RetryPolicy extends G.PolicyMembers {
     if (this.onGiveUp !== null && fires) {
       callHook(this.onGiveUp, this, { attempt: attempts, retry: null, delay: null, category, reason, maxAttempts, budget, error, key });
     }
+    if (this.logger !== null && fires) this.#log(null, attempts, maxAttempts, category, null, reason, budget, error, key);
   }
 
   /** @internal An injected clock and sleep for `execute` (tests, vectors); null: the host's. */

@@ -656,6 +656,8 @@ functions
         })
     parse_http_date(value: str, wall_now_ms: wall) -> Option<i64> =
         retrycore::retry_after::parse_http_date(&value, wall_now_ms)
+    retry_log_record(event: json) -> try Obj<'py> =
+        conv::from_json(py, &retrycore::retry_log::record_of(&event).py(py)?.to_json_value())
     lint(policy: =crate::policy::native_policy, service: json?) -> try Vec<Finding> =
         let service = service.map(|s| Service::from_json_value(&s).py(py)).transpose()?;
         Ok(retrycore::lint::lint(policy.get().inner.config(), service.as_ref())

@@ -48,6 +48,7 @@ pub mod metrics;
 pub mod policy;
 pub mod profile;
 pub mod retry_after;
+pub mod retry_log;
 pub mod rng;
 pub mod session;
 pub mod surface;

@@ -650,7 +650,8 @@ function responseOf(r) {
 
 const RAISE_CLASSES = { retry_error: rc.RetryError, budget_exhausted: rc.BudgetExhaustedError, circuit_open: rc.CircuitOpenError, limiter_rejected: rc.LimiterRejectedError };
 
-async function executeCase(c) {
+/** Runs an execute case; with `log` (the retry_log kind) the policy logs each call's records (its `correlation_id` the caller's). */
+async function executeCase(c, log = false) {
   const policy = policyOf(c.policy);
   const start = c.clock.start_ms;
   const clock = { now: start };
@@ -675,6 +676,10 @@ async function executeCase(c) {
   policy.onRetry = (i) => active.events.push({ hook: 'on_retry', attempt: i.attempt, retry: i.retry, delay: i.delay, category: i.category });
   policy.onGiveUp = (i) => active.events.push({ hook: 'on_give_up', attempts: i.attempt, reason: i.reason });
   policy.onStateChange = (t) => active.events.push({ hook: 'on_state_change', from: t.from, to: t.to, reason: t.reason });
+  if (log) {
+    policy.logger = (r) => active.records.push(r);
+    policy.correlationId = () => active.spec.correlation_id;
+  }
 
   /** Runs (or resumes) `st` until its call settles or suspends. */
   const drive = (st, go) =>
@@ -688,7 +693,7 @@ async function executeCase(c) {
   const states = [];
   for (const spec of c.calls) {
     clock.now += spec.advance_ms ?? 0;
-    const st = { spec, events: [], sleeps: [], calls: 0, controller: new AbortController(), last: undefined, settled: false };
+    const st = { spec, events: [], records: [], sleeps: [], calls: 0, controller: new AbortController(), last: undefined, settled: false };
     states.push(st);
     const o = spec.options || {};
     const options = { signal: st.controller.signal };
@@ -743,6 +748,7 @@ async function executeCase(c) {
     assert.deepEqual(st.sleeps, want.sleeps, `${what}: sleeps`);
     assert.deepEqual(st.events, want.events, `${what}: events`);
     if (want.ending !== 'fallback') assert.ok(!st.fellBack, `${what}: the fallback answered, want ${want.ending}`);
+    if (log) assert.deepEqual(st.records, want.records, `${what}: records`);
     switch (want.ending) {
       case 'fallback':
         assert.ok(!st.failed && st.fellBack, `${what}: want the fallback's value`);
@@ -787,7 +793,25 @@ async function executeCase(c) {
   });
 }
 
-kinds.execute = executeCase;
+kinds.execute = (c) => executeCase(c);
+kinds.retry_log = (c) => executeCase(c, true);
+
+// ------------------------------------------------------------ alerts
+
+kinds.alerts = (c) => {
+  const d = c.document;
+  let got;
+  try {
+    got = rc.alerts(d.before, d.after, rc.parseDuration(d.interval), d.thresholds);
+  } catch (e) {
+    if (c.error === undefined) throw e;
+    assert.equal(e.code, c.error, `error: got ${e.code} (${e.message})`);
+    if (c.error_field !== undefined) assert.equal(e.field, c.error_field, 'error_field');
+    return;
+  }
+  assert.equal(c.error, undefined, `expected error ${c.error}, got ${JSON.stringify(got)}`);
+  assert.deepEqual(got, c.expect);
+};
 
 // ------------------------------------------------------------ limiter
 

@@ -102,6 +102,8 @@ class Call:
         self.attempts = 0
         self.sleeps: List[int] = []
         self.events: List[Dict[str, Any]] = []
+        #: The retry log's records (`retry_log` cases): what the policy's logger got.
+        self.records: List[Dict[str, Any]] = []
         self.last: Any = None
         self.suspend_at = spec.get("suspend_at_sleep")
 
@@ -179,7 +181,7 @@ class World:
 
 def ending(call: Call, result: Any, error: Optional[BaseException]) -> Dict[str, Any]:
     got: Dict[str, Any] = {"attempts": call.attempts, "calls": call.calls,
-                           "sleeps": call.sleeps, "events": call.events}
+                           "sleeps": call.sleeps, "events": call.events, "records": call.records}
     if error is None:
         if isinstance(result, FellBack):
             got["ending"], got["value"] = "fallback", result.value
@@ -228,14 +230,20 @@ def expected(e: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def run(case: Dict[str, Any], mode: str) -> List[Tuple[Dict[str, Any], Dict[str, Any]]]:
-    """Runs every call of `case` in `mode` (``sync``, ``async`` or ``call``); (got, want) per call."""
+def run(case: Dict[str, Any], mode: str, log: bool = False) -> List[Tuple[Dict[str, Any], Dict[str, Any]]]:
+    """Runs every call of `case` in `mode` (``sync``, ``async`` or ``call``); (got, want) per call.
+    With `log` (the `retry_log` kind) each call's policy logs to the call's records."""
     world = World(case, mode)
-    policy = retrycore.RetryPolicy.from_dict(case["policy"])
+    shared = retrycore.RetryPolicy.from_dict(case["policy"])
     calls = [Call(world, spec) for spec in case["calls"]]
     results: Dict[int, Tuple[Any, Optional[BaseException]]] = {}
 
     def one(i: int, c: Call) -> None:
+        policy = shared
+        if log:
+            # The same native policy (generator, breaker, budgets), with this call's logger.
+            policy = retrycore.RetryPolicy._wrap(shared._p, logger=c.records.append,
+                                                 correlation_id=lambda: c.spec.get("correlation_id"))
         world.now += ns(c.spec.get("advance_ms", 0))
         opts = dict(c.spec.get("options") or {})
         key = opts.pop("key", None)
@@ -261,7 +269,7 @@ def run(case: Dict[str, Any], mode: str) -> List[Tuple[Dict[str, Any], Dict[str,
             opts["wall_clock"] = world.wall
         try:
             if mode == "call":
-                p = retrycore.RetryPolicy._wrap(policy._p, **hooks)
+                p = retrycore.RetryPolicy._wrap(policy._p, **hooks, logger=policy.logger, correlation_id=policy.correlation_id)
                 r = retrycore.retry(p, clock=world.clock, sleep=c.slept, key=(lambda: key) if key else None, **opts)(c.outcome)()
             elif mode == "async":
                 async def fn() -> Any:

@@ -121,6 +121,7 @@ results.update(hammer("policy", policy, {
     "sample_delays": lambda: policy.sample_delays(1, 3), "replay_delays": lambda: policy.replay_delays([0.5]),
     "session": lambda: policy.session(), "testing": lambda: policy.testing(2), "counters": policy.counters,
     "call": lambda: policy.call(lambda: 1), "on_retry": lambda: policy.on_retry, "on_give_up": lambda: policy.on_give_up,
+    "logger": lambda: policy.logger, "correlation_id": lambda: policy.correlation_id,
     "on_state_change": lambda: policy.on_state_change, "from_dict": lambda: None, "from_json": lambda: None,
     "from_file": lambda: None, "profile": lambda: None,
     "with_metrics": lambda: policy.with_metrics(Counting()), "metered": lambda: metered.call(lambda: 1),

@@ -463,6 +463,15 @@ def k_metric_samples(case: Dict[str, Any]) -> None:
     outcome(case, lambda: retrycore.metrics.samples(doc), lambda g, w: eq("samples", g, case["samples"]))
 
 
+def k_alerts(case: Dict[str, Any]) -> None:
+    d = case["document"]
+    outcome(
+        case,
+        lambda: retrycore.alerts(d["before"], d["after"], d["interval"], d.get("thresholds")),
+        lambda g, w: eq("evaluation", g, w),
+    )
+
+
 # ---------------------------------------------------------------- idempotency kinds
 
 def expect_str(got: Any, want: Any) -> None:
@@ -623,6 +632,15 @@ def k_execute(case: Dict[str, Any]) -> None:
                 raise Mismatch(f"{mode} call {n + 1}: got {got}, want {want}")
 
 
+def k_retry_log(case: Dict[str, Any]) -> None:
+    import _execute
+
+    for mode in ("sync", "async", "call"):
+        for n, (got, want) in enumerate(_execute.run(case, mode, log=True)):
+            if got != want:
+                raise Mismatch(f"{mode} call {n + 1}: got {got}, want {want}")
+
+
 LIMITER_DURATIONS = ("wait", "max_wait", "retry_after")
 
 
@@ -762,6 +780,8 @@ KINDS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "dead_letter": k_dead_letter,
     "rfc3339": k_rfc3339,
     "execute": k_execute,
+    "retry_log": k_retry_log,
+    "alerts": k_alerts,
     "store_protocol": _store_vectors.k_store_protocol,
     "store_claim": _store_vectors.k_store_claim,
     "store_row": _store_vectors.k_store_row,

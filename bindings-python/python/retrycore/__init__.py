@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging as _logging
 import os
 import sys as _sys
 import types as _types
@@ -18,6 +19,7 @@ from ._context import CURRENT as _CURRENT
 from ._docs import DOCS as _DOCS
 from ._errors import _TABLES
 from ._limiters import Limiter, LimiterRejectedError
+from . import _log
 from ._errors import (
     BudgetExhaustedError, CircuitOpenError, ConfigError, ConfigTypeError, DeadLetterError, FenceError,
     FingerprintError, IdempotencyError, IdempotencyInProgressError, IdempotencyMismatchError, IdempotencyTypeError,
@@ -50,6 +52,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 Hook = Optional[Callable[[RetryEvent], object]]
 StateHook = Optional[Callable[[Transition], object]]
+RetryLogger = Union[None, _logging.Logger, "_logging.LoggerAdapter[Any]", Callable[[Dict[str, Any]], object]]
 
 
 def current_attempt() -> Optional[RetrySession]:
@@ -162,22 +165,25 @@ for _kind in _TABLES["budget_kinds"]:
         setattr(Budget, _kind, _budget_helper(_kind))
 
 
-_HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change")
+_HOOK_KEYS = ("on_retry", "on_give_up", "on_state_change", "logger", "correlation_id")
 #: The caller's own predicates, hooks and fallback a policy may carry for `call` and `retry`.
 _KNOB_KEYS = ("retry_if_result", "retry_if_exception", "before", "after", "fallback")
 
 
 class RetryPolicy(_native.Policy):
-    __slots__ = ("on_retry", "on_give_up", "on_state_change", "_runner", "_metrics", "_knobs")
+    __slots__ = ("on_retry", "on_give_up", "on_state_change", "logger", "correlation_id", "_runner", "_metrics", "_knobs")
     on_retry: Hook
     on_give_up: Hook
     on_state_change: StateHook
+    logger: RetryLogger
+    correlation_id: Optional[Callable[[], Optional[str]]]
     _runner: Optional[_native.Runner]
     # The exporters' hooks (`with_metrics`), composed with the user's at each Runner.
     _metrics: Any
     _knobs: Mapping[str, Any]
 
-    def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> "RetryPolicy":
+    def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, logger: RetryLogger = None,
+                correlation_id: Optional[Callable[[], Optional[str]]] = None, **kwargs: Any) -> "RetryPolicy":
         knobs = {k: kwargs.pop(k) for k in _KNOB_KEYS if k in kwargs}
         # Only exact types are looked at here (no caller code runs); the native module
         # converts everything else, bounded, and refuses what is not a document.
@@ -200,13 +206,15 @@ class RetryPolicy(_native.Policy):
             p = p._with_breaker(breaker)
         if budgets is not None:
             p = p._with_budgets(budgets)
-        return cls._wrap(p, on_retry, on_give_up, on_state_change, knobs=knobs)
+        return cls._wrap(p, on_retry, on_give_up, on_state_change, knobs=knobs, logger=logger, correlation_id=correlation_id)
 
     @classmethod
     def _wrap(
         cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None,
-        metrics: Any = None, knobs: Optional[Mapping[str, Any]] = None,
+        metrics: Any = None, knobs: Optional[Mapping[str, Any]] = None, logger: RetryLogger = None,
+        correlation_id: Optional[Callable[[], Optional[str]]] = None,
     ) -> "RetryPolicy":
+        _log._check(logger, correlation_id)
         # Inline breakers and budgets become facade objects (decorators, context managers).
         b = p.breaker
         if b is not None and not isinstance(b, CircuitBreaker):
@@ -215,6 +223,7 @@ class RetryPolicy(_native.Policy):
             p = p._with_budgets([x if isinstance(x, Budget) else Budget._share(x) for x in p.budgets])
         self = _native.Policy.__new__(cls, p)
         self.on_retry, self.on_give_up, self.on_state_change = on_retry, on_give_up, on_state_change
+        self.logger, self.correlation_id = logger, correlation_id
         self._knobs = dict(knobs or {})
         for k, f in self._knobs.items():
             if f is not None:
@@ -256,9 +265,13 @@ class RetryPolicy(_native.Policy):
         return cls._wrap(_native.Policy.from_json(data), **hooks, knobs=knobs)
 
     def testing(self, attempts: int, max_delay: float = 0.0) -> "RetryPolicy":  # type: ignore[override]
+        return self._again(super().testing(attempts, max_delay))
+
+    def _again(self, p: _native.Policy, metrics: Any = None) -> "RetryPolicy":
+        """``p`` with this policy's hooks, logger, exporters (or ``metrics``) and knobs."""
         return RetryPolicy._wrap(
-            super().testing(attempts, max_delay), self.on_retry, self.on_give_up, self.on_state_change, self._metrics,
-            self._knobs,
+            p, self.on_retry, self.on_give_up, self.on_state_change, self._metrics if metrics is None else metrics,
+            self._knobs, self.logger, self.correlation_id,
         )
 
     def call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -274,23 +287,25 @@ class RetryPolicy(_native.Policy):
         return f"RetryPolicy.from_json({self.to_json()!r})"
 
     def __copy__(self) -> "RetryPolicy":
-        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change, self._metrics, self._knobs)
+        return self._again(self)
 
     def with_metrics(self, *exporters: Any, operation: Optional[str] = None) -> "RetryPolicy":
         from .metrics import _PolicyHooks
 
-        hooks = _PolicyHooks.attach(self, exporters, operation)
-        return RetryPolicy._wrap(self, self.on_retry, self.on_give_up, self.on_state_change, hooks, self._knobs)
+        return self._again(self, _PolicyHooks.attach(self, exporters, operation))
 
 
 def _runner_hooks(
     pol: RetryPolicy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None
 ) -> Dict[str, Any]:
-    """The hooks of a ``Runner`` of ``pol``: the ones given, else the policy's, each composed
-    with its exporters' (``with_metrics``), and ``on_success`` when it has exporters."""
+    """The hooks of a ``Runner`` of ``pol``: the ones given, else the policy's, with its retry
+    log (``logger``) and composed with its exporters' (``with_metrics``), and ``on_success``
+    when it has exporters."""
+    retried, gave_up = _log.hooks(on_retry if on_retry is not None else pol.on_retry,
+                                  on_give_up if on_give_up is not None else pol.on_give_up, pol.logger, pol.correlation_id)
     hooks: Dict[str, Any] = {
-        "on_retry": on_retry if on_retry is not None else pol.on_retry,
-        "on_give_up": on_give_up if on_give_up is not None else pol.on_give_up,
+        "on_retry": retried,
+        "on_give_up": gave_up,
         "on_state_change": on_state_change if on_state_change is not None else pol.on_state_change,
     }
     m = pol._metrics

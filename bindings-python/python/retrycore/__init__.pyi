@@ -19,6 +19,7 @@ seconds, like ``time.sleep``.
 # applies at import time, and tests/python/test_docs_facade.py fails when they drift.
 # mypy.stubtest (make -C bindings-python test) holds this file to the runtime module.
 
+import logging
 import os
 from datetime import timedelta
 from typing import Any, Callable, Dict, List, Mapping, Optional, TypeVar, Union, overload
@@ -57,6 +58,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 Hook = Optional[Callable[[RetryEvent], object]]
 StateHook = Optional[Callable[[Transition], object]]
+RetryLogger = Union[None, logging.Logger, logging.LoggerAdapter[Any], Callable[[Dict[str, Any]], object]]
 
 def current_attempt() -> Optional[RetrySession]:
     """Returns the session of the decorated call running in this context, or ``None``.
@@ -151,19 +153,35 @@ class RetryPolicy(_native.Policy):
     ``retry_if_exception``, ``before``, ``after`` and ``fallback`` (see
     :func:`retry`; one given to :func:`retry` wins), which :meth:`from_dict`,
     :meth:`from_json` and :meth:`from_file` take too.
+
+    ``logger`` writes a record of each retry (``WARNING``) and give-up
+    (``ERROR`` when a retry limit ran out or a breaker refused, else
+    ``INFO``) to a ``logging.Logger`` (``logging.getLogger("retrycore")``)
+    or ``LoggerAdapter``, its fields as ``extra`` (``attempt``,
+    ``category``, ``error``, ``delay_ms``, ``idempotency_key``,
+    ``correlation_id``, …: docs/observability.md, "The retry log"); a
+    callable gets the record dict instead. None (the default): silent.
+    ``correlation_id`` is called for each record (a request id from a
+    ``ContextVar``); without it the record's is the idempotency key.
     """
 
     on_retry: Hook
     on_give_up: Hook
     on_state_change: StateHook
+    logger: RetryLogger
+    correlation_id: Optional[Callable[[], Optional[str]]]
     _runner: Optional[_native.Runner]
     _knobs: Mapping[str, Any]
-    def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None, **kwargs: Any) -> RetryPolicy: ...
+    def __new__(cls, *, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None,
+                logger: RetryLogger = None, correlation_id: Optional[Callable[[], Optional[str]]] = None,
+                **kwargs: Any) -> RetryPolicy: ...
     @classmethod
     def _wrap(
         cls, p: _native.Policy, on_retry: Hook = None, on_give_up: Hook = None, on_state_change: StateHook = None,
-        metrics: Any = None, knobs: Optional[Mapping[str, Any]] = None,
+        metrics: Any = None, knobs: Optional[Mapping[str, Any]] = None, logger: RetryLogger = None,
+        correlation_id: Optional[Callable[[], Optional[str]]] = None,
     ) -> RetryPolicy: ...
+    def _again(self, p: _native.Policy, metrics: Any = None) -> RetryPolicy: ...
     @property
     def _p(self) -> _native.Policy: ...
     @classmethod

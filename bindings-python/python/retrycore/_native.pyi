@@ -120,6 +120,7 @@ __all__ = [
     "server_advice",
     "parse_http_date",
     "lint",
+    "retry_log_record",
     "host_tables",
     "metric_samples",
     "evaluate_alerts",
@@ -831,6 +832,10 @@ class Finding:
     def message(self) -> str:
         """One line of reason."""
 
+def retry_log_record(event: Mapping[str, Any]) -> Dict[str, Any]:
+    """Returns the retry log's record of a retry or give-up event (``level``,
+    ``message``, ``fields``: docs/observability.md, "The retry log").
+    """
 def lint(policy: _PolicyLike, service: Optional[_Document] = None) -> List[Finding]:
     """Lints a policy, optionally with its service description (a dict)."""
 

@@ -8,6 +8,7 @@ use crate::common::Case;
 use retrycore::breaker::Transition;
 use retrycore::classify::{FailureBuf, GrpcCode, HostVerdict};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
+use retrycore::retry_log::{self, LogEvent};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use retrycore::surface::{self, Ending, Observed, RetryNumbers};
 use serde_json::{json, Value};
@@ -19,7 +20,8 @@ const HOST_TIMEOUT: &str = "DOMException:TimeoutError";
 const MS: f64 = 1e6;
 
 pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
-    (kind == "execute").then(|| execute(case))
+    // `retry_log` cases are execute cases run with a logger (tests/vectors/README.md, "retry_log").
+    matches!(kind, "execute" | "retry_log").then(|| execute(case, kind == "retry_log"))
 }
 
 /// Milliseconds (a JSON number) as nanoseconds.
@@ -105,6 +107,18 @@ fn ending_json(e: Ending, from_response: bool) -> Value {
     }
 }
 
+/// The log event of an `on_give_up` (without the host's part).
+fn give_up<'a>(g: &surface::GiveUpEvent<'a>) -> LogEvent<'a> {
+    LogEvent {
+        attempt: g.attempt,
+        max_attempts: g.max_attempts,
+        category: g.category,
+        reason: Some(g.reason),
+        budget: g.budget,
+        ..LogEvent::default()
+    }
+}
+
 enum Step {
     Suspended,
     Done,
@@ -130,10 +144,14 @@ struct CallRun<'a> {
     fallback: Option<Value>,
     /// `before_after`: the `before` and `after` hooks are recorded.
     before_after: bool,
+    /// The retry log's records (`retry_log` cases), or None: no logger.
+    records: Option<Vec<Value>>,
+    /// The outermost error's type name, as the log names it: the first of `names` (None: a response, a timeout's own).
+    error: Option<String>,
 }
 
 impl<'a> CallRun<'a> {
-    fn new(policy: &RetryPolicy, spec: &'a Value) -> Result<CallRun<'a>, String> {
+    fn new(policy: &RetryPolicy, spec: &'a Value, log: bool) -> Result<CallRun<'a>, String> {
         let o = spec.get("options").cloned().unwrap_or(json!({}));
         let key = o.get("key").and_then(Value::as_str).map(str::to_owned);
         let opts = SessionOptions {
@@ -159,6 +177,8 @@ impl<'a> CallRun<'a> {
             if_error: o.get("retry_if_error").and_then(Value::as_bool).unwrap_or(false),
             fallback: o.get("fallback").cloned(),
             before_after: o.get("before_after").and_then(Value::as_bool).unwrap_or(false),
+            records: log.then(Vec::new),
+            error: None,
         })
     }
 
@@ -175,11 +195,24 @@ impl<'a> CallRun<'a> {
         }
     }
 
+    /// Logs a retry or a give-up (`ev` without the host's part), as a host's logger does
+    /// (`retrycore::retry_log`): the error's name, the key and the caller's correlation id added.
+    fn log(&mut self, ev: LogEvent<'_>) {
+        let Some(records) = self.records.as_mut() else { return };
+        let key = self.session.key().to_owned();
+        let correlation_id = self.spec.get("correlation_id").and_then(Value::as_str);
+        let r = retry_log::record(&LogEvent { error: self.error.as_deref(), key: &key, correlation_id, ..ev });
+        records.push(r.to_json_value());
+    }
+
     fn end(&mut self, mut ending: Value) -> Step {
         ending["attempts"] = json!(self.session.attempts());
         ending["calls"] = json!(self.calls);
         ending["sleeps"] = Value::Array(std::mem::take(&mut self.sleeps));
         ending["events"] = Value::Array(std::mem::take(&mut self.events));
+        if let Some(r) = self.records.take() {
+            ending["records"] = Value::Array(r);
+        }
         self.got = ending;
         Step::Done
     }
@@ -198,6 +231,7 @@ impl<'a> CallRun<'a> {
                 let end = surface::after_gate(&self.session, &gate).ok_or("a refusal ends the call")?;
                 if let Some(g) = end.on_give_up() {
                     self.events.push(json!({"hook": "on_give_up", "attempts": g.attempt, "reason": g.reason}));
+                    self.log(give_up(&g));
                 }
                 let mut e = ending_json(end.ending, self.last_was_response);
                 if e["class"] == "circuit_open" {
@@ -286,6 +320,7 @@ impl<'a> CallRun<'a> {
                 return Ok(self.end(ending_json(Ending::Cancelled, false)));
             }
             let mut f = FailureBuf::<String> { wall_now_ms: clock.wall_ms(), ..Default::default() };
+            self.error = None;
             if let Some(v) = &result_verdict {
                 f.host = HostVerdict::from_json(v, "verdict").map_err(|e| e.to_string())?;
                 self.last_was_response = true;
@@ -295,6 +330,7 @@ impl<'a> CallRun<'a> {
                     f.host = HostVerdict::from_json(v, "verdict").map_err(|e| e.to_string())?;
                 }
                 names_of(t, &mut f.error_names);
+                self.error = t.get("names").and_then(|n| n.get(0)).and_then(Value::as_str).map(str::to_owned);
                 f.status = t.get("status").and_then(Value::as_u64).map(|s| s as u16);
                 f.grpc_code = t.get("grpc_code").and_then(Value::as_u64).and_then(|c| GrpcCode::new(c as u8));
                 f.headers = headers_of(t.get("headers"));
@@ -305,6 +341,7 @@ impl<'a> CallRun<'a> {
                 self.last_was_response = true;
             } else if out.get("timeout").is_some() {
                 f.error_names.push(HOST_TIMEOUT.to_owned());
+                self.error = Some("TimeoutError".to_owned());
                 self.last_was_response = false;
             } else {
                 return Err(format!("attempt {attempt}: unknown outcome {out}"));
@@ -325,6 +362,14 @@ impl<'a> CallRun<'a> {
                     }
                     self.events.push(json!({"hook": "on_retry", "attempt": ev.attempt, "retry": ev.retry,
                         "delay": ms_of(delay), "category": ev.category}));
+                    self.log(LogEvent {
+                        retry: Some(ev.retry),
+                        attempt: ev.attempt,
+                        max_attempts: ev.max_attempts,
+                        category: Some(ev.category),
+                        delay: Some(delay),
+                        ..LogEvent::default()
+                    });
                     // A host never calls its sleep for a delay of 0.
                     if delay > 0 {
                         self.sleeps.push(ms_of(delay));
@@ -341,6 +386,7 @@ impl<'a> CallRun<'a> {
                     }
                     if let Some(g) = end.on_give_up() {
                         self.events.push(json!({"hook": "on_give_up", "attempts": g.attempt, "reason": g.reason}));
+                        self.log(give_up(&g));
                     }
                     let mut e = ending_json(end.ending, self.last_was_response);
                     if e["ending"] == "raise" {
@@ -381,7 +427,7 @@ fn same(what: &str, got: &Value, want: &Value) -> Result<(), String> {
     }
 }
 
-fn execute(case: &Case) -> Result<(), String> {
+fn execute(case: &Case, log: bool) -> Result<(), String> {
     let config =
         PolicyConfig::from_json(&case.get("policy").ok_or("policy")?.to_string()).map_err(|e| e.to_string())?;
     // Entropy 0: only cases without draws omit the policy's seed.
@@ -398,7 +444,7 @@ fn execute(case: &Case) -> Result<(), String> {
         if let Some(a) = spec.get("advance_ms") {
             clock.now += ns_of(a, "advance_ms")?;
         }
-        let mut r = CallRun::new(&policy, spec).map_err(|e| format!("call {i}: {e}"))?;
+        let mut r = CallRun::new(&policy, spec, log).map_err(|e| format!("call {i}: {e}"))?;
         if let Step::Suspended = r.drive(&mut clock).map_err(|e| format!("call {i}: {e}"))? {
             suspended.push_back(i);
         }

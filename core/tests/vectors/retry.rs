@@ -31,6 +31,7 @@ pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
         "breaker" => breaker(case),
         "budget" => budget(case),
         "lint" => lint_case(case),
+        "alerts" => alerts_case(case),
         _ => return None,
     })
 }
@@ -629,4 +630,37 @@ fn lint_case(case: &Case) -> Result<(), String> {
         case.get("expect").and_then(Value::as_array).ok_or("expect")?.iter().filter_map(Value::as_str).collect();
     want.sort_unstable();
     eq("findings", got, want)
+}
+
+/// `alerts`: an alerts document (docs/observability.md, "Alerts") → every check, or an error naming its field.
+fn alerts_case(case: &Case) -> Result<(), String> {
+    let text = case.get("document").ok_or("document")?.to_string();
+    match (retrycore::alerts::evaluate_document(&text, None), case.expected_error()) {
+        (Err(e), Some(code)) => {
+            eq("error", e.code(), code)?;
+            case.str("error_field").map_or(Ok(()), |f| eq("error_field", e.field(), f))
+        }
+        (Err(e), None) => Err(format!("unexpected error {} ({e})", e.code())),
+        (Ok(ev), Some(code)) => Err(format!("expected error {code}, got {}", ev.to_json_value())),
+        (Ok(ev), None) => {
+            let got = ev.to_json_value();
+            if same_json(&got, case.expect()) {
+                Ok(())
+            } else {
+                Err(format!("got {got}, want {}", case.expect()))
+            }
+        }
+    }
+}
+
+/// JSON equality with numbers compared as f64 (`1` and `1.0` are one number).
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
 }

@@ -1,0 +1,15 @@
+// Makes `tsc -p tsconfig.integrations.json` (make compile) fail when lib/metrics.ts disagrees
+// with its public declarations (metrics.d.ts, what `retrycore/metrics` ships), as
+// lib/conforms.ts does for the main API.
+
+import type * as Declared from '../metrics';
+import * as Impl from './metrics.js';
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+export const conforms: {
+  names: Same<keyof typeof Declared, keyof typeof Impl>;
+  instrument: typeof Impl.instrument extends typeof Declared.instrument ? true : false;
+  PrometheusExporter: typeof Impl.PrometheusExporter extends typeof Declared.PrometheusExporter ? true : false;
+  OpenTelemetryExporter: typeof Impl.OpenTelemetryExporter extends typeof Declared.OpenTelemetryExporter ? true : false;
+} = { names: true, instrument: true, PrometheusExporter: true, OpenTelemetryExporter: true };

@@ -1,0 +1,102 @@
+'use strict';
+// retrycore/metrics against the real libraries (issue 20): a scripted run through an
+// instrumented policy, then prom-client's exposition text and an OpenTelemetry in-memory
+// metric exporter, asserting names, labels and values. The samples themselves are the core's,
+// pinned in every runtime by tests/vectors/metrics; this checks how the exporters record them.
+// The module ships in the Node package only (RETRYCORE_IMPL=node).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { createRequire } = require('node:module');
+const rc = require('./impl.cjs');
+
+const root = path.join(__dirname, '..', '..');
+const pkgRequire = createRequire(path.join(root, 'bindings-node', 'package.json'));
+const skip = rc.IMPL !== 'node' ? 'retrycore/metrics ships in the Node package' : false;
+
+/** Three operations of policy `payments`: a first-try success, a success after one retry, a give-up after 3 attempts. */
+async function scripted(policy) {
+  for (const failures of [0, 1, 3]) {
+    let n = 0;
+    await policy
+      .execute(() => {
+        if (n++ < failures) throw new TypeError('fetch failed');
+        return 'ok';
+      }, { method: 'GET' })
+      .catch((e) => assert.ok(e instanceof rc.RetryError, String(e)));
+  }
+}
+
+function policy() {
+  return new rc.RetryPolicy({ name: 'payments', jitter: 'none', initial: 0, maxAttempts: 3 });
+}
+
+test('prom-client: the exposition text of a scripted run (default names)', { skip }, async () => {
+  const client = pkgRequire('prom-client');
+  const { PrometheusExporter, instrument } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const registry = new client.Registry();
+  await scripted(instrument(policy(), new PrometheusExporter({ registry })));
+  const text = await registry.metrics();
+  const line = (s) => assert.ok(text.split('\n').includes(s), `${s}\nnot in:\n${text}`);
+  line('# TYPE retry_attempts_total counter');
+  line('retry_attempts_total{attempt="1",operation="payments"} 3');
+  line('retry_attempts_total{attempt="2",operation="payments"} 2');
+  line('retry_attempts_total{attempt="3",operation="payments"} 1');
+  line('retry_exhausted_total{operation="payments",reason="attempts_exhausted"} 1');
+  line('retry_success_after_retry_total{operation="payments"} 1');
+  line('# TYPE operation_duration_seconds histogram');
+  line('operation_duration_seconds_count{operation="payments",retried="false"} 1');
+  line('operation_duration_seconds_count{operation="payments",retried="true"} 2');
+  line('operation_duration_seconds_bucket{le="60",operation="payments",retried="true"} 2');
+});
+
+test('prom-client: the resilience4j map keeps resilience4j-micrometer dashboards working', { skip }, async () => {
+  const client = pkgRequire('prom-client');
+  const { PrometheusExporter, instrument } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const registry = new client.Registry();
+  await scripted(instrument(policy(), new PrometheusExporter({ registry, names: 'resilience4j' })));
+  const text = await registry.metrics();
+  for (const [kind, n] of [['successful_without_retry', 1], ['successful_with_retry', 1], ['failed_with_retry', 1]]) {
+    assert.ok(text.includes(`resilience4j_retry_calls{kind="${kind}",name="payments"} ${n}`), `${kind}\n${text}`);
+  }
+  assert.ok(!text.includes('retry_attempts_total'), 'only the map\'s names');
+  assert.throws(() => new PrometheusExporter({ registry, names: 'micrometer' }), (e) => e.code === 'invalid_value' && e.field === 'names');
+});
+
+test('OpenTelemetry: an in-memory metric exporter reads the same run', { skip }, async () => {
+  const sdk = pkgRequire('@opentelemetry/sdk-metrics');
+  const { OpenTelemetryExporter, instrument } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const memory = new sdk.InMemoryMetricExporter(sdk.AggregationTemporality.CUMULATIVE);
+  const reader = new sdk.PeriodicExportingMetricReader({ exporter: memory, exportIntervalMillis: 3_600_000 });
+  const provider = new sdk.MeterProvider({ readers: [reader] });
+  await scripted(instrument(policy(), new OpenTelemetryExporter({ meter: provider.getMeter('retrycore') })));
+  await reader.forceFlush();
+  const metrics = memory.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
+  const byName = (n) => metrics.find((m) => m.descriptor.name === n);
+  const points = (n) => byName(n).dataPoints.map((p) => [p.attributes, p.value]);
+  assert.deepEqual(
+    points('retry_attempts_total').sort((a, b) => a[0].attempt.localeCompare(b[0].attempt)),
+    [[{ operation: 'payments', attempt: '1' }, 3], [{ operation: 'payments', attempt: '2' }, 2], [{ operation: 'payments', attempt: '3' }, 1]],
+  );
+  assert.deepEqual(points('retry_exhausted_total'), [[{ operation: 'payments', reason: 'attempts_exhausted' }, 1]]);
+  const d = byName('operation_duration_seconds');
+  assert.equal(d.descriptor.unit, 's');
+  const retried = d.dataPoints.find((p) => p.attributes.retried === 'true');
+  assert.equal(retried.value.count, 2);
+  assert.deepEqual(retried.value.buckets.boundaries, rc.hostTables().metrics.maps.default.find((i) => i.name === 'operation_duration_seconds').buckets);
+  await provider.shutdown();
+});
+
+test("README.md's two lines are examples/observability/metrics.mjs's, and it runs", { skip }, async () => {
+  const fs = require('node:fs');
+  const text = fs.readFileSync(path.join(root, 'examples', 'observability', 'metrics.mjs'), 'utf8');
+  const marked = text.split('// --- README.md\n')[1].split('// --- end\n')[0];
+  assert.ok(fs.readFileSync(path.join(root, 'README.md'), 'utf8').includes('```js\n' + marked + '```'), 'README.md quotes it');
+  const metrics = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const body = text
+    .replace(/^import \{([^}]*)\} from 'retrycore';$/m, (_, names) => `const {${names}} = rc;`)
+    .replace(/^import \{([^}]*)\} from 'retrycore\/metrics';$/m, (_, names) => `const {${names}} = metrics;`)
+    .replace(/^import client from 'prom-client';$/m, 'const client = pkgRequire("prom-client");')
+    .replace(/^import assert from 'node:assert\/strict';$/m, '');
+  await new Function('rc', 'metrics', 'pkgRequire', 'assert', `return (async () => {\n${body}\n})();`)(rc, metrics, pkgRequire, assert);
+});
