@@ -290,7 +290,7 @@ class RetryPolicy(_native.Policy):
         return self._again(self)
 
     def with_metrics(self, *exporters: Any, operation: Optional[str] = None) -> "RetryPolicy":
-        from .metrics import _PolicyHooks
+        from .exporters.metrics import _PolicyHooks
 
         return self._again(self, _PolicyHooks.attach(self, exporters, operation))
 

@@ -26,7 +26,7 @@ from typing import Any, Awaitable, Callable, Mapping, Optional
 import aiohttp
 
 from .. import RetryError, RetryPolicy
-from ..metrics import mark_resend
+from ..exporters.metrics import mark_resend
 from . import RetryStackingWarning, _Integration, async_sleep
 
 __all__ = ["RetryMiddleware", "client_session"]

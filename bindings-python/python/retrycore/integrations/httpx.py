@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Optional
 import httpx
 
 from .. import RetryPolicy
-from ..metrics import mark_resend
+from ..exporters.metrics import mark_resend
 from . import RetryStackingWarning, _Integration, async_sleep, shorter
 
 __all__ = ["AsyncRetryTransport", "RetryTransport"]

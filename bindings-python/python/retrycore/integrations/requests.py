@@ -23,7 +23,7 @@ from requests.utils import rewind_body
 from urllib3.util import Timeout
 
 from .. import RetryPolicy
-from ..metrics import mark_resend
+from ..exporters.metrics import mark_resend
 from . import RetryStackingWarning, _Integration, shorter
 
 __all__ = ["RetryAdapter"]

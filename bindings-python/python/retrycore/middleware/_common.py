@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from .. import _native
 from .._errors import RetrycoreError
 from ..stores import RedisStore, SqliteStore, Store
-from ..metrics import _exporters, record_idempotency
+from ..exporters.metrics import _exporters, record_idempotency
 from ..stores._protocol import PROTOCOL
 
 #: status, headers (lowercase names), body
