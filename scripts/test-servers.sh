@@ -114,7 +114,12 @@ stop() {
     while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
   fi
   if [ -f "$dir/redis/pid" ]; then
-    kill "$(cat "$dir/redis/pid")" 2>/dev/null || true
+    # Wait for it to exit: it writes its log and removes its pid file on the way out, and an
+    # rm -rf of its directory racing that failed a whole green run once.
+    local rpid
+    rpid=$(cat "$dir/redis/pid")
+    kill "$rpid" 2>/dev/null || true
+    while kill -0 "$rpid" 2>/dev/null; do sleep 0.1; done
   fi
 }
 
@@ -127,7 +132,8 @@ case "${1:-}" in
     [ "${1:-}" = "--" ] && shift
     install
     dir=$(mktemp -d /tmp/retrycore-servers.XXXXXX)
-    trap 'stop "$dir"; rm -rf "$dir"' EXIT
+    # The command's status is the script's: a cleanup that fails does not turn it red.
+    trap 'status=$?; stop "$dir"; rm -rf "$dir" || echo "test-servers.sh: could not remove $dir" >&2; exit $status' EXIT
     start "$dir"
     # shellcheck disable=SC1091
     . "$dir/env"
