@@ -1535,7 +1535,7 @@ export class RetryPolicy extends G.PolicyMembers {
   logger: RetryLogger | null = null;
   correlationId: (() => string | null | undefined) | null = null;
   /** @internal The exporters' reports (lib/metrics.ts, `instrument`); null: none. */
-  _metrics: { retry(attempt: number): void; end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean): void } | null = null;
+  _metrics: { retry(attempt: number): void; end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean): void; transition(t: Transition): void } | null = null;
 
   constructor(options: PolicyOptions = {}) {
     super();
@@ -1761,7 +1761,13 @@ export class RetryPolicy extends G.PolicyMembers {
   /** @internal Fires onStateChange for the transitions a session step caused. */
   _afterStep(n: BackendPolicy, id: number): void {
     const h = this.onStateChange;
-    if (h !== null) for (const t of n.transitions(id)) callHook(h, this, t);
+    const m = this._metrics;
+    if (h === null && m === null) return;
+    for (const t of n.transitions(id)) {
+      // The exporters see each transition before the caller's hook (as on_state_change's in Python).
+      if (m !== null) m.transition(t);
+      if (h !== null) callHook(h, this, t);
+    }
   }
 
   async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
@@ -1823,7 +1829,7 @@ export class RetryPolicy extends G.PolicyMembers {
     const now = clock === null ? HOST_NOW : clock.now;
     const wall = clock === null ? undefined : clock.wallNow;
     const pause = clock === null ? sleep : clock.sleep;
-    const hooked = this.onStateChange !== null;
+    const hooked = this.onStateChange !== null || met !== null;
     if (first === null) id = this._sync().start(now(), key, idempotent, keySent, method);
     if (id < 0) {
       id = -id - 1;
