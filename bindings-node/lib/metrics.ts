@@ -146,8 +146,8 @@ export class OpenTelemetryExporter implements Exporter {
 
 /** What `RetryPolicy.execute` reports to the exporters of `instrument` (lib/retrycore.ts, `_metrics`). */
 export interface PolicyMetrics {
-  retry(attempt: number): void;
-  end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean): void;
+  retry(attempt: number, attemptMs: number): void;
+  end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean, attemptMs: number | null): void;
   transition(t: { from: string; to: string }): void;
 }
 
@@ -172,8 +172,8 @@ function exporterList(exporters: unknown, field: string): Exporter[] {
 
 /**
  * Reports the calls of `policy` (its `execute`, and the integrations that run it) to
- * `exporters`: each retry, the end of each operation — its attempts, its outcome and how
- * long it took — labelled with `operation` (default: the policy's `name`, else `default`),
+ * `exporters`: each retry, the end of each operation — its attempts, its outcome, how
+ * long it and its last attempt took — labelled with `operation` (default: the policy's `name`, else `default`),
  * and its breaker's transitions, labelled with the breaker's name (else the operation); the
  * breaker's state and failure rate now are recorded at once. Returns the policy.
  */
@@ -189,9 +189,9 @@ export function instrument(policy: RetryPolicy, exporters: Exporter | Exporter[]
     send(list, { event: 'breaker_state', breaker, state: b.state, failure_rate: b.stateMetrics().failureRate });
   }
   const m: PolicyMetrics = {
-    retry: (attempt) => send(list, { event: 'retry', operation, attempt, max_attempts: maxAttempts, breaker }),
-    end: (attempts, outcome, durationMs, budget, refused) =>
-      send(list, { event: 'end', operation, attempts, max_attempts: maxAttempts, outcome, duration: durationMs / 1000, budget, refused, breaker }),
+    retry: (attempt, attemptMs) => send(list, { event: 'retry', operation, attempt, max_attempts: maxAttempts, attempt_duration: attemptMs / 1000, breaker }),
+    end: (attempts, outcome, durationMs, budget, refused, attemptMs) =>
+      send(list, { event: 'end', operation, attempts, max_attempts: maxAttempts, outcome, duration: durationMs / 1000, attempt_duration: attemptMs === null ? null : attemptMs / 1000, budget, refused, breaker }),
     transition: (t) => send(list, { event: 'transition', breaker, from: t.from, to: t.to }),
   };
   (policy as unknown as { _metrics: PolicyMetrics | null })._metrics = m;

@@ -142,3 +142,26 @@ test('prom-client: the idempotency middleware counts each keyed request by outco
   line('idempotency_requests_total{operation="orders",outcome="mismatch"} 1');
   assert.throws(() => withIdempotency(() => new Response(''), { store: new MemoryStore(), metrics: [{}] }), (e) => e.code === 'invalid_type' && e.field === 'metrics[0]');
 });
+
+test('prom-client: attempt durations (Polly\'s attempt.duration, resilience4j\'s breaker calls)', { skip }, async () => {
+  const client = pkgRequire('prom-client');
+  const { PrometheusExporter, instrument } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const polly = new client.Registry();
+  const r4j = new client.Registry();
+  const p = new rc.RetryPolicy({ name: 'payments', jitter: 'none', initial: 0, maxAttempts: 3, breaker: { kind: 'consecutive', failureThreshold: 100 } });
+  await scripted(instrument(p, [new PrometheusExporter({ registry: polly, names: 'polly' }), new PrometheusExporter({ registry: r4j, names: 'resilience4j' })]));
+  const text = await polly.metrics();
+  const line = (s, t = text) => assert.ok(t.split('\n').includes(s), `${s}\nnot in:\n${t}`);
+  const h = 'resilience_polly_strategy_attempt_duration_milliseconds_count';
+  const l = (name, sev, n, handled) => `{attempt_handled="${handled}",attempt_number="${n}",event_name="${name}",event_severity="${sev}",pipeline_name="payments",strategy_name="Retry"}`;
+  // Six attempts: three first tries (two failed), two second ones (one failed), one third (failed, the end).
+  line(`${h}${l('ExecutionAttempt', 'Information', 0, false)} 1`);
+  line(`${h}${l('ExecutionAttempt', 'Warning', 0, true)} 2`);
+  line(`${h}${l('ExecutionAttempt', 'Information', 1, false)} 1`);
+  line(`${h}${l('ExecutionAttempt', 'Warning', 1, true)} 1`);
+  line(`${h}${l('ExecutionAttempt', 'Warning', 2, true)} 1`);
+  const t4 = await r4j.metrics();
+  line('resilience4j_circuitbreaker_calls_seconds_count{kind="successful",name="payments"} 2', t4);
+  // Each failed attempt: three retries and the give-up.
+  line('resilience4j_circuitbreaker_calls_seconds_count{kind="failed",name="payments"} 4', t4);
+});
