@@ -34,8 +34,9 @@ export declare class OpenTelemetryExporter implements Exporter {
 }
 
 /**
- * Reports each retry and the end of each operation of `policy` (its attempts, outcome and
- * duration) to `exporters`, labelled `operation` (default: the policy's `name`, else
- * `default`). Returns the policy.
+ * Reports each retry and the end of each operation of `policy` (its attempts, outcome,
+ * duration and the last attempt's duration) to `exporters`, labelled `operation` (default: the policy's `name`, else
+ * `default`), and its breaker's transitions (its state and failure rate now at once),
+ * labelled with the breaker's name, else the operation. Returns the policy.
  */
 export declare function instrument(policy: RetryPolicy, exporters: Exporter | Exporter[], options?: { operation?: string }): RetryPolicy;

@@ -146,28 +146,53 @@ export class OpenTelemetryExporter implements Exporter {
 
 /** What `RetryPolicy.execute` reports to the exporters of `instrument` (lib/retrycore.ts, `_metrics`). */
 export interface PolicyMetrics {
-  retry(attempt: number): void;
-  end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean): void;
+  retry(attempt: number, attemptMs: number): void;
+  end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean, attemptMs: number | null): void;
+  transition(t: { from: string; to: string }): void;
+}
+
+/** Hands `event` to each exporter as the samples the core makes of it under the exporter's map. */
+function send(list: Exporter[], event: Record<string, unknown>): void {
+  for (const x of list) x.record(metricSamples({ names: x.names, events: [event] }));
+}
+
+/** An exporter or a list of them, checked (`field` names the option in errors). */
+function exporterList(exporters: unknown, field: string): Exporter[] {
+  const list = Array.isArray(exporters) ? exporters : [exporters];
+  list.forEach((x, k) => {
+    if (x === null || typeof x !== 'object' || typeof (x as Exporter).record !== 'function' || typeof (x as Exporter).names !== 'string') {
+      const e = new TypeError(`${field}${Array.isArray(exporters) ? `[${k}]` : ''}: must be an Exporter (PrometheusExporter, OpenTelemetryExporter)`) as TypeError & { code: string; field: string };
+      e.code = 'invalid_type';
+      e.field = Array.isArray(exporters) ? `${field}[${k}]` : field;
+      throw e;
+    }
+  });
+  return list as Exporter[];
 }
 
 /**
  * Reports the calls of `policy` (its `execute`, and the integrations that run it) to
- * `exporters`: each retry and the end of each operation — its attempts, its outcome and how
- * long it took — labelled with `operation` (default: the policy's `name`, else `default`).
- * Returns the policy.
+ * `exporters`: each retry, the end of each operation — its attempts, its outcome, how
+ * long it and its last attempt took — labelled with `operation` (default: the policy's `name`, else `default`),
+ * and its breaker's transitions, labelled with the breaker's name (else the operation); the
+ * breaker's state and failure rate now are recorded at once. Returns the policy.
  */
 export function instrument(policy: RetryPolicy, exporters: Exporter | Exporter[], options: { operation?: string } = {}): RetryPolicy {
-  const list = Array.isArray(exporters) ? exporters : [exporters];
+  const list = exporterList(exporters, 'exporters');
   const doc = policy.toJSON() as { name?: string; max_attempts: number };
   const operation = options.operation ?? doc.name ?? 'default';
   const maxAttempts = doc.max_attempts;
-  const send = (event: Record<string, unknown>): void => {
-    for (const x of list) x.record(metricSamples({ names: x.names, events: [event] }));
-  };
+  const b = policy.breaker;
+  const breaker = b === null ? null : ((b.toJSON() as { name?: string }).name ?? operation);
+  if (b !== null) {
+    // The breaker's state now: the gauges start from it.
+    send(list, { event: 'breaker_state', breaker, state: b.state, failure_rate: b.stateMetrics().failureRate });
+  }
   const m: PolicyMetrics = {
-    retry: (attempt) => send({ event: 'retry', operation, attempt, max_attempts: maxAttempts }),
-    end: (attempts, outcome, durationMs, budget, refused) =>
-      send({ event: 'end', operation, attempts, max_attempts: maxAttempts, outcome, duration: durationMs / 1000, budget, refused }),
+    retry: (attempt, attemptMs) => send(list, { event: 'retry', operation, attempt, max_attempts: maxAttempts, attempt_duration: attemptMs / 1000, breaker }),
+    end: (attempts, outcome, durationMs, budget, refused, attemptMs) =>
+      send(list, { event: 'end', operation, attempts, max_attempts: maxAttempts, outcome, duration: durationMs / 1000, attempt_duration: attemptMs === null ? null : attemptMs / 1000, budget, refused, breaker }),
+    transition: (t) => send(list, { event: 'transition', breaker, from: t.from, to: t.to }),
   };
   (policy as unknown as { _metrics: PolicyMetrics | null })._metrics = m;
   return policy;

@@ -1535,7 +1535,7 @@ export class RetryPolicy extends G.PolicyMembers {
   logger: RetryLogger | null = null;
   correlationId: (() => string | null | undefined) | null = null;
   /** @internal The exporters' reports (lib/metrics.ts, `instrument`); null: none. */
-  _metrics: { retry(attempt: number): void; end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean): void } | null = null;
+  _metrics: { retry(attempt: number, attemptMs: number): void; end(attempts: number, outcome: string, durationMs: number, budget: string | null, refused: boolean, attemptMs: number | null): void; transition(t: Transition): void } | null = null;
 
   constructor(options: PolicyOptions = {}) {
     super();
@@ -1761,7 +1761,13 @@ export class RetryPolicy extends G.PolicyMembers {
   /** @internal Fires onStateChange for the transitions a session step caused. */
   _afterStep(n: BackendPolicy, id: number): void {
     const h = this.onStateChange;
-    if (h !== null) for (const t of n.transitions(id)) callHook(h, this, t);
+    const m = this._metrics;
+    if (h === null && m === null) return;
+    for (const t of n.transitions(id)) {
+      // The exporters see each transition before the caller's hook (as on_state_change's in Python).
+      if (m !== null) m.transition(t);
+      if (h !== null) callHook(h, this, t);
+    }
   }
 
   async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
@@ -1776,6 +1782,8 @@ export class RetryPolicy extends G.PolicyMembers {
     const met = this._metrics;
     const started = met === null ? 0 : clock === null ? performance.now() : clock.now();
     const took = (): number => (clock === null ? performance.now() : clock.now()) - started;
+    // When the attempt under way started (the exporters' attempt_duration).
+    let attemptAt = started;
     // The first attempt, when a lean call made it and failed (or its end could not be read).
     let first: { failed: boolean; value: unknown } | null = null;
     let ctx: Context | undefined;
@@ -1811,7 +1819,7 @@ export class RetryPolicy extends G.PolicyMembers {
           this.#owed++;
           this.#owedNs += Math.max(0, t1 - t0);
           if (this.#owed >= LEAN_MAX || this.#owedNs >= LEAN_MAX_NS) this._sync();
-          if (met !== null) met.end(1, 'success', took(), null, false);
+          if (met !== null) met.end(1, 'success', took(), null, false, took());
           return value as T;
         }
       }
@@ -1823,7 +1831,7 @@ export class RetryPolicy extends G.PolicyMembers {
     const now = clock === null ? HOST_NOW : clock.now;
     const wall = clock === null ? undefined : clock.wallNow;
     const pause = clock === null ? sleep : clock.sleep;
-    const hooked = this.onStateChange !== null;
+    const hooked = this.onStateChange !== null || met !== null;
     if (first === null) id = this._sync().start(now(), key, idempotent, keySent, method);
     if (id < 0) {
       id = -id - 1;
@@ -1883,6 +1891,7 @@ export class RetryPolicy extends G.PolicyMembers {
               }
             }
             if (before !== undefined) callHook(before, this, { attempt: ctx.attempt, retry: null, delay: null, category: null, reason: null, maxAttempts: this.#max < 0 ? n.gate(id).maxAttempts : this.#max, budget: null, error: undefined, key: ctx.key });
+            if (met !== null) attemptAt = clock === null ? performance.now() : clock.now();
             const r = fn(ctx);
             if (isThenable(r)) {
               const s = ctx.signal;
@@ -1904,6 +1913,7 @@ export class RetryPolicy extends G.PolicyMembers {
             }
           }
         }
+        const attemptMs = met === null ? 0 : (clock === null ? performance.now() : clock.now()) - attemptAt;
         if (signal?.aborted) {
           // The caller's own cancellation: no on_give_up (the caller knows).
           n.cancel(id, now());
@@ -1935,7 +1945,7 @@ export class RetryPolicy extends G.PolicyMembers {
             n.finish(id, now());
           }
           id = -1;
-          if (met !== null) met.end(ctx.attempt, 'success', took(), null, false);
+          if (met !== null) met.end(ctx.attempt, 'success', took(), null, false, attemptMs);
           return result as T;
         }
         const ctxOpts: FailureContext = { method, idempotent, idempotencyKeySent: keySent };
@@ -1957,7 +1967,7 @@ export class RetryPolicy extends G.PolicyMembers {
           if (after !== undefined) callHook(after, this, { attempt: d.attempts, retry: null, delay: null, category: d.category, reason: d.giveUpReason, maxAttempts: d.maxAttempts, budget: d.budget ?? null, error: failure, key: ctx.key });
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
           this.#giveUp(d.onGiveUp, d.attempts, d.giveUpReason, d.category, failure, ctx.key, d.maxAttempts, d.budget ?? null);
-          if (met !== null && d.onGiveUp) met.end(d.attempts, d.giveUpReason, took(), d.budget ?? null, false);
+          if (met !== null && d.onGiveUp) met.end(d.attempts, d.giveUpReason, took(), d.budget ?? null, false, attemptMs);
           const kind = d.ending.kind;
           // A response or value nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
           const e = kind === 'propagate' || kind === 'cancelled' ? failure : endingError(d.ending, d, failure, d.attempts, d.category, ctx.key);
@@ -1973,7 +1983,7 @@ export class RetryPolicy extends G.PolicyMembers {
           callHook(this.onRetry, this, { attempt: d.onRetry.attempt, retry: d.onRetry.retry, delay: d.delay, category: d.category, reason: null, maxAttempts: d.maxAttempts, budget: null, error: failure, key: ctx.key });
         }
         if (this.logger !== null) this.#log(d.onRetry.retry, d.onRetry.attempt, d.maxAttempts, d.category, d.delay, null, null, failure, ctx.key);
-        if (met !== null) met.retry(d.onRetry.attempt);
+        if (met !== null) met.retry(d.onRetry.attempt, attemptMs);
         if (delay > 0) {
           try {
             await pause(delay, signal);
@@ -1994,7 +2004,7 @@ export class RetryPolicy extends G.PolicyMembers {
           const g = n.gate(id) as BackendReject;
           this.#giveUp(g.onGiveUp, g.attempts, g.giveUpReason, lastCategory, failure, ctx.key, g.maxAttempts, g.budget ?? null);
           // Refused at a gate: the last attempt already ended in a retry.
-          if (met !== null && g.onGiveUp) met.end(g.attempts, g.giveUpReason, took(), g.budget ?? null, true);
+          if (met !== null && g.onGiveUp) met.end(g.attempts, g.giveUpReason, took(), g.budget ?? null, true, null);
           const e = g.ending.kind === 'propagate' ? failure : endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
           if (fallback !== undefined && (returned ? g.ending.fallsBackOnValue : g.ending.fallsBack)) {
             return (await settled(fallback.call(this, { attempt: g.attempts, retry: null, delay: null, category: lastCategory, reason: g.giveUpReason, maxAttempts: g.maxAttempts, budget: g.budget ?? null, error: e, key: ctx.key }))) as T;

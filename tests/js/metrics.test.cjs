@@ -100,3 +100,68 @@ test("README.md's two lines are examples/observability/metrics.mjs's, and it run
     .replace(/^import assert from 'node:assert\/strict';$/m, '');
   await new Function('rc', 'metrics', 'pkgRequire', 'assert', `return (async () => {\n${body}\n})();`)(rc, metrics, pkgRequire, assert);
 });
+
+test('prom-client: a breaker\'s state at attach and its transitions (default and polly names)', { skip }, async () => {
+  const client = pkgRequire('prom-client');
+  const { PrometheusExporter, instrument } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const registry = new client.Registry();
+  const polly = new client.Registry();
+  const changes = [];
+  const p = new rc.RetryPolicy({ name: 'payments', maxAttempts: 1, breaker: { kind: 'consecutive', failureThreshold: 2, waitDurationInOpenState: 60_000 } });
+  p.onStateChange = (t) => changes.push(`${t.from}->${t.to}`);
+  instrument(p, [new PrometheusExporter({ registry }), new PrometheusExporter({ registry: polly, names: 'polly' })]);
+  const before = await registry.metrics();
+  assert.ok(before.split('\n').includes('circuit_breaker_state{breaker="payments",state="closed"} 1'), before);
+  for (let i = 0; i < 2; i++) await assert.rejects(p.execute(() => { throw new TypeError('fetch failed'); }, { method: 'GET' }));
+  assert.deepEqual(changes, ['closed->open'], 'the caller\'s hook still runs');
+  const text = await registry.metrics();
+  const line = (s, t = text) => assert.ok(t.split('\n').includes(s), `${s}\nnot in:\n${t}`);
+  line('circuit_breaker_transitions_total{breaker="payments",from="closed",to="open"} 1');
+  line('circuit_breaker_state{breaker="payments",state="open"} 1');
+  line('circuit_breaker_state{breaker="payments",state="closed"} 0');
+  line('resilience_polly_strategy_events_total{event_name="OnCircuitOpened",event_severity="Error",pipeline_name="payments",strategy_name="CircuitBreaker"} 1', await polly.metrics());
+  assert.throws(() => instrument(p, [{}]), (e) => e.code === 'invalid_type' && e.field === 'exporters[0]');
+});
+
+test('prom-client: the idempotency middleware counts each keyed request by outcome', { skip }, async () => {
+  const client = pkgRequire('prom-client');
+  const { PrometheusExporter } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const { withIdempotency } = require(path.join(root, 'bindings-node', 'lib', 'middleware', 'index.cjs'));
+  const { MemoryStore } = require(path.join(root, 'bindings-node', 'lib', 'stores', 'index.cjs'));
+  const registry = new client.Registry();
+  const handler = withIdempotency(async () => new Response('charged', { status: 201 }), { store: new MemoryStore(), metrics: new PrometheusExporter({ registry }), operation: 'orders' });
+  const post = (key, body) => handler(new Request('http://x/charges', { method: 'POST', headers: { 'idempotency-key': `"${key}"`, 'content-type': 'application/json' }, body }));
+  assert.equal((await post('k1', '{"a":1}')).status, 201);
+  assert.equal((await post('k1', '{"a":1}')).status, 201);
+  assert.equal((await post('k1', '{"a":2}')).status, 422);
+  await post('k2', '{"a":1}');
+  const text = await registry.metrics();
+  const line = (s) => assert.ok(text.split('\n').includes(s), `${s}\nnot in:\n${text}`);
+  line('idempotency_requests_total{operation="orders",outcome="executed"} 2');
+  line('idempotency_requests_total{operation="orders",outcome="replayed"} 1');
+  line('idempotency_requests_total{operation="orders",outcome="mismatch"} 1');
+  assert.throws(() => withIdempotency(() => new Response(''), { store: new MemoryStore(), metrics: [{}] }), (e) => e.code === 'invalid_type' && e.field === 'metrics[0]');
+});
+
+test('prom-client: attempt durations (Polly\'s attempt.duration, resilience4j\'s breaker calls)', { skip }, async () => {
+  const client = pkgRequire('prom-client');
+  const { PrometheusExporter, instrument } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const polly = new client.Registry();
+  const r4j = new client.Registry();
+  const p = new rc.RetryPolicy({ name: 'payments', jitter: 'none', initial: 0, maxAttempts: 3, breaker: { kind: 'consecutive', failureThreshold: 100 } });
+  await scripted(instrument(p, [new PrometheusExporter({ registry: polly, names: 'polly' }), new PrometheusExporter({ registry: r4j, names: 'resilience4j' })]));
+  const text = await polly.metrics();
+  const line = (s, t = text) => assert.ok(t.split('\n').includes(s), `${s}\nnot in:\n${t}`);
+  const h = 'resilience_polly_strategy_attempt_duration_milliseconds_count';
+  const l = (name, sev, n, handled) => `{attempt_handled="${handled}",attempt_number="${n}",event_name="${name}",event_severity="${sev}",pipeline_name="payments",strategy_name="Retry"}`;
+  // Six attempts: three first tries (two failed), two second ones (one failed), one third (failed, the end).
+  line(`${h}${l('ExecutionAttempt', 'Information', 0, false)} 1`);
+  line(`${h}${l('ExecutionAttempt', 'Warning', 0, true)} 2`);
+  line(`${h}${l('ExecutionAttempt', 'Information', 1, false)} 1`);
+  line(`${h}${l('ExecutionAttempt', 'Warning', 1, true)} 1`);
+  line(`${h}${l('ExecutionAttempt', 'Warning', 2, true)} 1`);
+  const t4 = await r4j.metrics();
+  line('resilience4j_circuitbreaker_calls_seconds_count{kind="successful",name="payments"} 2', t4);
+  // Each failed attempt: three retries and the give-up.
+  line('resilience4j_circuitbreaker_calls_seconds_count{kind="failed",name="payments"} 4', t4);
+});

@@ -1,6 +1,12 @@
 // `retrycore/middleware`: idempotency for HTTP servers (docs/idempotency.md, "Middleware").
 import type { Store } from '../stores/index';
 
+/** An exporter of `retrycore/metrics` (Node): what records the core's samples under a name map. */
+export interface MetricsExporter {
+  readonly names: string;
+  record(samples: { name: string; op: string; labels: Record<string, string>; value: number }[]): void;
+}
+
 /** Options of the middleware. */
 export interface IdempotencyOptions<Conn = unknown> {
   /** The store (default: SQLite in the file `path`, with better-sqlite3 12.x). */
@@ -23,6 +29,10 @@ export interface IdempotencyOptions<Conn = unknown> {
   allowToken?: boolean;
   /** Time between lease renewals while the handler runs (default: a third of the lease). */
   heartbeatMs?: number;
+  /** Exporters of `retrycore/metrics` counting each keyed request by outcome (executed, replayed, in_progress, mismatch). */
+  metrics?: MetricsExporter | MetricsExporter[];
+  /** The `operation` label the requests are counted under (default `default`). */
+  operation?: string;
 }
 
 /** The middleware's settings and steps (shared by both forms). */

@@ -61,7 +61,8 @@ const fromBase64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0))
  * pointers of the JSON body fields the fingerprint covers (default: the whole body);
  * `allowToken`: accept Stripe's bare token besides the IETF draft's sf-string (default
  * true); `heartbeatMs`: time between lease renewals while the handler runs (default a
- * third of the lease).
+ * third of the lease); `metrics`: an exporter of `retrycore/metrics` (or a list of them)
+ * counting each keyed request by outcome under the name `operation` (default `default`).
  */
 class Idempotency {
   constructor(options = {}) {
@@ -85,6 +86,22 @@ class Idempotency {
     this.selected = options.selected;
     this.allowToken = options.allowToken ?? true;
     this.heartbeatMs = options.heartbeatMs ?? store.config.leaseMs / 3;
+    const metrics = options.metrics ?? [];
+    this.metrics = Array.isArray(metrics) ? metrics : [metrics];
+    this.metrics.forEach((x, k) => {
+      if (x === null || typeof x !== 'object' || typeof x.record !== 'function' || typeof x.names !== 'string') {
+        throw configError('invalid_type', Array.isArray(metrics) ? `metrics[${k}]` : 'metrics', 'must be an exporter of retrycore/metrics or a list of them');
+      }
+    });
+    this.operation = options.operation ?? 'default';
+    if (typeof this.operation !== 'string') throw configError('invalid_type', 'operation', 'must be a string');
+  }
+
+  /** Counts a keyed request the store answered with `decision` (the core names its outcome: docs/observability.md, "Exporters"). */
+  count(decision) {
+    if (this.metrics.length === 0) return;
+    const event = { event: 'idempotency', operation: this.operation, decision: decision.decision };
+    for (const x of this.metrics) x.record(rc.metricSamples({ names: x.names, events: [event] }));
   }
 
   /** [key, refusal]: the key from the header's values, or the answer refusing it. */
@@ -140,6 +157,7 @@ class Idempotency {
     const conn = await this.connect();
     try {
       const claim = await this.store.claim(conn, key, fp);
+      this.count(claim.decision);
       if (!claim.executes) return [this.answer(claim.decision), false];
       const beat = this.heartbeat(claim);
       let result;
