@@ -40,3 +40,14 @@ export declare class OpenTelemetryExporter implements Exporter {
  * labelled with the breaker's name, else the operation. Returns the policy.
  */
 export declare function instrument(policy: RetryPolicy, exporters: Exporter | Exporter[], options?: { operation?: string }): RetryPolicy;
+
+/** The span attribute of a resent request (OpenTelemetry's HTTP semantic conventions). */
+export declare const RESEND_COUNT: 'http.request.resend_count';
+
+/**
+ * Sets `http.request.resend_count` (`attempt - 1`) on `span` (default: `@opentelemetry/api`'s
+ * active span) for attempt 2 and later; true when it did. Does nothing without
+ * `@opentelemetry/api` or on a span that is not recording. The HTTP integrations of
+ * `retrycore/integrations` call it at each attempt.
+ */
+export declare function markResend(attempt: number, span?: { isRecording(): boolean; setAttribute(key: string, value: number): unknown }): boolean;

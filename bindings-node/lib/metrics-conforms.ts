@@ -12,4 +12,6 @@ export const conforms: {
   instrument: typeof Impl.instrument extends typeof Declared.instrument ? true : false;
   PrometheusExporter: typeof Impl.PrometheusExporter extends typeof Declared.PrometheusExporter ? true : false;
   OpenTelemetryExporter: typeof Impl.OpenTelemetryExporter extends typeof Declared.OpenTelemetryExporter ? true : false;
-} = { names: true, instrument: true, PrometheusExporter: true, OpenTelemetryExporter: true };
+  markResend: Same<typeof Impl.markResend, typeof Declared.markResend>;
+  RESEND_COUNT: Same<typeof Impl.RESEND_COUNT, typeof Declared.RESEND_COUNT>;
+} = { names: true, instrument: true, PrometheusExporter: true, OpenTelemetryExporter: true, markResend: true, RESEND_COUNT: true };

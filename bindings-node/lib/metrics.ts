@@ -7,6 +7,9 @@
 import { hostTables, metricSamples } from './retrycore.js';
 import type { MetricSample, RetryPolicy } from './api';
 
+// The span attribute of resent requests, set by the HTTP integrations (which ship in both packages).
+export { RESEND_COUNT, markResend } from './integrations/common.js';
+
 /** A name map: retrycore's own names, resilience4j-micrometer's or Polly's. */
 export type NameMap = 'default' | 'resilience4j' | 'polly';
 

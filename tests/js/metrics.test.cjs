@@ -165,3 +165,45 @@ test('prom-client: attempt durations (Polly\'s attempt.duration, resilience4j\'s
   // Each failed attempt: three retries and the give-up.
   line('resilience4j_circuitbreaker_calls_seconds_count{kind="failed",name="payments"} 4', t4);
 });
+
+test('OpenTelemetry: spans of resent requests carry http.request.resend_count (wrapFetch)', { skip }, async () => {
+  const http = require('node:http');
+  const api = pkgRequire('@opentelemetry/api');
+  const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = pkgRequire('@opentelemetry/sdk-trace-base');
+  const { AsyncLocalStorageContextManager } = pkgRequire('@opentelemetry/context-async-hooks');
+  const { markResend, RESEND_COUNT } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const { wrapFetch } = require(path.join(root, 'bindings-node', 'dist', 'integrations', 'index.js'));
+  assert.equal(RESEND_COUNT, 'http.request.resend_count');
+  const memory = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });
+  const tracer = provider.getTracer('test');
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const statuses = [503, 503, 200];
+  const server = http.createServer((req, res) => res.writeHead(statuses.shift()).end());
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    tracer.startActiveSpan('first', (span) => { assert.equal(markResend(1), false); span.end(); });
+    tracer.startActiveSpan('third', (span) => { assert.equal(markResend(3), true); span.end(); });
+    assert.equal(markResend(2), false, 'no active span');
+    const ended = memory.getFinishedSpans().find((s) => s.name === 'third');
+    assert.equal(markResend(2, ended), false, 'ended: not recording');
+
+    // wrapFetch marks the active span at each resent attempt: what each attempt sent under.
+    const seen = [];
+    const fetch = wrapFetch((req, init) => {
+      seen.push(api.trace.getActiveSpan()?.attributes[RESEND_COUNT]);
+      return globalThis.fetch(req, init);
+    }, new rc.RetryPolicy({ jitter: 'none', initial: 0, maxAttempts: 3 }));
+    const url = `http://127.0.0.1:${server.address().port}/price`;
+    const status = await tracer.startActiveSpan('GET /price', async (span) => {
+      try { return (await fetch(url)).status; } finally { span.end(); }
+    });
+    assert.equal(status, 200);
+    assert.deepEqual(seen, [undefined, 1, 2]);
+    const got = Object.fromEntries(memory.getFinishedSpans().map((s) => [s.name, { ...s.attributes }]));
+    assert.deepEqual(got, { first: {}, third: { [RESEND_COUNT]: 2 }, 'GET /price': { [RESEND_COUNT]: 2 } });
+  } finally {
+    api.context.disable();
+    server.close();
+  }
+});

@@ -7,6 +7,46 @@
 import { RetryPolicy as Policy, formatIdempotencyHeader, parseIdempotencyHeader } from '../retrycore.js';
 import type { AttemptContext, ExecuteOptions, RetryPolicy } from '../api';
 
+/** The span attribute of a resent request (OpenTelemetry's HTTP semantic conventions): the number of resends before it. */
+export const RESEND_COUNT = 'http.request.resend_count' as const;
+
+/** A span as `@opentelemetry/api` types it, the two members used here. */
+interface Span {
+  isRecording(): boolean;
+  setAttribute(key: string, value: number): unknown;
+}
+
+/** CommonJS's `require`, when the module runs as CommonJS (not in the ES-module builds of retrycore-wasm). */
+declare const require: ((id: string) => unknown) | undefined;
+
+/** `@opentelemetry/api`'s `trace`, loaded at the first resend; null when it is not installed. */
+let otelTrace: { getActiveSpan(): Span | undefined } | null | undefined;
+
+/**
+ * Sets `http.request.resend_count` (`attempt - 1`) on `span` (default: `@opentelemetry/api`'s
+ * active span) for attempt 2 and later; true when it did. Does nothing without
+ * `@opentelemetry/api` (an optional peer dependency) or on a span that is not recording.
+ */
+export function markResend(attempt: number, span?: Span): boolean {
+  if (!(attempt >= 2)) return false;
+  if (span === undefined) {
+    if (otelTrace === undefined) {
+      otelTrace = null;
+      try {
+        const name = '@opentelemetry/api'; // a name, not a literal: bundlers do not resolve it
+        if (typeof require === 'function') otelTrace = (require(name) as { trace?: typeof otelTrace }).trace ?? null;
+      } catch {
+        // not installed: no span to mark
+      }
+    }
+    span = otelTrace?.getActiveSpan();
+    if (span === undefined) return false;
+  }
+  if (!span.isRecording()) return false;
+  span.setAttribute(RESEND_COUNT, attempt - 1);
+  return true;
+}
+
 /** The integration's options (every one may be overridden per request, `policy` included). */
 export interface IntegrationOptions {
   /** The header that carries the session's idempotency key on every attempt (e.g. `Idempotency-Key`); none by default. */
@@ -70,5 +110,8 @@ export function run<T>(
   if (key === undefined && o.idempotencyHeader !== undefined && current != null) key = parseIdempotencyHeader(current, { token: true });
   const options: ExecuteOptions = { method, key, idempotent: o.idempotent, idempotencyKeySent: o.idempotencyKeySent };
   if (signal != null) options.signal = signal;
-  return o.policy.execute((ctx) => attempt(ctx, o.idempotencyHeader === undefined ? undefined : formatIdempotencyHeader(ctx.key)), options);
+  return o.policy.execute((ctx) => {
+    markResend(ctx.attempt); // a resent request's span (OpenTelemetry, when installed)
+    return attempt(ctx, o.idempotencyHeader === undefined ? undefined : formatIdempotencyHeader(ctx.key));
+  }, options);
 }
