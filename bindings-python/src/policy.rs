@@ -302,7 +302,10 @@ impl Runner {
         };
         // A call whose first attempt nothing gates (default clock, minted key): a session only when needed.
         // `on_success` carries the session's key and timings: it needs the session.
-        let plain = begin && self.clock.is_none() && self.key_fn.is_none() && self.on_success.is_none()
+        let plain = begin
+            && self.clock.is_none()
+            && self.key_fn.is_none()
+            && self.on_success.is_none()
             && self.on_refused.is_none()
             && self.plain();
         if let Some(first) = plain.then(|| policy.inner.begin_first(conv::mono_ns())).flatten() {
