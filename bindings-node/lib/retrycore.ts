@@ -1838,6 +1838,8 @@ export class RetryPolicy extends G.PolicyMembers {
       try {
         const g = n.gate(id) as BackendReject;
         if (hooked) this._afterStep(n, id);
+        // Refused before anything ran: no onGiveUp, but the exporters count the refusal (attempts 0).
+        if (met !== null) met.end(0, g.giveUpReason, took(), g.budget ?? null, false, null);
         // No failure was seen, so no category; the key is the session's (docs/sessions.md).
         const e = endingError(g.ending, g, undefined, 0, null, n.key(id));
         if (fallback !== undefined && g.ending.fallsBack) {

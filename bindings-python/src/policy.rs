@@ -302,7 +302,12 @@ impl Runner {
         };
         // A call whose first attempt nothing gates (default clock, minted key): a session only when needed.
         // `on_success` carries the session's key and timings: it needs the session.
-        let plain = begin && self.clock.is_none() && self.key_fn.is_none() && self.on_success.is_none() && self.plain();
+        let plain = begin
+            && self.clock.is_none()
+            && self.key_fn.is_none()
+            && self.on_success.is_none()
+            && self.on_refused.is_none()
+            && self.plain();
         if let Some(first) = plain.then(|| policy.inner.begin_first(conv::mono_ns())).flatten() {
             let pending = (policy.inner.clone(), first, opts(None, None));
             return Py::new(py, Session::of(policy, OnceLock::new(), Some(pending)));
@@ -409,6 +414,18 @@ impl Runner {
                 ..self.event(py, s, g.attempt, exc)?
             };
             hook_done(py, "on_give_up", h.call1(py, (ev,)))?;
+        }
+        // A first attempt refused before anything ran: no on_give_up (nothing was
+        // tried), but the exporters count the refusal.
+        if let (Some(h), 0, false) = (&self.on_refused, ended.attempts, ended.fires_on_give_up) {
+            let ev = RetryEvent {
+                reason: Some(ended.reason),
+                budget: ended.budget.clone(),
+                max_attempts: ended.max_attempts,
+                elapsed: timing.elapsed,
+                ..self.event(py, s, 0, exc)?
+            };
+            hook_done(py, "on_refused", h.call1(py, (ev,)))?;
         }
         let e = crate::breaker::ending_error(py, ended, last, || s.key_str(py).ok())?;
         // A give-up fallback answers every ending that raises (`Ending::falls_back`).

@@ -28,7 +28,7 @@ class Session = RetrySession {
 class Runner {
     priv policy: Py<Policy>, priv sleep: Option<Py<PyAny>>, priv clock: Option<Py<PyAny>>
     priv on_retry: Option<Py<PyAny>>, priv on_give_up: Option<Py<PyAny>>, priv on_state_change: Option<Py<PyAny>>
-    priv on_success: Option<Py<PyAny>>, priv key_fn: Option<Py<PyAny>>, priv wall_clock: Option<Py<PyAny>>, priv idempotent: Option<bool>
+    priv on_success: Option<Py<PyAny>>, priv on_refused: Option<Py<PyAny>>, priv key_fn: Option<Py<PyAny>>, priv wall_clock: Option<Py<PyAny>>, priv idempotent: Option<bool>
     priv key_sent: Option<bool>, priv method: Option<String>
     /// The policy has a limiter: a gate may answer with a wait.
     priv limited: bool
@@ -195,14 +195,14 @@ methods Session
 methods Runner
     new new(policy: =native_policy, *, sleep: hook?, clock: hook?, on_retry: hook?, on_give_up: hook?,
             on_state_change: hook?, key: hook?, idempotent: obj?, idempotency_key_sent: obj?, method: obj?,
-            wall_clock: hook?, on_success: hook?, retry_if_result: hook?, retry_if_exception: hook?, before: hook?,
+            wall_clock: hook?, on_success: hook?, on_refused: hook?, retry_if_result: hook?, retry_if_exception: hook?, before: hook?,
             after: hook?, fallback: hook?) -> try Runner =
         let (policy, key_fn, idempotent) = (policy.unbind(), key, opt_bool(idempotent, "idempotent")?);
         let (key_sent, method) = (opt_bool(idempotency_key_sent, "idempotency_key_sent")?, opt_str(method, "method")?);
         let limited = policy.get().inner.limiter().is_some();
         let (if_result, if_exception, before_hook, after_hook) = (retry_if_result, retry_if_exception, before, after);
         Ok(Runner {
-            policy, sleep, clock, on_retry, on_give_up, on_state_change, on_success, key_fn, wall_clock, idempotent,
+            policy, sleep, clock, on_retry, on_give_up, on_state_change, on_success, on_refused, key_fn, wall_clock, idempotent,
             key_sent, method, limited, if_result, if_exception, before_hook, after_hook, fallback,
         })
     call(func: obj, args: obj, kwargs: obj?) -> try Py<PyAny> =

@@ -103,6 +103,14 @@ pub const BUDGET_REFUSALS: Metric = Metric {
     help: "Retries a retry budget refused, by budget and reason.",
 };
 
+/// Operations refused before their first attempt, by reason.
+pub const REJECTED: Metric = Metric {
+    name: "retry_rejected_total",
+    kind: MetricKind::Counter,
+    labels: &["operation", "reason"],
+    help: "Operations refused before their first attempt (an open breaker, a budget, a limiter), by reason.",
+};
+
 /// Keyed requests a server answered, by outcome.
 pub const IDEMPOTENCY_REQUESTS: Metric = Metric {
     name: "idempotency_requests_total",
@@ -112,9 +120,10 @@ pub const IDEMPOTENCY_REQUESTS: Metric = Metric {
 };
 
 /// Every metric of the model, in the order docs/observability.md lists them.
-pub const ALL: [Metric; 8] = [
+pub const ALL: [Metric; 9] = [
     ATTEMPTS,
     EXHAUSTED,
+    REJECTED,
     SUCCESS_AFTER_RETRY,
     DURATION,
     BREAKER_STATE,
@@ -242,9 +251,10 @@ const fn of_metric(m: Metric, unit: &'static str, buckets: &'static [f64]) -> In
     Instrument { name: m.name, prometheus: m.name, kind: m.kind, labels: m.labels, unit, help: m.help, buckets }
 }
 
-const DEFAULT_INSTRUMENTS: [Instrument; 8] = [
+const DEFAULT_INSTRUMENTS: [Instrument; 9] = [
     of_metric(ATTEMPTS, "", &[]),
     of_metric(EXHAUSTED, "", &[]),
+    of_metric(REJECTED, "", &[]),
     of_metric(SUCCESS_AFTER_RETRY, "", &[]),
     of_metric(DURATION, "s", &SECONDS_BUCKETS),
     of_metric(BREAKER_STATE, "", &[]),
@@ -321,7 +331,7 @@ const POLLY_EVENTS: Instrument = Instrument {
     kind: MetricKind::Counter,
     labels: &["event.name", "event.severity", "pipeline.name", "strategy.name"],
     unit: "",
-    help: "Emitted upon the occurrence of a resilience event (OnRetry, OnCircuitOpened, OnCircuitClosed, OnCircuitHalfOpened).",
+    help: "Emitted upon the occurrence of a resilience event (OnRetry, OnCircuitOpened, OnCircuitClosed, OnCircuitHalfOpened, OnRateLimiterRejected).",
     buckets: &[],
 };
 
@@ -358,6 +368,8 @@ const POLLY_INSTRUMENTS: [Instrument; 5] = [
 const POLLY_RETRY: &str = "Retry";
 /// Polly's default name of a circuit breaker strategy.
 const POLLY_BREAKER: &str = "CircuitBreaker";
+/// Polly's default name of a rate limiter strategy.
+const POLLY_LIMITER: &str = "RateLimiter";
 
 /// How the outcome of an operation ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,7 +401,8 @@ pub enum Event {
     End {
         /// The policy's name.
         operation: String,
-        /// The attempts made (≥ 1).
+        /// The attempts made: 0 when the first attempt was refused before
+        /// anything ran (the outcome is then a reject reason).
         attempts: u32,
         /// The policy's `max_attempts`.
         max_attempts: u32,
@@ -565,9 +578,17 @@ pub fn samples(map: NameMap, event: &Event) -> Vec<Sample> {
             },
         ) => {
             // A refused end follows a retry that was decided (the gate refused the attempt after it).
-            let retried = *attempts > 1 || *refused;
+            let retried = *attempts > 1 || (*refused && *attempts > 0);
             let last = attempt_label(*attempts, *max_attempts);
+            // Nothing ran: the first attempt was refused.
+            let none = *attempts == 0;
             match map {
+                NameMap::Default if none => {
+                    if let Outcome::GaveUp(r) = outcome {
+                        out.push(REJECTED.name, Op::Add, vec![operation.clone(), (*r).to_owned()], 1.0);
+                    }
+                    out.push(DURATION.name, Op::Observe, vec![operation.clone(), bool_label(false)], *duration);
+                }
                 NameMap::Default => {
                     if !refused {
                         out.push(ATTEMPTS.name, Op::Add, vec![operation.clone(), last.to_string()], 1.0);
@@ -592,7 +613,7 @@ pub fn samples(map: NameMap, event: &Event) -> Vec<Sample> {
                     };
                     out.push(R4J_RETRY_CALLS.name, Op::Add, vec![operation.clone(), kind.into()], 1.0);
                     if let Some(b) = breaker {
-                        if let (false, Some(d)) = (refused, attempt_duration) {
+                        if let (false, false, Some(d)) = (none, refused, attempt_duration) {
                             let kind = if *outcome == Outcome::Success { "successful" } else { "failed" };
                             out.push(R4J_BREAKER_CALLS.name, Op::Observe, vec![b.clone(), kind.into()], *d);
                         }
@@ -602,7 +623,16 @@ pub fn samples(map: NameMap, event: &Event) -> Vec<Sample> {
                     }
                 }
                 NameMap::Polly => {
-                    if let (false, Some(d)) = (refused, attempt_duration) {
+                    if let Outcome::GaveUp("concurrency_limited" | "limiter_rejected") = outcome {
+                        let labels = vec![
+                            "OnRateLimiterRejected".into(),
+                            "Error".into(),
+                            operation.clone(),
+                            POLLY_LIMITER.into(),
+                        ];
+                        out.push(POLLY_EVENTS.name, Op::Add, labels, 1.0);
+                    }
+                    if let (false, false, Some(d)) = (none, refused, attempt_duration) {
                         let h = matches!(outcome, Outcome::GaveUp(r) if handled(r));
                         let labels = vec![
                             "ExecutionAttempt".into(),
@@ -617,7 +647,9 @@ pub fn samples(map: NameMap, event: &Event) -> Vec<Sample> {
                     out.push(POLLY_PIPELINE_DURATION.name, Op::Observe, vec![operation.clone()], duration * 1000.0);
                 }
             }
-            if let (Outcome::GaveUp(r @ ("budget_exhausted" | "throttled")), Some(b)) = (outcome, budget) {
+            let by_budget =
+                matches!(outcome, Outcome::GaveUp("budget_exhausted" | "throttled" | "concurrency_limited"));
+            if let (Outcome::GaveUp(r), true, Some(b)) = (outcome, by_budget, budget) {
                 out.push(BUDGET_REFUSALS.name, Op::Add, vec![b.clone(), (*r).to_owned()], 1.0);
             }
         }
@@ -710,7 +742,8 @@ impl Event {
             },
             "end" => {
                 let operation = name_field(&mut o, "operation")?;
-                let attempts = count(&mut o, "attempts", 1)?;
+                let attempts_field = o.field("attempts");
+                let attempts = count(&mut o, "attempts", 0)?;
                 let max_attempts = count(&mut o, "max_attempts", 0)?;
                 let field = o.field("outcome");
                 let code = name_field(&mut o, "outcome")?;
@@ -720,6 +753,13 @@ impl Event {
                         Error::new(ErrorCode::InvalidValue, field, format!("is not success or a give-up reason: {c:?}"))
                     })?),
                 };
+                if attempts == 0 && !RejectReason::ALL.iter().any(|r| outcome == Outcome::GaveUp(r.code())) {
+                    return Err(Error::new(
+                        ErrorCode::OutOfRange,
+                        attempts_field,
+                        "0 is only for an operation refused before its first attempt (the outcome a reject reason)",
+                    ));
+                }
                 let Some(duration) = duration_field(&mut o, "duration")? else {
                     return Err(Error::new(ErrorCode::MissingField, o.field("duration"), "is required"));
                 };
@@ -905,6 +945,9 @@ mod tests {
                 ev(
                     serde_json::json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "breaker_open", "duration": 0.5, "refused": true, "breaker": "b"}),
                 ),
+                ev(
+                    serde_json::json!({"event": "end", "operation": "p", "attempts": 0, "max_attempts": 3, "outcome": "limiter_rejected", "duration": 0.0}),
+                ),
                 ev(serde_json::json!({"event": "transition", "breaker": "b", "from": "closed", "to": "open"})),
                 ev(
                     serde_json::json!({"event": "breaker_state", "breaker": "b", "state": "closed", "failure_rate": 25.0}),
@@ -955,6 +998,10 @@ mod tests {
             (
                 serde_json::json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "success", "duration": -1}),
                 "duration",
+            ),
+            (
+                serde_json::json!({"event": "end", "operation": "p", "attempts": 0, "max_attempts": 3, "outcome": "attempts_exhausted", "duration": 0}),
+                "attempts",
             ),
             (serde_json::json!({"event": "idempotency", "operation": "o", "outcome": "dup"}), "outcome"),
             (serde_json::json!({"event": "transition", "breaker": "b", "from": "closed", "to": "ajar"}), "to"),

@@ -207,3 +207,24 @@ test('OpenTelemetry: spans of resent requests carry http.request.resend_count (w
     server.close();
   }
 });
+
+test('prom-client: a first attempt refused before anything ran is counted (default and resilience4j names)', { skip }, async () => {
+  const client = pkgRequire('prom-client');
+  const { PrometheusExporter, instrument } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
+  const registry = new client.Registry();
+  const r4j = new client.Registry();
+  const p = new rc.RetryPolicy({ name: 'payments', maxAttempts: 1, breaker: { name: 'db', kind: 'consecutive', failureThreshold: 2, waitDurationInOpenState: 60_000 } });
+  instrument(p, [new PrometheusExporter({ registry }), new PrometheusExporter({ registry: r4j, names: 'resilience4j' })]);
+  for (let i = 0; i < 2; i++) await assert.rejects(p.execute(() => { throw new TypeError('fetch failed'); }, { method: 'GET' }));
+  let ran = 0;
+  await assert.rejects(p.execute(() => { ran++; }), (e) => e instanceof rc.CircuitOpenError);
+  assert.equal(ran, 0);
+  const text = await registry.metrics();
+  const line = (s, t = text) => assert.ok(t.split('\n').includes(s), `${s}\nnot in:\n${t}`);
+  line('retry_rejected_total{operation="payments",reason="breaker_open"} 1');
+  line('retry_attempts_total{attempt="1",operation="payments"} 2');
+  line('operation_duration_seconds_count{operation="payments",retried="false"} 3');
+  const t4 = await r4j.metrics();
+  line('resilience4j_retry_calls{kind="failed_without_retry",name="payments"} 3', t4);
+  line('resilience4j_circuitbreaker_not_permitted_calls_total{kind="not_permitted",name="db"} 1', t4);
+});

@@ -130,6 +130,28 @@ def test_breaker_state_transitions_and_budget_refusals() -> None:
     assert scrape(reg2)[("retry_budget_refusals_total", (("budget", "shared"), ("reason", "budget_exhausted")))] == 1.0
 
 
+def test_a_refused_first_attempt_is_counted() -> None:
+    reg, reg2 = CollectorRegistry(), CollectorRegistry()
+    breaker = retrycore.CircuitBreaker(name="db", kind="consecutive", failure_threshold=2, wait_duration_in_open_state=60.0)
+    policy = payments(breaker=breaker).with_metrics(PrometheusExporter(reg), PrometheusExporter(reg2, names="resilience4j"))
+    with pytest.raises(retrycore.RetryError):
+        policy.call(flaky(9))  # opens the breaker
+    calls: List[int] = []
+    with pytest.raises(retrycore.CircuitOpenError):
+        policy.call(lambda: calls.append(1))  # refused before anything ran
+    with pytest.raises(retrycore.CircuitOpenError):
+        asyncio.run(retrycore.retry(policy)(asyncio.sleep)(0))
+    assert calls == []
+    got = scrape(reg)
+    assert got[("retry_rejected_total", (("operation", "payments"), ("reason", "breaker_open")))] == 2.0
+    assert got[("retry_exhausted_total", (("operation", "payments"), ("reason", "breaker_open")))] == 1.0
+    assert got[("retry_attempts_total", (("attempt", "1"), ("operation", "payments")))] == 1.0
+    assert got[("operation_duration_seconds_count", (("operation", "payments"), ("retried", "false")))] == 2.0
+    got = scrape(reg2)
+    assert got[("resilience4j_retry_calls", (("kind", "failed_without_retry"), ("name", "payments")))] == 2.0
+    assert got[("resilience4j_circuitbreaker_not_permitted_calls_total", (("kind", "not_permitted"), ("name", "db")))] == 3.0
+
+
 def test_resilience4j_names() -> None:
     reg = CollectorRegistry()
     breaker = retrycore.CircuitBreaker(name="db", kind="consecutive", failure_threshold=50)

@@ -451,6 +451,7 @@ class Runner:
         method: Optional[str] = None,
         wall_clock: Optional[Callable[[], float]] = None,
         on_success: Optional[_RetryHook] = None,
+        on_refused: Optional[_RetryHook] = None,
         retry_if_result: Optional[Callable[[Any], object]] = None,
         retry_if_exception: Optional[Callable[[BaseException], object]] = None,
         before: Optional[_RetryHook] = None,

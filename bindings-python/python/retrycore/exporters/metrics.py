@@ -246,11 +246,18 @@ class _PolicyHooks:
                 "breaker": breaker,
             })
 
+        def on_refused(ev: Any) -> object:
+            # The first attempt was refused before anything ran (attempts 0).
+            return then(None, ev, {
+                "event": "end", "operation": op, "attempts": 0, "max_attempts": ev.max_attempts,
+                "outcome": ev.reason, "duration": ev.elapsed or 0.0, "budget": ev.budget, "breaker": breaker,
+            })
+
         def on_state_change(t: Any) -> object:
             return then(user_state, t, {"event": "transition", "breaker": breaker, "from": t.from_state, "to": t.to_state})
 
         return {"on_retry": on_retry, "on_give_up": on_give_up, "on_state_change": on_state_change,
-                "on_success": on_success}
+                "on_success": on_success, "on_refused": on_refused}
 
 
 def _exporters(metrics: Any, field: str = "metrics") -> Tuple[Exporter, ...]:
