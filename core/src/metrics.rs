@@ -883,9 +883,14 @@ pub fn samples_document(text: &str) -> Result<Value> {
     samples_value(&crate::parse_document(text)?)
 }
 
+/// OpenTelemetry's attribute for a resent HTTP request (HTTP semantic
+/// conventions): the times it was sent before, set on the span of attempt 2
+/// and later by the hosts' integrations.
+pub const RESEND_COUNT: &str = "http.request.resend_count";
+
 /// Every name map's instruments as JSON (`host_tables()["metrics"]`):
 /// `{"maps": {"default": [...], …}, "idempotency_outcomes": [...],
-/// "idempotency_decisions": {"execute": "executed", …}}`.
+/// "idempotency_decisions": {"execute": "executed", …}, "resend_count": "http.request.resend_count"}`.
 pub fn tables() -> Value {
     let maps: serde_json::Map<String, Value> = NameMap::ALL
         .iter()
@@ -893,7 +898,8 @@ pub fn tables() -> Value {
         .collect();
     let decisions: serde_json::Map<String, Value> =
         IDEMPOTENCY_DECISIONS.iter().map(|(d, o)| ((*d).to_owned(), Value::from(*o))).collect();
-    serde_json::json!({"maps": maps, "idempotency_outcomes": IDEMPOTENCY_OUTCOMES, "idempotency_decisions": decisions})
+    serde_json::json!({"maps": maps, "idempotency_outcomes": IDEMPOTENCY_OUTCOMES, "idempotency_decisions": decisions,
+        "resend_count": RESEND_COUNT})
 }
 
 #[cfg(test)]

@@ -174,6 +174,7 @@ test('OpenTelemetry: spans of resent requests carry http.request.resend_count (w
   const { markResend, RESEND_COUNT } = require(path.join(root, 'bindings-node', 'dist', 'metrics.js'));
   const { wrapFetch } = require(path.join(root, 'bindings-node', 'dist', 'integrations', 'index.js'));
   assert.equal(RESEND_COUNT, 'http.request.resend_count');
+  assert.equal(RESEND_COUNT, rc.hostTables().metrics.resend_count, "the core's name");
   const memory = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });
   const tracer = provider.getTracer('test');

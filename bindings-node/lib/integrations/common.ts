@@ -8,6 +8,8 @@ import { RetryPolicy as Policy, formatIdempotencyHeader, parseIdempotencyHeader 
 import type { AttemptContext, ExecuteOptions, RetryPolicy } from '../api';
 
 /** The span attribute of a resent request (OpenTelemetry's HTTP semantic conventions): the number of resends before it. */
+// The core's name (`hostTables().metrics.resend_count`), spelled out for its literal type and
+// because this module loads before a browser's init(); tests/js/metrics.test.cjs holds it to the core's.
 export const RESEND_COUNT = 'http.request.resend_count' as const;
 
 /** A span as `@opentelemetry/api` types it, the two members used here. */

@@ -27,14 +27,15 @@ __all__ = [
     "mark_resend", "samples",
 ]
 
-_MAPS: Mapping[str, List[Dict[str, Any]]] = _native.host_tables()["metrics"]["maps"]
+_TABLES: Mapping[str, Any] = _native.host_tables()["metrics"]
+_MAPS: Mapping[str, List[Dict[str, Any]]] = _TABLES["maps"]
 
 #: The name maps the core has (``default``, ``resilience4j``, ``polly``).
 NAME_MAPS: Tuple[str, ...] = tuple(_MAPS)
 
 #: OpenTelemetry's attribute for a resent HTTP request: the number of times it was sent
 #: before (HTTP semantic conventions), set on the span of attempts 2 and later.
-RESEND_COUNT = "http.request.resend_count"
+RESEND_COUNT: str = _TABLES["resend_count"]
 
 
 def _map(names: Any) -> List[Dict[str, Any]]:
