@@ -90,10 +90,10 @@ pub fn fingerprint<L: StrList>(
     canonical: bool,
 ) -> Result<String> {
     let of = idem::FingerprintOf::read(method, path, operation).map_err(Error::of_idempotency)?;
-    let body = idem::parse_json(body).map_err(Error::of_idempotency)?;
+    let body = idem::JsonText::parse(body).map_err(Error::of_idempotency)?;
     let selected = selected.read("selected")?;
     let sel: Option<Vec<&str>> = selected.as_ref().map(|s| s.iter().map(String::as_str).collect());
-    of.fingerprint(&body, sel.as_deref(), canonical).map_err(Error::of_idempotency)
+    of.fingerprint_text(&body, sel.as_deref(), canonical).map_err(Error::of_idempotency)
 }
 
 /// The record settings every record call takes, as the surface passes them.

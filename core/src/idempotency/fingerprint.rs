@@ -2,6 +2,8 @@
 
 use super::jcs::private::{Node, Sealed};
 use super::jcs::{check_depth, write_string, JsonInput, TreeError, Writer};
+use super::json::parse_json;
+use super::text::JsonText;
 use crate::{Error, ErrorCode, Result};
 use sha2::{Digest, Sha256};
 
@@ -209,12 +211,17 @@ pub fn fingerprint_http_canonical<T: JsonInput>(
     let mut w = Writer::new(1024);
     w.out.push_str("{\"body\":");
     write_body(&mut w, body, selected)?;
-    w.out.push_str(",\"method\":");
-    write_string(&mut w.out, method);
-    w.out.push_str(",\"path\":");
-    write_string(&mut w.out, path);
-    w.out.push('}');
-    Ok(w.out)
+    Ok(http_tail(w.out, method, path))
+}
+
+/// Closes the canonical JSON of an HTTP fingerprint after its body.
+fn http_tail(mut out: String, method: &str, path: &str) -> String {
+    out.push_str(",\"method\":");
+    write_string(&mut out, method);
+    out.push_str(",\"path\":");
+    write_string(&mut out, path);
+    out.push('}');
+    out
 }
 
 /// Returns the fingerprint of an HTTP request: lowercase hex SHA-256 of the
@@ -258,10 +265,15 @@ pub fn fingerprint_operation_canonical<T: JsonInput>(
     let mut w = Writer::new(1024);
     w.out.push_str("{\"body\":");
     write_body(&mut w, body, selected)?;
-    w.out.push_str(",\"operation\":");
-    write_string(&mut w.out, operation);
-    w.out.push('}');
-    Ok(w.out)
+    Ok(operation_tail(w.out, operation))
+}
+
+/// Closes the canonical JSON of an operation's fingerprint after its body.
+fn operation_tail(mut out: String, operation: &str) -> String {
+    out.push_str(",\"operation\":");
+    write_string(&mut out, operation);
+    out.push('}');
+    out
 }
 
 /// Returns the fingerprint of a non-HTTP call (a message, a gRPC method, a
@@ -330,6 +342,45 @@ impl<'a> FingerprintOf<'a> {
             (FingerprintOf::Operation(op), false) => fingerprint_operation(op, body, selected),
             (FingerprintOf::Operation(op), true) => fingerprint_operation_canonical(op, body, selected),
         }
+    }
+
+    /// As [`FingerprintOf::fingerprint`], of a body given as JSON text and
+    /// read by [`JsonText::parse`]: a body it wrote canonically already is
+    /// put in place as it is (no tree is built).
+    ///
+    /// # Errors
+    /// As [`fingerprint_http`] and [`fingerprint_operation`].
+    pub fn fingerprint_text(self, body: &JsonText, selected: Option<&[&str]>, canonical: bool) -> Result<String> {
+        let reparsed;
+        let tree = match (body, selected) {
+            (JsonText::Canonical(c), None) => {
+                let head = |extra: usize| {
+                    let mut out = String::with_capacity(c.len() + extra + 32);
+                    out.push_str("{\"body\":");
+                    out.push_str(c);
+                    out
+                };
+                let out = match self {
+                    FingerprintOf::Http { method, path } => {
+                        non_empty("method", method)?;
+                        non_empty("path", path)?;
+                        http_tail(head(method.len() + path.len()), method, path)
+                    }
+                    FingerprintOf::Operation(op) => {
+                        non_empty("operation", op)?;
+                        operation_tail(head(op.len()), op)
+                    }
+                };
+                return Ok(if canonical { out } else { hex_digest(&out) });
+            }
+            // A selection walks the tree: the canonical form's is the body's.
+            (JsonText::Canonical(c), Some(_)) => {
+                reparsed = parse_json(c)?;
+                &reparsed
+            }
+            (JsonText::Tree(t), _) => t,
+        };
+        self.fingerprint(tree, selected, canonical)
     }
 }
 

@@ -631,7 +631,10 @@ pub fn canonicalize_any<T: JsonInput>(value: &T) -> Result<String> {
 /// numbers a double cannot hold, lone surrogates, nesting deeper than
 /// [`MAX_DEPTH`].
 pub fn canonicalize_json(text: &str) -> Result<String> {
-    canonicalize_value(&super::parse_json(text)?)
+    match super::JsonText::parse(text)? {
+        super::JsonText::Canonical(c) => Ok(c),
+        super::JsonText::Tree(v) => canonicalize_value(&v),
+    }
 }
 
 #[cfg(test)]

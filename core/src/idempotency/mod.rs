@@ -40,6 +40,7 @@ mod record;
 mod rfc3339;
 mod store;
 mod store_sql;
+mod text;
 
 pub use dead_letter::{DeadLetter, DeadLetterBuilder, DeadLetterStatus};
 pub use fingerprint::{
@@ -48,6 +49,7 @@ pub use fingerprint::{
 pub use header::{format_header, parse_header, HeaderForm};
 pub use jcs::{canonicalize, canonicalize_any, canonicalize_json, canonicalize_value, format_number, JsonInput};
 pub use json::{parse_json, string_from_utf16, JsonValue, MAX_DEPTH};
+pub use text::JsonText;
 pub use key::{
     derive_key, mint_key, scoped_key, storage_key, validate_key, validate_record_key, DEFAULT_MAX_KEY_LEN,
     HASHED_KEY_PREFIX, MIN_STORAGE_KEY_LEN,
