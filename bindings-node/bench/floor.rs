@@ -61,6 +61,48 @@ unsafe extern "C" fn delay(env: sys::napi_env, info: sys::napi_callback_info) ->
     }
 }
 
+/// `delay(retry, r)` as a plain function: two numbers, a number back, no `this` to unwrap.
+unsafe extern "C" fn delay_plain(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: called by Node with a live env and callback info.
+    unsafe {
+        let a = args::<2>(env, info, false);
+        ret_num(env, num(env, a[0]) + num(env, a[1]))
+    }
+}
+
+/// `delay(retry, r)` as a function bound to its object by the callback's data
+/// pointer (read with the arguments, no `this` to unwrap).
+unsafe extern "C" fn delay_bound(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argc = 2;
+    let mut argv = [ptr::null_mut(); 2];
+    let mut data: *mut c_void = ptr::null_mut();
+    // SAFETY: called by Node with a live env and callback info; `data` is the
+    // `&'static f64` `bound` created this function with.
+    unsafe {
+        sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+        let base = *(data as *const f64);
+        ret_num(env, base + num(env, argv[0]) + num(env, argv[1]))
+    }
+}
+
+/// Returns a new `delay_bound` function (its data a leaked number: bench only).
+unsafe extern "C" fn bound(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
+    let data: &'static f64 = Box::leak(Box::new(0.0));
+    let mut f = ptr::null_mut();
+    // SAFETY: creating a function in this call's scope.
+    unsafe {
+        sys::napi_create_function(
+            env,
+            c"delay".as_ptr(),
+            5,
+            Some(delay_bound),
+            (data as *const f64).cast_mut().cast(),
+            &mut f,
+        )
+    };
+    f
+}
+
 /// `classifyStatus(status, flags)`: a function, two numbers, an integer back.
 unsafe extern "C" fn classify(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     // SAFETY: called by Node with a live env and callback info.
@@ -133,13 +175,15 @@ unsafe extern "C" fn fingerprint(env: sys::napi_env, info: sys::napi_callback_in
     }
 }
 
-/// Returns the floor functions: `{delay, classify, acquire, record, withdraw, fingerprint}`.
+/// Returns the floor functions: `{delay, delayPlain, bound, classify, acquire, record, withdraw, fingerprint}`.
 #[napi(catch_unwind)]
 pub fn floor(env: Env) -> Result<Object> {
     let mut o = env.create_object()?;
     type Cb = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
-    let list: [(&str, Cb); 6] = [
+    let list: [(&str, Cb); 8] = [
         ("delay", delay),
+        ("delayPlain", delay_plain),
+        ("bound", bound),
         ("classify", classify),
         ("acquire", acquire),
         ("record", record),
