@@ -49,7 +49,6 @@ pub use fingerprint::{
 pub use header::{format_header, parse_header, HeaderForm};
 pub use jcs::{canonicalize, canonicalize_any, canonicalize_json, canonicalize_value, format_number, JsonInput};
 pub use json::{parse_json, string_from_utf16, JsonValue, MAX_DEPTH};
-pub use text::JsonText;
 pub use key::{
     derive_key, mint_key, scoped_key, storage_key, validate_key, validate_record_key, DEFAULT_MAX_KEY_LEN,
     HASHED_KEY_PREFIX, MIN_STORAGE_KEY_LEN,
@@ -63,3 +62,4 @@ pub use store::{
     claim_release_params, encode_response, record_from_row, record_to_row, record_to_row_json, render, store_protocol,
     ColumnValue, Dialect, Placeholder, REDIS_SLACK_MS, REPLAYED_HEADERS, STORE_KEY_MAX_LEN, STORE_PROTOCOL_VERSION,
 };
+pub use text::JsonText;

@@ -311,10 +311,14 @@ mod tests {
     #[test]
     fn plain_text_is_written_canonically() {
         let cases = [
-            (r#"{"amount":1000,"currency":"usd","items":[{"sku":"a","qty":2}]}"#,
-             r#"{"amount":1000,"currency":"usd","items":[{"qty":2,"sku":"a"}]}"#),
-            (" { \"b\" : [ 1.50 , -0, 0, -12, 1e21, true,false,null,{} ,[]] , \"a\" : \"x\" } ",
-             r#"{"a":"x","b":[1.5,0,0,-12,1e+21,true,false,null,{},[]]}"#),
+            (
+                r#"{"amount":1000,"currency":"usd","items":[{"sku":"a","qty":2}]}"#,
+                r#"{"amount":1000,"currency":"usd","items":[{"qty":2,"sku":"a"}]}"#,
+            ),
+            (
+                " { \"b\" : [ 1.50 , -0, 0, -12, 1e21, true,false,null,{} ,[]] , \"a\" : \"x\" } ",
+                r#"{"a":"x","b":[1.5,0,0,-12,1e+21,true,false,null,{},[]]}"#,
+            ),
             (r#"{"é":1,"z":2,"😀":3,"דּ":4}"#, r#"{"z":2,"é":1,"😀":3,"דּ":4}"#),
             (r#"[{"b":{"d":1,"c":2},"a":[{"f":1,"e":2}]}]"#, r#"[{"a":[{"e":2,"f":1}],"b":{"c":2,"d":1}}]"#),
             ("123456789012345", "123456789012345"),
