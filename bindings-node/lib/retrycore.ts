@@ -1179,8 +1179,11 @@ export class CircuitBreaker extends G.BreakerMembers {
       this.#at = end;
       return result;
     }
+    // Nothing skipped if the step throws: the next one asks, and brings the clock up first.
+    this.#free = -1;
+    const next = this.#n.succeed(permit, end - start, end);
     this.#at = -1;
-    this.#free = this.#n.succeed(permit, end - start, end);
+    this.#free = next;
     if (this.#hook !== null) this.#fire();
     return result;
   }
