@@ -2361,10 +2361,9 @@ mod tests {
             script.extend(vec![Counted::Success; 8]);
             for (i, c) in script.into_iter().enumerate() {
                 now += S / 3;
-                let before = b.clone();
+                let mut clocked = b.clone();
                 let epoch = b.free_admission();
                 let Acquire::Permitted(p) = b.try_acquire(now).0 else { panic!("refused") };
-                let mut clocked = before.clone();
                 clocked.clock(now);
                 if let Some(e) = epoch {
                     assert_eq!((p.epoch(), p.is_trial()), (e, false));
