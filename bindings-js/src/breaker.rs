@@ -135,6 +135,42 @@ impl<H: Host> Breaker<H> {
         Ok(self.note(t))
     }
 
+    /// Records a success (as `record(permit, 0, duration, now)`) and answers
+    /// what the host's next call may skip ([`CircuitBreaker::free_admission`],
+    /// [`CircuitBreaker::free_success`]): -1 nothing; else the permit the next
+    /// call is admitted with without asking (`epoch * 2`), plus 1 when a
+    /// success no longer than [`free_success_ms`](Self::free_success_ms)
+    /// need not be reported either. Nothing is skippable while another object
+    /// (a policy, another wrapper) shares the breaker: it could change it unseen.
+    #[inline]
+    pub fn succeed(&mut self, permit: f64, duration: f64, now: f64) -> Result<f64> {
+        let p = read_permit(permit)?;
+        let d = ns(duration, "duration")?;
+        let now = now_ns::<H>(now, "now")?;
+        let mut b = self.lock();
+        let t = b.on_result(p, now, Counted::Success, d);
+        let free = match b.free_admission() {
+            Some(epoch) if t.is_none() && std::sync::Arc::strong_count(&self.b) == 1 => {
+                (epoch as f64) * 2.0 + if b.free_success() { 1.0 } else { 0.0 }
+            }
+            _ => -1.0,
+        };
+        drop(b);
+        self.note(t);
+        // Past 2^52 epochs the permit number is no longer exact: ask.
+        Ok(if free < MAX_SAFE_INTEGER as f64 { free } else { -1.0 })
+    }
+
+    /// The longest success (ms) that `succeed`'s answer lets the host skip
+    /// reporting ([`CircuitBreaker::free_success_limit`], less 1 µs so that a
+    /// host's duration rounds to no more than the limit; `Infinity`: any).
+    pub fn free_success_ms(&self) -> f64 {
+        match self.lock().free_success_limit() {
+            u64::MAX => f64::INFINITY,
+            l => ms(l.saturating_sub(1_000)),
+        }
+    }
+
     /// Records a failure described like a classification input; the
     /// breaker's counting rules decide how it counts. Returns the outcome
     /// counted (0 success, 1 failure, 2 ignored: no string per call).

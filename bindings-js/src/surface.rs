@@ -114,6 +114,11 @@ class NativeBreaker = Breaker<H>
   get lastRefusedMessage -> string
   /// Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition.
   mut record(permit: f64, outcome: f64, duration: f64, now: f64) -> hot bool
+  /// Records a success; answers what the next call may skip: -1 nothing, else the permit it is
+  /// admitted with without asking, plus 1 when a success up to `freeSuccessMs` need not be reported.
+  mut succeed(permit: f64, duration: f64, now: f64) -> hot f64
+  /// Returns the longest success (ms) `succeed`'s answer speaks for (`Infinity`: any).
+  get freeSuccessMs -> f64
   /// Records a failure described like a classification input; the
   /// breaker's counting rules decide how it counts. Returns the outcome counted (0 success, 1 failure, 2 ignored).
   mut recordFailure(permit: f64, duration: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, headers: strs?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; method, idempotent, keySent, elapsedMs, wallNowMs, verdict}) -> hot u32

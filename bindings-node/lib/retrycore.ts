@@ -1028,6 +1028,16 @@ export class CircuitBreaker extends G.BreakerMembers {
   #hook: ((t: Transition) => void) | null = null;
   /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
+  /**
+   * What `execute`'s next call may skip, as the core last answered (`succeed`): -1 nothing; else the
+   * permit it is admitted with without asking, plus 1 when a success up to `#freeMs` need not be
+   * reported either. It holds until anything else reaches the backend (`#sync`).
+   */
+  #free = -1;
+  /** The longest success (ms) `#free` speaks for. */
+  #freeMs: number;
+  /** The latest clock reading (ms) of a skipped call, not yet brought to the backend's clock; -1: none. */
+  #at = -1;
 
   constructor(options: BreakerOptions = {}) {
     super();
@@ -1035,6 +1045,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     if (native !== undefined) {
       this.#n = native;
       this.#needsMessage = native.needsMessage();
+      this.#freeMs = native.freeSuccessMs;
       return;
     }
     const o = optionsObject(options, 'CircuitBreaker');
@@ -1042,7 +1053,25 @@ export class CircuitBreaker extends G.BreakerMembers {
     const text = optionsText(rest);
     this.#n = withCamelFields(() => new N.NativeBreaker(text, true));
     this.#needsMessage = this.#n.needsMessage();
+    this.#freeMs = this.#n.freeSuccessMs;
     if (onStateChange !== undefined) this.onStateChange = onStateChange;
+  }
+
+  /**
+   * Before anything but `execute`'s own steps reaches the backend: the calls `execute` skipped
+   * brought to its clock (an admission at the latest skipped reading, which in the states that
+   * admit without asking changes nothing but the clock: `CircuitBreaker::free_admission`), and
+   * nothing skipped from now on until a success says so again.
+   */
+  #sync(): BackendBreaker {
+    const n = this.#n;
+    this.#free = -1;
+    if (this.#at >= 0) {
+      const at = this.#at;
+      this.#at = -1;
+      n.tryAcquire(at);
+    }
+    return n;
   }
 
   static fromJSON(doc: object | string): CircuitBreaker {
@@ -1054,9 +1083,9 @@ export class CircuitBreaker extends G.BreakerMembers {
     return new CircuitBreaker(wrapped<BreakerOptions>(native));
   }
 
-  /** @internal */
+  /** @internal Whoever holds the backend may change it: `execute` stops skipping calls (see `#sync`). */
   get _native(): BackendBreaker {
-    return this.#n;
+    return this.#sync();
   }
 
   get onStateChange(): ((t: Transition) => void) | null {
@@ -1085,21 +1114,22 @@ export class CircuitBreaker extends G.BreakerMembers {
 
   record(permit: number, outcome: unknown, durationMs = 0, now?: number): boolean {
     const t = timeArg(now);
+    const n = this.#sync();
     let r: boolean;
     if (typeof outcome === 'number' || typeof outcome === 'string') {
-      r = this.#n.record(num(permit, 'permit'), outcomeId(outcome), num(durationMs, 'durationMs'), t);
+      r = n.record(num(permit, 'permit'), outcomeId(outcome), num(durationMs, 'durationMs'), t);
     } else {
       const a = failureArgs(outcome, undefined, false, this.#needsMessage);
-      const before = this.#n.totals().transitions;
-      G.breakerRecordFailure(this.#n, num(permit, 'permit'), num(durationMs, 'durationMs'), t, a);
-      r = this.#n.totals().transitions !== before;
+      const before = n.totals().transitions;
+      G.breakerRecordFailure(n, num(permit, 'permit'), num(durationMs, 'durationMs'), t, a);
+      r = n.totals().transitions !== before;
     }
     if (this.#hook !== null) this.#fire();
     return r;
   }
 
   release(permit: number, now?: number): void {
-    this.#n.release(num(permit, 'permit'), timeArg(now));
+    this.#sync().release(num(permit, 'permit'), timeArg(now));
     if (this.#hook !== null) this.#fire();
   }
 
@@ -1108,10 +1138,20 @@ export class CircuitBreaker extends G.BreakerMembers {
     const signal = options === undefined ? undefined : readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption }).signal;
     if (signal?.aborted) throw abortReason(signal);
     const start = performance.now();
-    const permit = this.#n.tryAcquire(start);
-    if (this.#hook !== null) this.#fire();
-    if (permit < 0) {
-      throw refusal(this.#n.lastRefusedMessage, this.#n.lastRetryAfter, this.#n.lastRefusedState);
+    // Every reading below is at least `start` (performance.now() is monotonic), so the step that
+    // reaches the backend next brings its clock past the calls skipped so far (`#at`).
+    let permit = this.#free;
+    if (permit >= 0) {
+      // Admitted without asking (the core said so after the last success).
+      permit -= permit % 2;
+      this.#at = start;
+    } else {
+      const n = this.#sync();
+      permit = n.tryAcquire(start);
+      if (this.#hook !== null) this.#fire();
+      if (permit < 0) {
+        throw refusal(n.lastRefusedMessage, n.lastRetryAfter, n.lastRefusedState);
+      }
     }
     let result: T;
     try {
@@ -1119,6 +1159,8 @@ export class CircuitBreaker extends G.BreakerMembers {
       result = (isThenable(r) ? await r : r) as T;
     } catch (err) {
       const end = performance.now();
+      this.#free = -1;
+      this.#at = -1;
       // Whatever was thrown is rethrown as is, and the permit always goes back.
       if (signal?.aborted || !this.#recordThrown(permit, end - start, end, err)) {
         try {
@@ -1131,7 +1173,17 @@ export class CircuitBreaker extends G.BreakerMembers {
       throw err;
     }
     const end = performance.now();
-    this.#n.record(permit, 0, end - start, end);
+    const free = this.#free;
+    if (free % 2 === 1 && free - 1 === permit && end - start <= this.#freeMs) {
+      // A success that changes nothing but the clock (the core said so): only the clock is owed.
+      this.#at = end;
+      return result;
+    }
+    // Nothing skipped if the step throws: the next one asks, and brings the clock up first.
+    this.#free = -1;
+    const next = this.#n.succeed(permit, end - start, end);
+    this.#at = -1;
+    this.#free = next;
     if (this.#hook !== null) this.#fire();
     return result;
   }
@@ -1153,11 +1205,11 @@ export class CircuitBreaker extends G.BreakerMembers {
   }
 
   restore(snapshot: object | string, now?: number, wallNowMs?: number): void {
-    this.#n.restore(documentText(snapshot, 'snapshot'), timeArg(now), wallArg(wallNowMs));
+    this.#sync().restore(documentText(snapshot, 'snapshot'), timeArg(now), wallArg(wallNowMs));
   }
 
   recordWithoutPermit(outcome: unknown, durationMs = 0, now?: number): boolean {
-    return this._fired(this.#n.recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now)));
+    return this._fired(this.#sync().recordWithoutPermit(outcomeId(outcome), num(durationMs, 'durationMs'), timeArg(now)));
   }
 }
 
@@ -1412,6 +1464,11 @@ function nowNs(ms: number): number {
   if (!(x >= 0 && x < 2 ** 64)) return -1;
   const r = Math.round(x);
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** The ms since `started` on the injected clock, or the host's (a function, not a closure made per call). */
+function tookMs(clock: { now(): number } | null, started: number): number {
+  return (clock === null ? performance.now() : clock.now()) - started;
 }
 
 /** `now` for the backend's own clock. */
@@ -1781,7 +1838,6 @@ export class RetryPolicy extends G.PolicyMembers {
     const clock = this._clock;
     const met = this._metrics;
     const started = met === null ? 0 : clock === null ? performance.now() : clock.now();
-    const took = (): number => (clock === null ? performance.now() : clock.now()) - started;
     // When the attempt under way started (the exporters' attempt_duration).
     let attemptAt = started;
     // The first attempt, when a lean call made it and failed (or its end could not be read).
@@ -1819,7 +1875,7 @@ export class RetryPolicy extends G.PolicyMembers {
           this.#owed++;
           this.#owedNs += Math.max(0, t1 - t0);
           if (this.#owed >= LEAN_MAX || this.#owedNs >= LEAN_MAX_NS) this._sync();
-          if (met !== null) met.end(1, 'success', took(), null, false, took());
+          if (met !== null) met.end(1, 'success', tookMs(clock, started), null, false, tookMs(clock, started));
           return value as T;
         }
       }
@@ -1839,7 +1895,7 @@ export class RetryPolicy extends G.PolicyMembers {
         const g = n.gate(id) as BackendReject;
         if (hooked) this._afterStep(n, id);
         // Refused before anything ran: no onGiveUp, but the exporters count the refusal (attempts 0).
-        if (met !== null) met.end(0, g.giveUpReason, took(), g.budget ?? null, false, null);
+        if (met !== null) met.end(0, g.giveUpReason, tookMs(clock, started), g.budget ?? null, false, null);
         // No failure was seen, so no category; the key is the session's (docs/sessions.md).
         const e = endingError(g.ending, g, undefined, 0, null, n.key(id));
         if (fallback !== undefined && g.ending.fallsBack) {
@@ -1947,7 +2003,7 @@ export class RetryPolicy extends G.PolicyMembers {
             n.finish(id, now());
           }
           id = -1;
-          if (met !== null) met.end(ctx.attempt, 'success', took(), null, false, attemptMs);
+          if (met !== null) met.end(ctx.attempt, 'success', tookMs(clock, started), null, false, attemptMs);
           return result as T;
         }
         const ctxOpts: FailureContext = { method, idempotent, idempotencyKeySent: keySent };
@@ -1969,7 +2025,7 @@ export class RetryPolicy extends G.PolicyMembers {
           if (after !== undefined) callHook(after, this, { attempt: d.attempts, retry: null, delay: null, category: d.category, reason: d.giveUpReason, maxAttempts: d.maxAttempts, budget: d.budget ?? null, error: failure, key: ctx.key });
           // Every give-up after an attempt fires on_give_up (docs/sessions.md, "What the caller observes").
           this.#giveUp(d.onGiveUp, d.attempts, d.giveUpReason, d.category, failure, ctx.key, d.maxAttempts, d.budget ?? null);
-          if (met !== null && d.onGiveUp) met.end(d.attempts, d.giveUpReason, took(), d.budget ?? null, false, attemptMs);
+          if (met !== null && d.onGiveUp) met.end(d.attempts, d.giveUpReason, tookMs(clock, started), d.budget ?? null, false, attemptMs);
           const kind = d.ending.kind;
           // A response or value nothing would retry (404, 400, …) is the caller's answer; an error is re-raised unchanged.
           const e = kind === 'propagate' || kind === 'cancelled' ? failure : endingError(d.ending, d, failure, d.attempts, d.category, ctx.key);
@@ -2006,7 +2062,7 @@ export class RetryPolicy extends G.PolicyMembers {
           const g = n.gate(id) as BackendReject;
           this.#giveUp(g.onGiveUp, g.attempts, g.giveUpReason, lastCategory, failure, ctx.key, g.maxAttempts, g.budget ?? null);
           // Refused at a gate: the last attempt already ended in a retry.
-          if (met !== null && g.onGiveUp) met.end(g.attempts, g.giveUpReason, took(), g.budget ?? null, true, null);
+          if (met !== null && g.onGiveUp) met.end(g.attempts, g.giveUpReason, tookMs(clock, started), g.budget ?? null, true, null);
           const e = g.ending.kind === 'propagate' ? failure : endingError(g.ending, g, failure, g.attempts, lastCategory, ctx.key);
           if (fallback !== undefined && (returned ? g.ending.fallsBackOnValue : g.ending.fallsBack)) {
             return (await settled(fallback.call(this, { attempt: g.attempts, retry: null, delay: null, category: lastCategory, reason: g.giveUpReason, maxAttempts: g.maxAttempts, budget: g.budget ?? null, error: e, key: ctx.key }))) as T;

@@ -109,6 +109,13 @@ export interface BackendBreaker {
   /** Records an outcome (0 success, 1 failure, 2 ignored); returns true on a transition. */
   record(permit: number, outcome: number, duration: number, now: number): boolean;
   /**
+   * Records a success; answers what the next call may skip: -1 nothing, else the permit it is
+   * admitted with without asking, plus 1 when a success up to `freeSuccessMs` need not be reported.
+   */
+  succeed(permit: number, duration: number, now: number): number;
+  /** Returns the longest success (ms) `succeed`'s answer speaks for (`Infinity`: any). */
+  readonly freeSuccessMs: number;
+  /**
    * Records a failure described like a classification input; the
    * breaker's counting rules decide how it counts. Returns the outcome counted (0 success, 1 failure, 2 ignored).
    */

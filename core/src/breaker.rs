@@ -1314,6 +1314,51 @@ impl CircuitBreaker {
         None
     }
 
+    /// Returns the epoch of the permit every call is admitted with, at any
+    /// `now`, changing nothing but the breaker's clock (closed, disabled and
+    /// metrics_only admit so: see [`try_acquire`](Self::try_acquire)), or
+    /// `None` when a call must ask. It holds until the next call that
+    /// changes the breaker; a host may then admit calls without asking, as
+    /// long as it brings the clock up to date (a `try_acquire` at the latest
+    /// `now` it skipped) before anything else reaches the breaker.
+    pub fn free_admission(&self) -> Option<u64> {
+        matches!(self.state, State::Closed | State::Disabled | State::MetricsOnly).then_some(self.epoch)
+    }
+
+    /// Returns true when a success reported now with the permit of
+    /// [`free_admission`](Self::free_admission), taking at most
+    /// [`free_success_limit`](Self::free_success_limit) nanoseconds, changes
+    /// nothing but the breaker's clock: disabled; a `consecutive` window with
+    /// no failure; a full `count_based` window of fast successes. A host may
+    /// then skip reporting it, on the terms of `free_admission`.
+    pub fn free_success(&self) -> bool {
+        if self.free_admission().is_none() {
+            return false;
+        }
+        if self.state == State::Disabled {
+            return true;
+        }
+        let quiet = match &self.window {
+            Window::Consecutive { failures } => *failures == 0,
+            // A full ring of zeros stays one (the slot a success overwrites is a zero).
+            Window::Count { ring, len, totals, .. } => *len == ring.len() && totals.failures == 0 && totals.slow == 0,
+            // Time buckets and Polly's health metrics count every success.
+            Window::Time { .. } | Window::Sampling(_) => false,
+        };
+        quiet && (self.state != State::Closed || self.judge_window(0).is_none())
+    }
+
+    /// The longest success (ns) [`free_success`](Self::free_success) speaks
+    /// for: the slow-call threshold, except for a `consecutive` breaker,
+    /// whose window does not count slow calls.
+    pub fn free_success_limit(&self) -> u64 {
+        if self.config.kind == BreakerKind::Consecutive {
+            u64::MAX
+        } else {
+            self.config.slow_call_duration_threshold
+        }
+    }
+
     /// Asks to make one call at `now`.
     ///
     /// Moves open → half_open on the first call strictly after the open wait
@@ -2292,6 +2337,67 @@ mod tests {
         })
         .unwrap();
         assert!(time.memory_size() <= 2048, "{}", time.memory_size());
+    }
+
+    /// What `free_admission` and `free_success` promise: the call they let a
+    /// host skip changes nothing but the clock.
+    #[test]
+    fn free_admissions_and_successes_change_nothing_but_the_clock() {
+        let kinds = [
+            BreakerConfig { kind: BreakerKind::Consecutive, failure_threshold: 3, ..small() },
+            BreakerConfig { slow_call_duration_threshold: 5 * S, ..small() },
+            BreakerConfig { kind: BreakerKind::TimeBased, ..small() },
+            BreakerConfig { kind: BreakerKind::Sampling, failure_ratio: 0.5, ..small() },
+            BreakerConfig { initial_state: State::MetricsOnly, ..small() },
+            BreakerConfig { initial_state: State::Disabled, ..small() },
+        ];
+        for c in kinds {
+            let mut b = CircuitBreaker::new(c).unwrap();
+            let mut now = 0;
+            let mut freed = 0;
+            // One slow success (the fourth) and one failure: neither opens `small()`.
+            let mut script = vec![Counted::Success; 6];
+            script.push(Counted::Failure);
+            script.extend(vec![Counted::Success; 8]);
+            for (i, c) in script.into_iter().enumerate() {
+                now += S / 3;
+                let mut clocked = b.clone();
+                let epoch = b.free_admission();
+                let Acquire::Permitted(p) = b.try_acquire(now).0 else { panic!("refused") };
+                clocked.clock(now);
+                if let Some(e) = epoch {
+                    assert_eq!((p.epoch(), p.is_trial()), (e, false));
+                    assert_eq!(b, clocked, "admission {i}");
+                }
+                let free = b.free_success();
+                // A success longer than the limit (when there is one) is slow.
+                let d = if i == 3 { b.free_success_limit().saturating_add(1).min(6 * S) } else { S / 10 };
+                let before = b.clone();
+                b.on_result(p, now, c, d);
+                if free && c == Counted::Success && d <= b.free_success_limit() {
+                    freed += 1;
+                    let mut clocked = before;
+                    clocked.clock(now);
+                    let (x, y) = (b.snapshot(now, 0), clocked.snapshot(now, 0));
+                    assert_eq!(x, y, "success {i} of {:?}", b.config().kind);
+                    assert_eq!(
+                        (b.state(), b.epoch, b.rejections, b.transitions),
+                        (clocked.state, clocked.epoch, clocked.rejections, clocked.transitions)
+                    );
+                    assert_eq!(b.metrics(now), clocked.metrics(now));
+                }
+            }
+            // Time buckets and Polly's health metrics count every success.
+            let kind = b.config().kind;
+            let quiet = matches!(kind, BreakerKind::Consecutive | BreakerKind::CountBased);
+            assert_eq!(freed > 0, quiet, "{kind:?} in {:?}: {freed}", b.state());
+        }
+        // An open or half-open breaker, or a forced open one, admits nothing freely.
+        let mut b = CircuitBreaker::new(small()).unwrap();
+        b.transition_to(State::Open, 0).unwrap();
+        assert_eq!((b.free_admission(), b.free_success()), (None, false));
+        b.transition_to(State::ForcedOpen, 0).unwrap();
+        assert_eq!((b.free_admission(), b.free_success()), (None, false));
     }
 
     #[test]

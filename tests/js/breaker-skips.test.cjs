@@ -1,0 +1,100 @@
+'use strict';
+// CircuitBreaker.execute skips the crossings the core says change nothing
+// but the breaker's clock (issue 17: CircuitBreaker::free_admission and
+// free_success, the backend's `succeed`): these tests hold it to what every
+// call would have done, against either implementation (impl.cjs).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { CircuitBreaker, CircuitOpenError, RetryPolicy } = require('./impl.cjs');
+
+const ok = () => 1;
+const reset = () => {
+  throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+};
+
+test('a success after a failure is reported: consecutive failures restart from it', async () => {
+  const b = new CircuitBreaker({ kind: 'consecutive', failureThreshold: 2, waitDurationInOpenState: 60_000 });
+  // Successes until the core answers that the next ones change nothing.
+  for (let i = 0; i < 5; i++) await b.execute(ok);
+  await assert.rejects(b.execute(reset));
+  assert.equal(b.metrics().failures, 1);
+  await b.execute(ok);
+  assert.equal(b.metrics().failures, 0, 'the success restarted the count');
+  await assert.rejects(b.execute(reset));
+  assert.equal(b.state, 'closed');
+  await assert.rejects(b.execute(reset));
+  assert.equal(b.state, 'open');
+  await assert.rejects(b.execute(ok), (e) => e instanceof CircuitOpenError);
+});
+
+test('a count_based window keeps counting what it must: slow successes, and the calls after a failure', async () => {
+  const b = new CircuitBreaker({ kind: 'count_based', slidingWindowSize: 4, minimumNumberOfCalls: 4, failureRateThreshold: 50, slowCallDurationThreshold: 20, slowCallRateThreshold: 50 });
+  for (let i = 0; i < 8; i++) await b.execute(ok);
+  assert.deepEqual([b.metrics().calls, b.metrics().failures, b.metrics().slow], [4, 0, 0]);
+  // A slow success (past 20 ms) counts as slow even when the window was full of fast ones.
+  await b.execute(() => {
+    const t = performance.now();
+    while (performance.now() - t < 30);
+  });
+  assert.deepEqual([b.metrics().calls, b.metrics().slow], [4, 1]);
+  await assert.rejects(b.execute(reset));
+  assert.deepEqual([b.metrics().calls, b.metrics().failures, b.metrics().slow], [4, 1, 1]);
+  // Three successes push the slow call out of the window, a fourth the failure.
+  for (let i = 0; i < 3; i++) await b.execute(ok);
+  assert.deepEqual([b.metrics().calls, b.metrics().failures, b.metrics().slow], [4, 1, 0]);
+  await b.execute(ok);
+  assert.deepEqual([b.metrics().calls, b.metrics().failures, b.metrics().slow], [4, 0, 0]);
+  assert.equal(b.state, 'closed');
+});
+
+test('a change by hand, by a restore or by a sharing policy ends the skipping', async () => {
+  const b = new CircuitBreaker({ kind: 'consecutive', failureThreshold: 1, waitDurationInOpenState: 60_000 });
+  for (let i = 0; i < 3; i++) await b.execute(ok);
+  b.transitionTo('open');
+  await assert.rejects(b.execute(ok), (e) => e instanceof CircuitOpenError);
+  b.reset();
+  for (let i = 0; i < 3; i++) await b.execute(ok);
+  const open = new CircuitBreaker({ kind: 'consecutive', failureThreshold: 1, waitDurationInOpenState: 60_000 });
+  await assert.rejects(open.execute(reset));
+  b.restore(open.snapshot());
+  await assert.rejects(b.execute(ok), (e) => e instanceof CircuitOpenError);
+
+  // A policy sharing the breaker opens it: the breaker's own calls see it at once.
+  const c = new CircuitBreaker({ kind: 'consecutive', failureThreshold: 1, waitDurationInOpenState: 60_000 });
+  for (let i = 0; i < 3; i++) await c.execute(ok);
+  const p = new RetryPolicy({ maxAttempts: 1, breaker: c });
+  for (let i = 0; i < 3; i++) await c.execute(ok);
+  await assert.rejects(p.execute(reset));
+  assert.equal(c.state, 'open');
+  await assert.rejects(c.execute(ok), (e) => e instanceof CircuitOpenError);
+
+  // The breaker a policy holds is shared: its wrapper sees the policy's transitions too.
+  const q = new RetryPolicy({ maxAttempts: 1, breaker: { kind: 'consecutive', failureThreshold: 1, waitDurationInOpenState: 60_000 } });
+  const qb = q.breaker;
+  for (let i = 0; i < 3; i++) await qb.execute(ok);
+  await assert.rejects(q.execute(reset));
+  await assert.rejects(qb.execute(ok), (e) => e instanceof CircuitOpenError);
+});
+
+test('the clock the skipped calls read reaches the breaker before anything else does', async () => {
+  const b = new CircuitBreaker({ kind: 'consecutive', failureThreshold: 5 });
+  for (let i = 0; i < 3; i++) await b.execute(ok);
+  const before = performance.now();
+  for (let i = 0; i < 3; i++) await b.execute(ok);
+  // A snapshot at an earlier `now` is taken at the breaker's clock: at least the last call's reading.
+  const s = b.snapshot(0, 1_000_000);
+  assert.ok(s.elapsed_in_state_ns >= before * 1e6, `${s.elapsed_in_state_ns} < ${before * 1e6}`);
+});
+
+test('onStateChange sees every transition of calls made through execute', async () => {
+  const seen = [];
+  const b = new CircuitBreaker({ kind: 'consecutive', failureThreshold: 2, waitDurationInOpenState: 60_000, onStateChange: (t) => seen.push(`${t.from}>${t.to}`) });
+  for (let i = 0; i < 4; i++) await b.execute(ok);
+  await assert.rejects(b.execute(reset));
+  await assert.rejects(b.execute(reset));
+  assert.deepEqual(seen, ['closed>open']);
+  b.reset();
+  for (let i = 0; i < 4; i++) await b.execute(ok);
+  assert.deepEqual(seen, ['closed>open', 'open>closed']);
+  assert.equal(b.metrics().transitions, 2);
+});
