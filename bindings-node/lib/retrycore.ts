@@ -54,6 +54,8 @@ export function setBackend(native: Backend): void {
   DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
   SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
   MARKERS = t.error_markers;
+  NAMES_ROOT = { id: -1, next: null };
+  NAMES_FULL = false;
   setReads(t);
   G.setHost({ n: N, str, num, nums, time: timeArg, wall: wallArg, u64: u64Text });
 }
@@ -837,7 +839,22 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
   // errorNames' own list is a fresh array of strings: only its text is checked (a caller's list is copied first).
-  const names = f.errorNames === undefined ? undefined : read.ownNames ? wellFormedNames(f.errorNames) : strs(f.errorNames, 'errorNames');
+  // A list the backend interned crosses as its id; one seen before was checked when it was interned.
+  let names: string[] | undefined;
+  let namesId: number | undefined;
+  if (f.errorNames !== undefined) {
+    const known = read.ownNames ? knownNamesId(f.errorNames) : -1;
+    if (known >= 0) {
+      namesId = known;
+    } else {
+      names = read.ownNames ? wellFormedNames(f.errorNames) : strs(f.errorNames, 'errorNames');
+      const id = internNames(names);
+      if (id >= 0) {
+        namesId = id;
+        names = undefined;
+      }
+    }
+  }
   const method = optStr(f.method ?? opts?.method ?? (read.response !== null ? read.response.method : errorMethod(x)), 'method');
   const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
   const keySent = optBool(f.idempotencyKeySent ?? opts?.idempotencyKeySent, 'idempotencyKeySent');
@@ -855,7 +872,53 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const retryable = retryableArg(f.retryable !== undefined ? f.retryable : opts?.retryable);
   const shouldRetry = optBool(f.shouldRetry ?? opts?.shouldRetry, 'shouldRetry');
   const verdict = verdictArg(f.verdict !== undefined ? f.verdict : opts?.verdict);
-  return { status, grpc, names, method, idempotent, keySent, headers, elapsedMs: elapsed, wallNowMs: wall, message: msg, retryableThrottling: retryable, shouldRetry, verdict };
+  return { status, grpc, names, method, idempotent, keySent, headers, elapsedMs: elapsed, wallNowMs: wall, message: msg, retryableThrottling: retryable, shouldRetry, verdict, namesId };
+}
+
+/** A node of the name lists the backend interned: the id of the list that ends here (-1: none), and the longer ones. */
+interface NameNode {
+  id: number;
+  next: Map<string, NameNode> | null;
+}
+
+// The lists interned so far (bindings-js/src/names.rs): each list is its names in order, so an id stands
+// for exactly one list. Bounded by the backend's table: once it is full, lists cross as strings.
+let NAMES_ROOT: NameNode = { id: -1, next: null };
+let NAMES_FULL = false;
+
+/** The id the backend interned `names` as, or -1. */
+function knownNamesId(names: readonly string[]): number {
+  let node: NameNode | undefined = NAMES_ROOT;
+  for (let i = 0; i < names.length; i++) {
+    const next: Map<string, NameNode> | null = node.next;
+    if (next === null) return -1;
+    node = next.get(names[i]);
+    if (node === undefined) return -1;
+  }
+  return node.id;
+}
+
+/** The id of a list of checked names, interned the first time it is seen; -1 when it crosses as strings. */
+function internNames(names: string[]): number {
+  const known = knownNamesId(names);
+  if (known >= 0 || NAMES_FULL) return known;
+  const id = N.internNames(names);
+  if (id < 0) {
+    NAMES_FULL = true;
+    return -1;
+  }
+  let node = NAMES_ROOT;
+  for (let i = 0; i < names.length; i++) {
+    const next = (node.next ??= new Map());
+    let child = next.get(names[i]);
+    if (child === undefined) {
+      child = { id: -1, next: null };
+      next.set(names[i], child);
+    }
+    node = child;
+  }
+  node.id = id;
+  return id;
 }
 
 /**
