@@ -54,7 +54,8 @@ pub fn intern_names(names: &[String]) -> Result<f64> {
 
 /// The list interned as `id`.
 pub(crate) fn interned(id: f64) -> Result<Rc<[String]>> {
-    let unknown = || Error::config(ErrorCode::InvalidValue, "namesId", format_args!("is not an id internNames gave, got {id}"));
+    let unknown =
+        || Error::config(ErrorCode::InvalidValue, "namesId", format_args!("is not an id internNames gave, got {id}"));
     if !(id >= 0.0 && id.fract() == 0.0 && id < MAX_LISTS as f64) {
         return Err(unknown());
     }

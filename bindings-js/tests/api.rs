@@ -398,7 +398,11 @@ mod failure {
         let max = retrycore::limits::MAX_MESSAGE_BYTES;
         let mut long = args(None, None);
         long.message = Some(format!("{}é", "a".repeat(max - 1)));
-        assert_eq!(long.read().unwrap().buf().message.as_ref().map(|m| m.len()), Some(max - 1), "cut at a character boundary");
+        assert_eq!(
+            long.read().unwrap().buf().message.as_ref().map(|m| m.len()),
+            Some(max - 1),
+            "cut at a character boundary"
+        );
         assert_eq!(args(Some(1000.0), None).read().unwrap_err().code, "out_of_range");
         assert_eq!(args(Some(200.5), None).read().unwrap_err().field, "status");
         assert_eq!(args(None, Some(vec!["a".into()])).read().unwrap_err().code, "invalid_type");
@@ -415,18 +419,25 @@ mod failure {
         assert!(id >= 0.0);
         let by_id = Args { names_id: Some(id), ..Default::default() }.read().unwrap();
         let by_names = Args { names: Some(names()), ..Default::default() }.read().unwrap();
-        let seen = |f: &retrycore_js::ReadFailure| f.with(|f| f.error_names.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let seen =
+            |f: &retrycore_js::ReadFailure| f.with(|f| f.error_names.iter().map(|s| s.to_string()).collect::<Vec<_>>());
         assert_eq!(seen(&by_id), names());
         assert_eq!(seen(&by_names), names());
         assert!(by_id.buf().error_names.is_empty());
         // An id nothing was interned as, or an id with names, is refused.
-        for bad in [Args { names_id: Some(id + 1.0e6), ..Default::default() }, Args { names_id: Some(id), names: Some(names()), ..Default::default() }] {
+        for bad in [
+            Args { names_id: Some(id + 1.0), ..Default::default() },
+            Args { names_id: Some(id), names: Some(names()), ..Default::default() },
+        ] {
             let e = bad.read().unwrap_err();
             assert_eq!((e.code, e.field.as_str()), ("invalid_value", "namesId"));
         }
         let p = Policy::<Strict>::from_json("{}", Some("1")).unwrap();
         let v = |a: Args| p.classify(a).unwrap();
-        assert_eq!(v(Args { names_id: Some(id), ..Default::default() }), v(Args { names: Some(names()), ..Default::default() }));
+        assert_eq!(
+            v(Args { names_id: Some(id), ..Default::default() }),
+            v(Args { names: Some(names()), ..Default::default() })
+        );
     }
 }
 
