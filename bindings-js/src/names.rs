@@ -11,7 +11,9 @@
 //! the table is bounded instead: at most [`MAX_LISTS`] lists and
 //! [`MAX_BYTES`] bytes of names in all. Past either, `internNames` answers
 //! -1 and the JS layer sends names as strings again (hostile unique codes
-//! cannot grow the table).
+//! cannot grow the table). A list longer than [`MAX_LIST_BYTES`] is not
+//! interned (-2): it keeps crossing as strings, and the table stays for the
+//! short lists errors have.
 
 use crate::error::{Error, Result};
 use retrycore::ErrorCode;
@@ -22,7 +24,10 @@ use std::rc::Rc;
 pub const MAX_LISTS: usize = 1024;
 
 /// The most bytes of names a JS environment interns, over every list.
-pub const MAX_BYTES: usize = 64 * 1024;
+pub const MAX_BYTES: usize = 256 * 1024;
+
+/// The most bytes of names in one interned list.
+pub const MAX_LIST_BYTES: usize = 4 * 1024;
 
 /// The interned lists of this thread (one JS environment: a Node worker, a wasm instance).
 #[derive(Default)]
@@ -35,12 +40,16 @@ thread_local! {
     static TABLE: RefCell<Table> = RefCell::new(Table::default());
 }
 
-/// Interns a list of names: its id (≥ 0), or -1 when the table is full
-/// (then the list keeps crossing as strings). The same list given twice
-/// gets two ids: the JS layer asks once per list.
+/// Interns a list of names: its id (≥ 0); -1 when the table is full, -2
+/// when the list is longer than [`MAX_LIST_BYTES`] (either way the list
+/// keeps crossing as strings). The same list given twice gets two ids: the
+/// JS layer asks once per list.
 pub fn intern_names(names: &[String]) -> Result<f64> {
     retrycore::limits::check_items(names.len() as u64, "names").map_err(Error::of_config)?;
     let bytes = names.iter().map(String::len).sum::<usize>();
+    if bytes > MAX_LIST_BYTES {
+        return Ok(-2.0);
+    }
     TABLE.with(|t| {
         let mut t = t.borrow_mut();
         if t.lists.len() >= MAX_LISTS || bytes > MAX_BYTES - t.bytes {
@@ -75,9 +84,9 @@ mod tests {
         for bad in [-1.0, 0.5, f64::NAN, f64::INFINITY, 1e9, id + 1.0] {
             assert_eq!(interned(bad).unwrap_err().code, "invalid_value", "{bad}");
         }
-        // Past the byte budget: refused, and nothing is taken.
-        let big = vec!["x".repeat(MAX_BYTES)];
-        assert_eq!(intern_names(&big).unwrap(), -1.0);
+        // A list past its own bound is not interned, and takes nothing.
+        let big = vec!["x".repeat(MAX_LIST_BYTES + 1)];
+        assert_eq!(intern_names(&big).unwrap(), -2.0);
         let mut last = id;
         while let Ok(i) = intern_names(&a) {
             if i < 0.0 {
@@ -88,5 +97,16 @@ mod tests {
         assert_eq!(last as usize, MAX_LISTS - 1);
         assert_eq!(intern_names(&[]).unwrap(), -1.0);
         assert_eq!(&*interned(last).unwrap(), a.as_slice());
+    }
+
+    #[test]
+    fn the_bytes_are_bounded() {
+        let list = vec!["x".repeat(MAX_LIST_BYTES)];
+        let fit = MAX_BYTES / MAX_LIST_BYTES;
+        for i in 0..fit {
+            assert_eq!(intern_names(&list).unwrap(), i as f64);
+        }
+        assert_eq!(intern_names(&list).unwrap(), -1.0);
+        assert_eq!(intern_names(&["a".to_owned()]).unwrap(), -1.0, "full: nothing more fits");
     }
 }

@@ -882,7 +882,8 @@ interface NameNode {
 }
 
 // The lists interned so far (bindings-js/src/names.rs): each list is its names in order, so an id stands
-// for exactly one list. Bounded by the backend's table: once it is full, lists cross as strings.
+// for exactly one list. Bounded by the backend's table: once it is full (-1), lists not seen before cross as
+// strings; a list too long to intern (-2) crosses as strings too.
 let NAMES_ROOT: NameNode = { id: -1, next: null };
 let NAMES_FULL = false;
 
@@ -904,7 +905,7 @@ function internNames(names: string[]): number {
   if (known >= 0 || NAMES_FULL) return known;
   const id = N.internNames(names);
   if (id < 0) {
-    NAMES_FULL = true;
+    if (id === -1) NAMES_FULL = true;
     return -1;
   }
   let node = NAMES_ROOT;
