@@ -597,11 +597,11 @@ function causeHoldsNetworkCode(e: ErrorFields | null | undefined): boolean {
  */
 const PROTO_NAMES = new WeakMap<object, unknown[]>();
 
-function protoNames(p: object | null, push: (s: unknown) => void): void {
+function protoNames(p: object | null, w: NameWalk): void {
   if (p === null) return;
   const known = PROTO_NAMES.get(p);
   if (known !== undefined) {
-    for (let i = 0; i < known.length; i++) push(known[i]);
+    for (let i = 0; i < known.length; i++) pushName(w, known[i]);
     return;
   }
   const names: unknown[] = [];
@@ -614,20 +614,26 @@ function protoNames(p: object | null, push: (s: unknown) => void): void {
     }
   } catch (e) {
     // A hostile chain (a proxy, a throwing `name`): what was read counts, nothing is kept.
-    for (const n of names) push(n);
+    for (const n of names) pushName(w, n);
     throw e;
   }
   PROTO_NAMES.set(p, names);
-  for (let i = 0; i < names.length; i++) push(names[i]);
+  for (let i = 0; i < names.length; i++) pushName(w, names[i]);
+}
+
+/** One walk of `errorNames`: the names so far, where the current error's start, and the markers it adds last. */
+interface NameWalk {
+  out: string[];
+  mine: number;
+  fetchNetwork: boolean;
+  connecting: string | undefined;
 }
 
 export function errorNames(err: unknown): string[] {
-  const out: string[] = [];
-  // The errors walked (a chain is short: at most max_chain), and where the current one's names start in `out`.
+  // One object per walk, no closures: the failure path walks every error.
+  const w: NameWalk = { out: [], mine: 0, fetchNetwork: false, connecting: undefined };
+  // The errors walked (a chain is short: at most max_chain).
   const seen: unknown[] = [];
-  let mine = 0;
-  let fetchNetwork = false;
-  let connecting: string | undefined;
   let e: unknown = err;
   for (let depth = 0; e != null && depth < LIMITS.max_chain; depth++) {
     if (typeof e !== 'object' && typeof e !== 'function') {
@@ -635,9 +641,9 @@ export function errorNames(err: unknown): string[] {
     }
     if (seen.includes(e)) break;
     seen.push(e);
-    mine = out.length;
+    w.mine = w.out.length;
     try {
-      walkOne(e as ErrorFields);
+      walkOne(w, e as ErrorFields);
     } catch {
       // A hostile getter or proxy: keep what was read.
     }
@@ -647,34 +653,35 @@ export function errorNames(err: unknown): string[] {
       break;
     }
   }
-  if (fetchNetwork) out.push(MARKERS.fetch_network);
-  if (connecting !== undefined) out.push(connecting);
-  return out;
+  if (w.fetchNetwork) w.out.push(MARKERS.fetch_network);
+  if (w.connecting !== undefined) w.out.push(w.connecting);
+  return w.out;
+}
 
-  // Each name once per error (a subclass without its own `name` says `Error` twice).
-  function push(s: unknown): void {
-    if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.max_name_bytes && out.length < LIMITS.max_error_names && out.indexOf(s, mine) < 0) {
-      out.push(s);
-    }
+/** Adds a name, once per error (a subclass without its own `name` says `Error` twice). */
+function pushName(w: NameWalk, s: unknown): void {
+  const out = w.out;
+  if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.max_name_bytes && out.length < LIMITS.max_error_names && out.indexOf(s, w.mine) < 0) {
+    out.push(s);
   }
+}
 
-  function walkOne(e: ErrorFields): void {
-    if (e instanceof RetryError) {
-      // Only an exhausted give-up is marked (docs/sessions.md); a RetryError for a
-      // failure nothing would retry is transparent: its cause decides.
-      if (e.exhausted) push(MARKERS.retry_exhausted);
-    } else if (e instanceof CircuitOpenError) {
-      push(MARKERS.breaker_open);
-    } else if (isDomException(e)) {
-      push(`${MARKERS.dom_exception_prefix}${e.name}`);
-    } else if (e instanceof TypeError && (FETCH_MESSAGES.has(e.message) || causeHoldsNetworkCode(e))) {
-      fetchNetwork = true;
-    } else {
-      push(e.code);
-      push(e.name);
-      connecting ??= connectingName(e);
-      protoNames(Object.getPrototypeOf(e), push);
-    }
+function walkOne(w: NameWalk, e: ErrorFields): void {
+  if (e instanceof RetryError) {
+    // Only an exhausted give-up is marked (docs/sessions.md); a RetryError for a
+    // failure nothing would retry is transparent: its cause decides.
+    if (e.exhausted) pushName(w, MARKERS.retry_exhausted);
+  } else if (e instanceof CircuitOpenError) {
+    pushName(w, MARKERS.breaker_open);
+  } else if (isDomException(e)) {
+    pushName(w, `${MARKERS.dom_exception_prefix}${e.name}`);
+  } else if (e instanceof TypeError && (FETCH_MESSAGES.has(e.message) || causeHoldsNetworkCode(e))) {
+    w.fetchNetwork = true;
+  } else {
+    pushName(w, e.code);
+    pushName(w, e.name);
+    w.connecting ??= connectingName(e);
+    protoNames(Object.getPrototypeOf(e), w);
   }
 }
 
