@@ -107,6 +107,7 @@ impl<L: StrList> FailureArgs<L> {
 
 /// A failure read from the surface's arguments: its buffer, and its names
 /// when they came as an interned list's id (then the buffer has none).
+#[derive(Debug)]
 pub struct ReadFailure {
     buf: FailureBuf,
     interned: Option<Rc<[String]>>,
