@@ -56,6 +56,7 @@ export function setBackend(native: Backend): void {
   MARKERS = t.error_markers;
   NAMES_ROOT = { id: -1, next: null };
   NAMES_FULL = false;
+  NAMES_VERDICTS = [];
   setReads(t);
   G.setHost({ n: N, str, num, nums, time: timeArg, wall: wallArg, u64: u64Text });
 }
@@ -1032,20 +1033,40 @@ function statusFlags(opts: FailureContext | undefined): number {
 
 const CONTEXT_KEYS = keysOf<FailureContext>()(['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs', 'retryable', 'shouldRetry', 'verdict']);
 
-function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options: FailureContext | undefined, message: boolean): Verdict {
+/**
+ * Whether the backend's arguments hold nothing but an interned list's id: the core's answer for them then
+ * depends on the list alone (and on the object asked, whose settings do not change), so it may be kept by id.
+ */
+function namesOnly(a: G.FailureArgs): a is G.FailureArgs & { namesId: number } {
+  return (
+    a.namesId !== undefined && a.names === undefined && a.status === undefined && a.grpc === undefined && a.method === undefined && a.idempotent === undefined &&
+    a.keySent === undefined && a.headers === undefined && a.elapsedMs === undefined && a.wallNowMs === undefined && a.message === undefined &&
+    a.retryableThrottling === undefined && a.shouldRetry === undefined && a.verdict === undefined
+  );
+}
+
+/** The packed verdicts of the built-in tables for failures that are names alone, by list id (reset with the backend). */
+let NAMES_VERDICTS: number[] = [];
+
+function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options: FailureContext | undefined, message: boolean, byNames: number[]): Verdict {
   const opts = options === undefined || options === null ? undefined : (optionsObject(options, 'classify') as FailureContext);
   if (typeof x === 'number' && (opts === undefined || (opts.method === undefined && opts.retryable === undefined && opts.shouldRetry === undefined && opts.verdict == null))) {
     return unpackVerdict(target.classifyStatus(x, statusFlags(opts)));
   }
   if (opts !== undefined) checkKeys(opts as Record<string, unknown>, CONTEXT_KEYS, 'classify');
   const a = failureArgs(typeof x === 'number' ? { status: x } : x, opts, false, message);
-  // classify takes no elapsed.
-  return unpackVerdict(G.classify(target, a));
+  if (!namesOnly(a)) return unpackVerdict(G.classify(target, a));
+  const known = byNames[a.namesId];
+  if (known !== undefined) return unpackVerdict(known);
+  const p = G.classify(target, a);
+  // A verdict with a server delay is not kept (there is none without headers or a gRPC code; the delay is read with it).
+  if ((p & (1 << (CATEGORY_BITS + 8))) === 0) byNames[a.namesId] = p;
+  return unpackVerdict(p);
 }
 
 export function classify(failure: number | unknown, options?: FailureContext): Verdict {
   if (typeof failure === 'number' && options === undefined) return unpackVerdict(N.classifyStatus(failure, 0));
-  return classifyWith(N, failure, options, false);
+  return classifyWith(N, failure, options, false, NAMES_VERDICTS);
 }
 
 export function readServerAdvice(headers: HeadersLike, wallNowMs?: number | null): ServerAdvice {
@@ -1099,6 +1120,8 @@ export class CircuitBreaker extends G.BreakerMembers {
   #hook: ((t: Transition) => void) | null = null;
   /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
+  /** The outcome each failure that is names alone counted as, by list id (see `namesOnly`). */
+  #countedByNames: number[] = [];
 
   constructor(options: BreakerOptions = {}) {
     super();
@@ -1210,7 +1233,15 @@ export class CircuitBreaker extends G.BreakerMembers {
   /** Records what `fn` threw (read as a failure, else by its names alone); false when neither could be recorded. */
   #recordThrown(permit: number, duration: number, end: number, err: unknown): boolean {
     try {
-      G.breakerRecordFailure(this.#n, permit, duration, end, thrownArgs(err, undefined, this.#needsMessage));
+      const a = thrownArgs(err, undefined, this.#needsMessage);
+      if (!namesOnly(a)) {
+        G.breakerRecordFailure(this.#n, permit, duration, end, a);
+        return true;
+      }
+      // How a failure that is names alone counts is the core's answer for the list (see `namesOnly`).
+      const counted = this.#countedByNames[a.namesId];
+      if (counted !== undefined) this.#n.record(permit, counted, duration, end);
+      else this.#countedByNames[a.namesId] = G.breakerRecordFailure(this.#n, permit, duration, end, a);
       return true;
     } catch {
       // Try the names alone.
@@ -1595,6 +1626,8 @@ export class RetryPolicy extends G.PolicyMembers {
   #needsMessage: boolean;
   /** Whether `execute` may make a first try without a session: no breaker, budget, timeout or deadline. */
   #lean = false;
+  /** This policy's packed verdicts for failures that are names alone, by list id (see `namesOnly`). */
+  #namesVerdicts: number[] = [];
   /** Lean first-try successes not yet settled with the core, and their durations in all (ns). */
   #owed = 0;
   #owedNs = 0;
@@ -1719,7 +1752,7 @@ export class RetryPolicy extends G.PolicyMembers {
 
   classify(failure: number | unknown, options?: FailureContext): Verdict {
     if (typeof failure === 'number' && options === undefined) return unpackVerdict(this.#n.classifyStatus(failure, 0));
-    return classifyWith(this.#n, failure, options, this.#needsMessage);
+    return classifyWith(this.#n, failure, options, this.#needsMessage, this.#namesVerdicts);
   }
 
   testing(attempts: number, maxDelay = 0): RetryPolicy {
