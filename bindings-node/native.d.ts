@@ -68,10 +68,15 @@ export declare function formatRfc3339(unixMs: number): string
 export declare function parseRfc3339(text: string): number
 /** The message of a value that threw while it was read: `could not be read: <type>: <message>` (the core's text). */
 export declare function unreadable(typeName: string, message: string): string
+/**
+ * Interns a list of names for the failure path: the id a failure passes as `namesId`
+ * instead of the names, or -1 when the table is full (`names::intern_names`).
+ */
+export declare function internNames(names: Array<string>): number
 /** Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/). */
 export declare function classifyStatus(status: number, flags: number): number
 /** Classifies a failure with the built-in tables, packed (`verdict::pack_all`; see `serverDelay`). */
-export declare function classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null, verdict?: string | undefined | null): number
+export declare function classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null, verdict?: string | undefined | null, namesId?: number | undefined | null): number
 /** Returns the server delay (ms) of the verdict `classify` packed last (NaN: none). */
 export declare function serverDelay(): number
 /** Anchors the monotonic clock to the JS environment's `performance.now()`. */
@@ -110,7 +115,7 @@ export declare class NativeBreaker {
    * Records a failure described like a classification input; the
    * breaker's counting rules decide how it counts. Returns the outcome counted (0 success, 1 failure, 2 ignored).
    */
-  recordFailure(permit: number, duration: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, headers?: Array<string> | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null): number
+  recordFailure(permit: number, duration: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, headers?: Array<string> | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null, namesId?: number | undefined | null): number
   /** Gives a permit back without an outcome. */
   release(permit: number, now: number): boolean
   /** Returns the state code. */
@@ -219,7 +224,7 @@ export declare class NativePolicy {
   /** Classifies a status with this policy's rules (packed; see `classify_status`). */
   classifyStatus(status: number, flags: number): number
   /** Classifies a failure with this policy's rules, packed (`verdict::pack_all`; see `serverDelay`). */
-  classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null, verdict?: string | undefined | null): number
+  classify(status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null, verdict?: string | undefined | null, namesId?: number | undefined | null): number
   /** Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent). */
   needsMessage(): boolean
   /** Returns true when the policy has an attempt timeout or a deadline. */
@@ -246,7 +251,7 @@ export declare class NativePolicy {
   /** Returns the last gate of a session. */
   gate(id: number): any
   /** Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`). */
-  fail(id: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, elapsedMs?: number | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null, verdict?: string | undefined | null): number
+  fail(id: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, elapsedMs?: number | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null, verdict?: string | undefined | null, namesId?: number | undefined | null): number
   /** Returns the last decision of a session. */
   decision(id: number): any
   /** Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`). */

@@ -3,11 +3,14 @@
 //! `[name, value, …]` headers, elapsed and wall-clock milliseconds, and
 //! the error's own inputs: its message (sent only when the policy has a
 //! message rule), Smithy's `@retryable` trait and a `shouldRetry` verdict.
+//! The names cross as strings, or as the id of a list interned before
+//! ([`crate::names`]).
 
 use crate::error::{Error, Result};
 use crate::host::{ns, wall_ms};
-use retrycore::classify::{FailureBuf, GrpcCode, HostVerdict, RetryableTrait};
+use retrycore::classify::{Failure, FailureBuf, GrpcCode, HostVerdict, RetryableTrait};
 use retrycore::ErrorCode;
+use std::rc::Rc;
 
 /// A list of strings as a host passes it, read only when its turn comes (so
 /// that errors come in the same order in every binding).
@@ -35,6 +38,8 @@ pub struct FailureArgs<L> {
     pub grpc: Option<String>,
     /// The flattened cause chain, outermost first.
     pub names: L,
+    /// The id `internNames` gave the chain's list, instead of `names`.
+    pub names_id: Option<f64>,
     /// The HTTP method.
     pub method: Option<String>,
     /// The caller declares the request idempotent.
@@ -62,17 +67,25 @@ pub struct FailureArgs<L> {
 
 impl<L: StrList> FailureArgs<L> {
     /// Checks and converts the arguments into a failure the core classifies.
-    pub fn read(self) -> Result<FailureBuf> {
+    pub fn read(self) -> Result<ReadFailure> {
         let status = self.status.map(status_of).transpose()?;
         let grpc_code = self.grpc.map(|g| GrpcCode::read(&g, "grpcCode")).transpose().map_err(Error::of_config)?;
+        let names = self.names.read("names")?;
+        let interned = match (self.names_id, &names) {
+            (None, _) => None,
+            (Some(id), None) => Some(crate::names::interned(id)?),
+            (Some(_), Some(_)) => {
+                return Err(Error::config(ErrorCode::InvalidValue, "namesId", "is given with names: one or the other"))
+            }
+        };
         let headers = self.headers.read("headers")?.unwrap_or_default();
         if headers.len() & 1 == 1 {
             return Err(Error::config(ErrorCode::InvalidType, "headers", "must be name/value pairs"));
         }
-        Ok(FailureBuf {
+        let buf = FailureBuf {
             status,
             grpc_code,
-            error_names: self.names.read("names")?.unwrap_or_default(),
+            error_names: names.unwrap_or_default(),
             method: self.method,
             idempotent: self.idempotent,
             idempotency_key_sent: self.key_sent.unwrap_or(false),
@@ -87,7 +100,43 @@ impl<L: StrList> FailureArgs<L> {
             retryable: self.retryable_throttling.map(|throttling| RetryableTrait { throttling }),
             should_retry: self.should_retry,
             host: self.verdict.map(|v| HostVerdict::parse(&v, "verdict")).transpose().map_err(Error::of_config)?,
-        })
+        };
+        Ok(ReadFailure { buf, interned })
+    }
+}
+
+/// A failure read from the surface's arguments: its buffer, and its names
+/// when they came as an interned list's id (then the buffer has none).
+#[derive(Debug)]
+pub struct ReadFailure {
+    buf: FailureBuf,
+    interned: Option<Rc<[String]>>,
+}
+
+impl ReadFailure {
+    /// The buffer: every field but the names when they were interned.
+    pub fn buf(&self) -> &FailureBuf {
+        &self.buf
+    }
+
+    /// Lends the failure as the core's [`Failure`] (`FailureBuf::with`, the
+    /// interned names in place of the buffer's).
+    #[inline]
+    pub fn with<R>(&self, f: impl FnOnce(&Failure<'_>) -> R) -> R {
+        let Some(list) = &self.interned else { return self.buf.with(f) };
+        const N: usize = 16;
+        let mut small = [""; N];
+        let heap: Vec<&str>;
+        let names: &[&str] = if list.len() <= N {
+            for (d, s) in small.iter_mut().zip(list.iter()) {
+                *d = s.as_str();
+            }
+            small.get(..list.len()).unwrap_or(&[])
+        } else {
+            heap = list.iter().map(String::as_str).collect();
+            &heap
+        };
+        self.buf.with(|g| f(&Failure { error_names: names, ..*g }))
     }
 }
 

@@ -5,7 +5,8 @@
 //! crate's build script into its exports. Everything that surface does apart
 //! from touching host values lives here, once: millisecond numbers and
 //! decimal `u64`s ([`host`]), the error mapping ([`Error`]), typed options
-//! ([`options`]), failures ([`failure`]), packed verdicts ([`verdict`]),
+//! ([`options`]), failures ([`failure`]) and the name lists they intern
+//! ([`names`]), packed verdicts ([`verdict`]),
 //! breakers with numeric permits ([`Breaker`]), budgets ([`Budget`]),
 //! policies with their session slab ([`Policy`]), idempotency ([`idem`]) and
 //! the JSON every call returns. The FFI crates keep reading host values,
@@ -26,6 +27,7 @@ pub mod failure;
 pub mod host;
 pub mod idem;
 mod limiter;
+pub mod names;
 pub mod options;
 mod policy;
 mod saga;
@@ -35,7 +37,7 @@ pub mod verdict;
 pub use breaker::Breaker;
 pub use budget::Budget;
 pub use error::{Class, Error, Result};
-pub use failure::{FailureArgs, StrList};
+pub use failure::{FailureArgs, ReadFailure, StrList};
 pub use host::Host;
 pub use limiter::Limiter;
 pub use policy::Policy;

@@ -80,10 +80,13 @@ js parseRfc3339(text)
 /// The message of a value that threw while it was read: `could not be read: <type>: <message>` (the core's text).
 fn unreadable(typeName: str, message: str) -> string = failure::unreadable
 
+/// Interns a list of names for the failure path: the id a failure passes as `namesId`
+/// instead of the names, or -1 when the table is full (`names::intern_names`).
+fn internNames(names: strs) -> try f64 = names::intern_names
 /// Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/).
 fn classifyStatus(status: f64, flags: f64) -> hot u32 = verdict::classify_status
 /// Classifies a failure with the built-in tables, packed (`verdict::pack_all`; see `serverDelay`).
-fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?, verdict: string?; elapsedMs}) -> try u32 = verdict::classify
+fn classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?, verdict: string?, namesId: f64?; elapsedMs}) -> hot u32 = verdict::classify
 /// Returns the server delay (ms) of the verdict `classify` packed last (NaN: none).
 fn serverDelay() -> f64 = verdict::server_delay
 
@@ -121,7 +124,7 @@ class NativeBreaker = Breaker<H>
   get freeSuccessMs -> f64
   /// Records a failure described like a classification input; the
   /// breaker's counting rules decide how it counts. Returns the outcome counted (0 success, 1 failure, 2 ignored).
-  mut recordFailure(permit: f64, duration: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, headers: strs?, message: string?, retryableThrottling: bool?, shouldRetry: bool?; method, idempotent, keySent, elapsedMs, wallNowMs, verdict}) -> hot u32
+  mut recordFailure(permit: f64, duration: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, headers: strs?, message: string?, retryableThrottling: bool?, shouldRetry: bool?, namesId: f64?; method, idempotent, keySent, elapsedMs, wallNowMs, verdict}) -> hot u32
   /// Gives a permit back without an outcome.
   mut release(permit: f64, now: f64) -> hot bool
   /// Returns the state code.
@@ -259,7 +262,7 @@ class NativePolicy = Policy<H>
   /// Classifies a status with this policy's rules (packed; see `classify_status`).
   mut classifyStatus(status: f64, flags: f64) -> hot u32
   /// Classifies a failure with this policy's rules, packed (`verdict::pack_all`; see `serverDelay`).
-  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?, verdict: string?; elapsedMs}) -> try u32
+  ref classify(FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?, verdict: string?, namesId: f64?; elapsedMs}) -> hot u32
   /// Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent).
   ref needsMessage() -> bool
   /// Returns true when the policy has an attempt timeout or a deadline.
@@ -282,7 +285,7 @@ class NativePolicy = Policy<H>
   /// Returns the last gate of a session.
   mut gate(id: f64) -> try json<BackendGate>
   /// Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`).
-  mut fail(id: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, elapsedMs: f64?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?, verdict: string?}) -> hot f64
+  mut fail(id: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, elapsedMs: f64?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?, verdict: string?, namesId: f64?}) -> hot f64
   /// Returns the last decision of a session.
   mut decision(id: f64) -> try json<BackendDecision>
   /// Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`).

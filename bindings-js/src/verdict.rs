@@ -3,9 +3,9 @@
 //! the core's tables it already holds, so no object is built per call.
 
 use crate::error::Result;
-use crate::failure::{FailureArgs, StrList};
+use crate::failure::{FailureArgs, ReadFailure, StrList};
 use crate::host::ms;
-use retrycore::classify::{Classifier, Failure, FailureBuf, RetryRule, Verdict, CATEGORY_BITS, MAX_STATUS};
+use retrycore::classify::{Classifier, Failure, RetryRule, Verdict, CATEGORY_BITS, MAX_STATUS};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -34,7 +34,7 @@ pub fn server_delay() -> f64 {
 /// Classifies a failure with `c` (the built-in tables' `Classifier::classify`,
 /// or a policy's `PolicyConfig::classify`, which also applies the policy's
 /// `idempotent` to a failure that does not say), packed (see [`pack_all`]).
-pub fn classify_packed(c: impl Fn(&Failure<'_>) -> Verdict, f: &FailureBuf) -> u32 {
+pub fn classify_packed(c: impl Fn(&Failure<'_>) -> Verdict, f: &ReadFailure) -> u32 {
     f.with(|f| pack_all(&c(f), retrycore::classify::is_refused(f.error_names)))
 }
 

@@ -372,12 +372,14 @@ mod failure {
             retryable_throttling: None,
             should_retry: None,
             verdict: None,
+            names_id: None,
         }
     }
 
     #[test]
     fn reads_and_checks() {
         let f = args(Some(503.0), Some(vec!["a".into(), "1".into(), "b".into(), "2".into()])).read().unwrap();
+        let f = f.buf();
         assert_eq!(f.status, Some(503));
         assert_eq!(f.headers, vec![("a".to_owned(), "1".to_owned()), ("b".to_owned(), "2".to_owned())]);
         assert_eq!(f.elapsed, Some(std::time::Duration::from_micros(1500)));
@@ -389,19 +391,53 @@ mod failure {
         own.retryable_throttling = Some(true);
         own.should_retry = Some(false);
         let f = own.read().unwrap();
+        let f = f.buf();
         assert_eq!(f.message.as_deref(), Some("stopped after 10 redirects"));
         assert_eq!(f.retryable, Some(RetryableTrait { throttling: true }));
         assert_eq!(f.should_retry, Some(false));
         let max = retrycore::limits::MAX_MESSAGE_BYTES;
         let mut long = args(None, None);
         long.message = Some(format!("{}é", "a".repeat(max - 1)));
-        assert_eq!(long.read().unwrap().message.map(|m| m.len()), Some(max - 1), "cut at a character boundary");
+        assert_eq!(
+            long.read().unwrap().buf().message.as_ref().map(|m| m.len()),
+            Some(max - 1),
+            "cut at a character boundary"
+        );
         assert_eq!(args(Some(1000.0), None).read().unwrap_err().code, "out_of_range");
         assert_eq!(args(Some(200.5), None).read().unwrap_err().field, "status");
         assert_eq!(args(None, Some(vec!["a".into()])).read().unwrap_err().code, "invalid_type");
         let mut bad = args(None, None);
         bad.grpc = Some("NOPE".into());
         assert_eq!(bad.read().unwrap_err().field, "grpcCode");
+    }
+
+    /// A list interned once stands for its names: the failure reads as if they had crossed.
+    #[test]
+    fn interned_names_read_as_the_names() {
+        let names = || vec!["ECONNRESET".to_owned(), "Error".to_owned()];
+        let id = retrycore_js::names::intern_names(&names()).unwrap();
+        assert!(id >= 0.0);
+        let by_id = Args { names_id: Some(id), ..Default::default() }.read().unwrap();
+        let by_names = Args { names: Some(names()), ..Default::default() }.read().unwrap();
+        let seen =
+            |f: &retrycore_js::ReadFailure| f.with(|f| f.error_names.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(seen(&by_id), names());
+        assert_eq!(seen(&by_names), names());
+        assert!(by_id.buf().error_names.is_empty());
+        // An id nothing was interned as, or an id with names, is refused.
+        for bad in [
+            Args { names_id: Some(id + 1.0), ..Default::default() },
+            Args { names_id: Some(id), names: Some(names()), ..Default::default() },
+        ] {
+            let e = bad.read().unwrap_err();
+            assert_eq!((e.code, e.field.as_str()), ("invalid_value", "namesId"));
+        }
+        let p = Policy::<Strict>::from_json("{}", Some("1")).unwrap();
+        let v = |a: Args| p.classify(a).unwrap();
+        assert_eq!(
+            v(Args { names_id: Some(id), ..Default::default() }),
+            v(Args { names: Some(names()), ..Default::default() })
+        );
     }
 }
 

@@ -27,6 +27,7 @@ export interface FailureArgs {
   retryableThrottling?: boolean;
   shouldRetry?: boolean;
   verdict?: string;
+  namesId?: number;
   elapsedMs?: number;
 }
 
@@ -47,22 +48,22 @@ export function renewLease(n: Pick<BackendSurface, 'renewLease'>, record: string
 
 /** `classify` with its group given as one object. */
 export function classify(n: Pick<BackendSurface, 'classify'>, g: FailureArgs): number {
-  return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry, g.verdict);
+  return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry, g.verdict, g.namesId);
 }
 
 /** `NativeBreaker.recordFailure` with its group given as one object. */
 export function breakerRecordFailure(n: Pick<BackendBreaker, 'recordFailure'>, permit: number, duration: number, now: number, g: FailureArgs): number {
-  return n.recordFailure(permit, duration, now, g.status, g.grpc, g.names, g.headers, g.message, g.retryableThrottling, g.shouldRetry);
+  return n.recordFailure(permit, duration, now, g.status, g.grpc, g.names, g.headers, g.message, g.retryableThrottling, g.shouldRetry, g.namesId);
 }
 
 /** `NativePolicy.classify` with its group given as one object. */
 export function policyClassify(n: Pick<BackendPolicy, 'classify'>, g: FailureArgs): number {
-  return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry, g.verdict);
+  return n.classify(g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry, g.verdict, g.namesId);
 }
 
 /** `NativePolicy.fail` with its group given as one object. */
 export function policyFail(n: Pick<BackendPolicy, 'fail'>, id: number, now: number, g: FailureArgs): number {
-  return n.fail(id, now, g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.elapsedMs, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry, g.verdict);
+  return n.fail(id, now, g.status, g.grpc, g.names, g.method, g.idempotent, g.keySent, g.headers, g.elapsedMs, g.wallNowMs, g.message, g.retryableThrottling, g.shouldRetry, g.verdict, g.namesId);
 }
 
 

@@ -54,6 +54,9 @@ export function setBackend(native: Backend): void {
   DEFAULT_MAX_KEY_LENGTH = t.max_key_length as number;
   SEEN_STATUS = (t.seen_status as [number, number] | undefined) ?? [0, -1];
   MARKERS = t.error_markers;
+  NAMES_ROOT = { id: -1, next: null };
+  NAMES_FULL = false;
+  NAMES_VERDICTS = [];
   setReads(t);
   G.setHost({ n: N, str, num, nums, time: timeArg, wall: wallArg, u64: u64Text });
 }
@@ -595,11 +598,11 @@ function causeHoldsNetworkCode(e: ErrorFields | null | undefined): boolean {
  */
 const PROTO_NAMES = new WeakMap<object, unknown[]>();
 
-function protoNames(p: object | null, push: (s: unknown) => void): void {
+function protoNames(p: object | null, w: NameWalk): void {
   if (p === null) return;
   const known = PROTO_NAMES.get(p);
   if (known !== undefined) {
-    for (let i = 0; i < known.length; i++) push(known[i]);
+    for (let i = 0; i < known.length; i++) pushName(w, known[i]);
     return;
   }
   const names: unknown[] = [];
@@ -612,20 +615,26 @@ function protoNames(p: object | null, push: (s: unknown) => void): void {
     }
   } catch (e) {
     // A hostile chain (a proxy, a throwing `name`): what was read counts, nothing is kept.
-    for (const n of names) push(n);
+    for (const n of names) pushName(w, n);
     throw e;
   }
   PROTO_NAMES.set(p, names);
-  for (let i = 0; i < names.length; i++) push(names[i]);
+  for (let i = 0; i < names.length; i++) pushName(w, names[i]);
+}
+
+/** One walk of `errorNames`: the names so far, where the current error's start, and the markers it adds last. */
+interface NameWalk {
+  out: string[];
+  mine: number;
+  fetchNetwork: boolean;
+  connecting: string | undefined;
 }
 
 export function errorNames(err: unknown): string[] {
-  const out: string[] = [];
-  // The errors walked (a chain is short: at most max_chain), and where the current one's names start in `out`.
+  // One object per walk, no closures: the failure path walks every error.
+  const w: NameWalk = { out: [], mine: 0, fetchNetwork: false, connecting: undefined };
+  // The errors walked (a chain is short: at most max_chain).
   const seen: unknown[] = [];
-  let mine = 0;
-  let fetchNetwork = false;
-  let connecting: string | undefined;
   let e: unknown = err;
   for (let depth = 0; e != null && depth < LIMITS.max_chain; depth++) {
     if (typeof e !== 'object' && typeof e !== 'function') {
@@ -633,9 +642,9 @@ export function errorNames(err: unknown): string[] {
     }
     if (seen.includes(e)) break;
     seen.push(e);
-    mine = out.length;
+    w.mine = w.out.length;
     try {
-      walkOne(e as ErrorFields);
+      walkOne(w, e as ErrorFields);
     } catch {
       // A hostile getter or proxy: keep what was read.
     }
@@ -645,34 +654,35 @@ export function errorNames(err: unknown): string[] {
       break;
     }
   }
-  if (fetchNetwork) out.push(MARKERS.fetch_network);
-  if (connecting !== undefined) out.push(connecting);
-  return out;
+  if (w.fetchNetwork) w.out.push(MARKERS.fetch_network);
+  if (w.connecting !== undefined) w.out.push(w.connecting);
+  return w.out;
+}
 
-  // Each name once per error (a subclass without its own `name` says `Error` twice).
-  function push(s: unknown): void {
-    if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.max_name_bytes && out.length < LIMITS.max_error_names && out.indexOf(s, mine) < 0) {
-      out.push(s);
-    }
+/** Adds a name, once per error (a subclass without its own `name` says `Error` twice). */
+function pushName(w: NameWalk, s: unknown): void {
+  const out = w.out;
+  if (typeof s === 'string' && s.length > 0 && s.length <= LIMITS.max_name_bytes && out.length < LIMITS.max_error_names && out.indexOf(s, w.mine) < 0) {
+    out.push(s);
   }
+}
 
-  function walkOne(e: ErrorFields): void {
-    if (e instanceof RetryError) {
-      // Only an exhausted give-up is marked (docs/sessions.md); a RetryError for a
-      // failure nothing would retry is transparent: its cause decides.
-      if (e.exhausted) push(MARKERS.retry_exhausted);
-    } else if (e instanceof CircuitOpenError) {
-      push(MARKERS.breaker_open);
-    } else if (isDomException(e)) {
-      push(`${MARKERS.dom_exception_prefix}${e.name}`);
-    } else if (e instanceof TypeError && (FETCH_MESSAGES.has(e.message) || causeHoldsNetworkCode(e))) {
-      fetchNetwork = true;
-    } else {
-      push(e.code);
-      push(e.name);
-      connecting ??= connectingName(e);
-      protoNames(Object.getPrototypeOf(e), push);
-    }
+function walkOne(w: NameWalk, e: ErrorFields): void {
+  if (e instanceof RetryError) {
+    // Only an exhausted give-up is marked (docs/sessions.md); a RetryError for a
+    // failure nothing would retry is transparent: its cause decides.
+    if (e.exhausted) pushName(w, MARKERS.retry_exhausted);
+  } else if (e instanceof CircuitOpenError) {
+    pushName(w, MARKERS.breaker_open);
+  } else if (isDomException(e)) {
+    pushName(w, `${MARKERS.dom_exception_prefix}${e.name}`);
+  } else if (e instanceof TypeError && (FETCH_MESSAGES.has(e.message) || causeHoldsNetworkCode(e))) {
+    w.fetchNetwork = true;
+  } else {
+    pushName(w, e.code);
+    pushName(w, e.name);
+    w.connecting ??= connectingName(e);
+    protoNames(Object.getPrototypeOf(e), w);
   }
 }
 
@@ -837,7 +847,22 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const status = optNum(f.status, 'status');
   const grpc = f.grpcCode === undefined || f.grpcCode === null ? undefined : String(typeof f.grpcCode === 'number' ? num(f.grpcCode, 'grpcCode') : str(f.grpcCode, 'grpcCode'));
   // errorNames' own list is a fresh array of strings: only its text is checked (a caller's list is copied first).
-  const names = f.errorNames === undefined ? undefined : read.ownNames ? wellFormedNames(f.errorNames) : strs(f.errorNames, 'errorNames');
+  // A list the backend interned crosses as its id; one seen before was checked when it was interned.
+  let names: string[] | undefined;
+  let namesId: number | undefined;
+  if (f.errorNames !== undefined) {
+    const known = read.ownNames ? knownNamesId(f.errorNames) : -1;
+    if (known >= 0) {
+      namesId = known;
+    } else {
+      names = read.ownNames ? wellFormedNames(f.errorNames) : strs(f.errorNames, 'errorNames');
+      const id = internNames(names);
+      if (id >= 0) {
+        namesId = id;
+        names = undefined;
+      }
+    }
+  }
   const method = optStr(f.method ?? opts?.method ?? (read.response !== null ? read.response.method : errorMethod(x)), 'method');
   const idempotent = optBool(f.idempotent ?? opts?.idempotent, 'idempotent');
   const keySent = optBool(f.idempotencyKeySent ?? opts?.idempotencyKeySent, 'idempotencyKeySent');
@@ -855,7 +880,54 @@ function failureArgsOf(x: unknown, opts: FailureContext | undefined, thrown: boo
   const retryable = retryableArg(f.retryable !== undefined ? f.retryable : opts?.retryable);
   const shouldRetry = optBool(f.shouldRetry ?? opts?.shouldRetry, 'shouldRetry');
   const verdict = verdictArg(f.verdict !== undefined ? f.verdict : opts?.verdict);
-  return { status, grpc, names, method, idempotent, keySent, headers, elapsedMs: elapsed, wallNowMs: wall, message: msg, retryableThrottling: retryable, shouldRetry, verdict };
+  return { status, grpc, names, method, idempotent, keySent, headers, elapsedMs: elapsed, wallNowMs: wall, message: msg, retryableThrottling: retryable, shouldRetry, verdict, namesId };
+}
+
+/** A node of the name lists the backend interned: the id of the list that ends here (-1: none), and the longer ones. */
+interface NameNode {
+  id: number;
+  next: Map<string, NameNode> | null;
+}
+
+// The lists interned so far (bindings-js/src/names.rs): each list is its names in order, so an id stands
+// for exactly one list. Bounded by the backend's table: once it is full (-1), lists not seen before cross as
+// strings; a list too long to intern (-2) crosses as strings too.
+let NAMES_ROOT: NameNode = { id: -1, next: null };
+let NAMES_FULL = false;
+
+/** The id the backend interned `names` as, or -1. */
+function knownNamesId(names: readonly string[]): number {
+  let node: NameNode | undefined = NAMES_ROOT;
+  for (let i = 0; i < names.length; i++) {
+    const next: Map<string, NameNode> | null = node.next;
+    if (next === null) return -1;
+    node = next.get(names[i]);
+    if (node === undefined) return -1;
+  }
+  return node.id;
+}
+
+/** The id of a list of checked names, interned the first time it is seen; -1 when it crosses as strings. */
+function internNames(names: string[]): number {
+  const known = knownNamesId(names);
+  if (known >= 0 || NAMES_FULL) return known;
+  const id = N.internNames(names);
+  if (id < 0) {
+    if (id === -1) NAMES_FULL = true;
+    return -1;
+  }
+  let node = NAMES_ROOT;
+  for (let i = 0; i < names.length; i++) {
+    const next = (node.next ??= new Map());
+    let child = next.get(names[i]);
+    if (child === undefined) {
+      child = { id: -1, next: null };
+      next.set(names[i], child);
+    }
+    node = child;
+  }
+  node.id = id;
+  return id;
 }
 
 /**
@@ -961,20 +1033,40 @@ function statusFlags(opts: FailureContext | undefined): number {
 
 const CONTEXT_KEYS = keysOf<FailureContext>()(['method', 'idempotent', 'idempotencyKeySent', 'wallNowMs', 'retryable', 'shouldRetry', 'verdict']);
 
-function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options: FailureContext | undefined, message: boolean): Verdict {
+/**
+ * Whether the backend's arguments hold nothing but an interned list's id: the core's answer for them then
+ * depends on the list alone (and on the object asked, whose settings do not change), so it may be kept by id.
+ */
+function namesOnly(a: G.FailureArgs): a is G.FailureArgs & { namesId: number } {
+  return (
+    a.namesId !== undefined && a.names === undefined && a.status === undefined && a.grpc === undefined && a.method === undefined && a.idempotent === undefined &&
+    a.keySent === undefined && a.headers === undefined && a.elapsedMs === undefined && a.wallNowMs === undefined && a.message === undefined &&
+    a.retryableThrottling === undefined && a.shouldRetry === undefined && a.verdict === undefined
+  );
+}
+
+/** The packed verdicts of the built-in tables for failures that are names alone, by list id (reset with the backend). */
+let NAMES_VERDICTS: number[] = [];
+
+function classifyWith(target: Pick<Backend, 'classifyStatus' | 'classify'>, x: unknown, options: FailureContext | undefined, message: boolean, byNames: number[]): Verdict {
   const opts = options === undefined || options === null ? undefined : (optionsObject(options, 'classify') as FailureContext);
   if (typeof x === 'number' && (opts === undefined || (opts.method === undefined && opts.retryable === undefined && opts.shouldRetry === undefined && opts.verdict == null))) {
     return unpackVerdict(target.classifyStatus(x, statusFlags(opts)));
   }
   if (opts !== undefined) checkKeys(opts as Record<string, unknown>, CONTEXT_KEYS, 'classify');
   const a = failureArgs(typeof x === 'number' ? { status: x } : x, opts, false, message);
-  // classify takes no elapsed.
-  return unpackVerdict(G.classify(target, a));
+  if (!namesOnly(a)) return unpackVerdict(G.classify(target, a));
+  const known = byNames[a.namesId];
+  if (known !== undefined) return unpackVerdict(known);
+  const p = G.classify(target, a);
+  // A verdict with a server delay is not kept (there is none without headers or a gRPC code; the delay is read with it).
+  if ((p & (1 << (CATEGORY_BITS + 8))) === 0) byNames[a.namesId] = p;
+  return unpackVerdict(p);
 }
 
 export function classify(failure: number | unknown, options?: FailureContext): Verdict {
   if (typeof failure === 'number' && options === undefined) return unpackVerdict(N.classifyStatus(failure, 0));
-  return classifyWith(N, failure, options, false);
+  return classifyWith(N, failure, options, false, NAMES_VERDICTS);
 }
 
 export function readServerAdvice(headers: HeadersLike, wallNowMs?: number | null): ServerAdvice {
@@ -1038,6 +1130,8 @@ export class CircuitBreaker extends G.BreakerMembers {
   #freeMs: number;
   /** The latest clock reading (ms) of a skipped call, not yet brought to the backend's clock; -1: none. */
   #at = -1;
+  /** The outcome each failure that is names alone counted as, by list id (see `namesOnly`). */
+  #countedByNames: number[] = [];
 
   constructor(options: BreakerOptions = {}) {
     super();
@@ -1191,7 +1285,15 @@ export class CircuitBreaker extends G.BreakerMembers {
   /** Records what `fn` threw (read as a failure, else by its names alone); false when neither could be recorded. */
   #recordThrown(permit: number, duration: number, end: number, err: unknown): boolean {
     try {
-      G.breakerRecordFailure(this.#n, permit, duration, end, thrownArgs(err, undefined, this.#needsMessage));
+      const a = thrownArgs(err, undefined, this.#needsMessage);
+      if (!namesOnly(a)) {
+        G.breakerRecordFailure(this.#n, permit, duration, end, a);
+        return true;
+      }
+      // How a failure that is names alone counts is the core's answer for the list (see `namesOnly`).
+      const counted = this.#countedByNames[a.namesId];
+      if (counted !== undefined) this.#n.record(permit, counted, duration, end);
+      else this.#countedByNames[a.namesId] = G.breakerRecordFailure(this.#n, permit, duration, end, a);
       return true;
     } catch {
       // Try the names alone.
@@ -1581,6 +1683,8 @@ export class RetryPolicy extends G.PolicyMembers {
   #needsMessage: boolean;
   /** Whether `execute` may make a first try without a session: no breaker, budget, timeout or deadline. */
   #lean = false;
+  /** This policy's packed verdicts for failures that are names alone, by list id (see `namesOnly`). */
+  #namesVerdicts: number[] = [];
   /** Lean first-try successes not yet settled with the core, and their durations in all (ns). */
   #owed = 0;
   #owedNs = 0;
@@ -1705,7 +1809,7 @@ export class RetryPolicy extends G.PolicyMembers {
 
   classify(failure: number | unknown, options?: FailureContext): Verdict {
     if (typeof failure === 'number' && options === undefined) return unpackVerdict(this.#n.classifyStatus(failure, 0));
-    return classifyWith(this.#n, failure, options, this.#needsMessage);
+    return classifyWith(this.#n, failure, options, this.#needsMessage, this.#namesVerdicts);
   }
 
   testing(attempts: number, maxDelay = 0): RetryPolicy {

@@ -66,10 +66,15 @@ export interface BackendSurface {
   parseRfc3339(text: string): number;
   /** The message of a value that threw while it was read: `could not be read: <type>: <message>` (the core's text). */
   unreadable(typeName: string, message: string): string;
+  /**
+   * Interns a list of names for the failure path: the id a failure passes as `namesId`
+   * instead of the names, or -1 when the table is full (`names::intern_names`).
+   */
+  internNames(names: string[]): number;
   /** Classifies a status with the built-in tables (the hot path; see `classifyStatus` in lib/). */
   classifyStatus(status: number, flags: number): number;
   /** Classifies a failure with the built-in tables, packed (`verdict::pack_all`; see `serverDelay`). */
-  classify(status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string): number;
+  classify(status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string, namesId?: number): number;
   /** Returns the server delay (ms) of the verdict `classify` packed last (NaN: none). */
   serverDelay(): number;
   /** The seeded generator of every runtime: xoshiro256++ seeded by SplitMix64. */
@@ -119,7 +124,7 @@ export interface BackendBreaker {
    * Records a failure described like a classification input; the
    * breaker's counting rules decide how it counts. Returns the outcome counted (0 success, 1 failure, 2 ignored).
    */
-  recordFailure(permit: number, duration: number, now: number, status?: number, grpc?: string, names?: string[], headers?: string[], message?: string, retryableThrottling?: boolean, shouldRetry?: boolean): number;
+  recordFailure(permit: number, duration: number, now: number, status?: number, grpc?: string, names?: string[], headers?: string[], message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, namesId?: number): number;
   /** Gives a permit back without an outcome. */
   release(permit: number, now: number): boolean;
   /** Returns the state code. */
@@ -224,7 +229,7 @@ export interface BackendPolicy {
   /** Classifies a status with this policy's rules (packed; see `classify_status`). */
   classifyStatus(status: number, flags: number): number;
   /** Classifies a failure with this policy's rules, packed (`verdict::pack_all`; see `serverDelay`). */
-  classify(status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string): number;
+  classify(status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string, namesId?: number): number;
   /** Returns true when a classification or breaker counting rule matches messages (only then is an error's message sent). */
   needsMessage(): boolean;
   /** Returns true when the policy has an attempt timeout or a deadline. */
@@ -251,7 +256,7 @@ export interface BackendPolicy {
   /** Returns the last gate of a session. */
   gate(id: number): BackendGate;
   /** Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`). */
-  fail(id: number, now: number, status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], elapsedMs?: number, wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string): number;
+  fail(id: number, now: number, status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], elapsedMs?: number, wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string, namesId?: number): number;
   /** Returns the last decision of a session. */
   decision(id: number): BackendDecision;
   /** Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`). */
