@@ -1244,13 +1244,20 @@ export class CircuitBreaker extends G.BreakerMembers {
       permit = n.tryAcquire(start);
       if (this.#hook !== null) this.#fire();
       if (permit < 0) {
-        throw refusal(n.lastRefusedMessage, n.lastRetryAfter, n.lastRefusedState);
+        const e = refusal(n.lastRefusedMessage, n.lastRetryAfter, n.lastRefusedState);
+        await REJECT_LATER;
+        throw e;
       }
     }
     let result: T;
+    // Whether `fn` answered without a promise (nothing awaited yet).
+    let sync = true;
     try {
       const r = fn({ signal });
-      result = (isThenable(r) ? await r : r) as T;
+      if (isThenable(r)) {
+        sync = false;
+        result = (await r) as T;
+      } else result = r as T;
     } catch (err) {
       const end = performance.now();
       this.#free = -1;
@@ -1264,6 +1271,7 @@ export class CircuitBreaker extends G.BreakerMembers {
         }
       }
       if (this.#hook !== null) this.#fire();
+      if (sync) await REJECT_LATER;
       throw err;
     }
     const end = performance.now();
@@ -1572,6 +1580,14 @@ function nowNs(ms: number): number {
 function tookMs(clock: { now(): number } | null, started: number): number {
   return (clock === null ? performance.now() : clock.now()) - started;
 }
+
+/**
+ * Awaited before an `async` method rejects when it has awaited nothing yet: a promise rejected before
+ * its caller could attach a handler goes through the runtime's unhandled-rejection tracking (in Node
+ * ~1 µs per call, twice what the rest of a failing breaker call costs). Everything the call decides
+ * and records happens before it; only the rejection comes one microtask later.
+ */
+const REJECT_LATER: Promise<void> = Promise.resolve();
 
 /** `now` for the backend's own clock. */
 const HOST_NOW = (): number => -1;
