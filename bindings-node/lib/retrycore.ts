@@ -1947,7 +1947,44 @@ export class RetryPolicy extends G.PolicyMembers {
     }
   }
 
-  async execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
+  execute<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options?: ExecuteOptions): Promise<T> {
+    // A lean first try without options, exporters or an injected clock, whose `fn` returns a value that is
+    // not a promise: settled here, without an async frame. Anything else continues in `#run` as it was.
+    if (options !== undefined || typeof fn !== 'function' || !this.#lean || this._metrics !== null || this._clock !== null) return this.#run(fn, options, null);
+    try {
+      const start = performance.now();
+      const t0 = nowNs(start);
+      if (t0 < 0) return this.#run(fn, options, null);
+      if (this.#open !== null) this._sync();
+      const ctx = new Context(this.#n, -1, undefined, undefined);
+      const call: LeanCall = { t0: start, ctx, idempotent: undefined, keySent: undefined, method: undefined, id: -1 };
+      this.#open = call;
+      const value = callCaught(fn, ctx);
+      if (value === CAUGHT) {
+        const err = CAUGHT.error;
+        CAUGHT.error = undefined;
+        return this.#run(fn, options, { call, value: err, failed: true, checked: true });
+      }
+      if (isThenable(value)) return this.#run(fn, options, { call, value, failed: false, checked: false });
+      const failed = failedResponse(value);
+      if (!failed && call.id < 0) {
+        const t1 = nowNs(performance.now());
+        if (t1 >= 0) {
+          this.#open = null;
+          this.#owed++;
+          this.#owedNs += Math.max(0, t1 - t0);
+          if (this.#owed >= LEAN_MAX || this.#owedNs >= LEAN_MAX_NS) this._sync();
+          return Promise.resolve(value as T);
+        }
+      }
+      return this.#run(fn, options, { call, value, failed, checked: true });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** `execute`, with the lean first try `execute` already called when `lean` is given (its outcome, `checked` when `failedResponse` read it). */
+  async #run<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options: ExecuteOptions | undefined, lean: { call: LeanCall; value: unknown; failed: boolean; checked: boolean } | null): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
     const { signal, key, idempotent, idempotencyKeySent: keySent, method, retryIfResult, retryIfError, before, after, fallback } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
@@ -1964,20 +2001,34 @@ export class RetryPolicy extends G.PolicyMembers {
     let first: { failed: boolean; value: unknown } | null = null;
     let ctx: Context | undefined;
     let id = -1;
-    const start = this.#lean && key === undefined && plain ? (clock === null ? performance.now() : clock.now()) : -1;
+    const start = lean !== null ? lean.call.t0 : this.#lean && key === undefined && plain ? (clock === null ? performance.now() : clock.now()) : -1;
     const t0 = start === -1 ? -1 : nowNs(start);
     if (t0 >= 0) {
       // A lean first try: no session unless it fails or something else draws meanwhile.
-      if (this.#open !== null) this._sync();
-      ctx = new Context(n, -1, undefined, signal);
-      const call: LeanCall = { t0: start, ctx, idempotent, keySent, method, id: -1 };
-      this.#open = call;
-      // Called outside a try block, awaited only when it must be: this path is the cost of a first-try success.
-      let value = callCaught(fn, ctx);
-      let failed = value === CAUGHT;
+      let call: LeanCall;
+      let value: unknown;
+      let failed: boolean;
+      if (lean !== null) {
+        // `execute` made it already.
+        call = lean.call;
+        ctx = call.ctx;
+        value = lean.value;
+        failed = lean.failed;
+      } else {
+        if (this.#open !== null) this._sync();
+        ctx = new Context(n, -1, undefined, signal);
+        call = { t0: start, ctx, idempotent, keySent, method, id: -1 };
+        this.#open = call;
+        // Called outside a try block, awaited only when it must be: this path is the cost of a first-try success.
+        value = callCaught(fn, ctx);
+        failed = value === CAUGHT;
+        if (failed) {
+          value = CAUGHT.error;
+          CAUGHT.error = undefined;
+        }
+      }
       if (failed) {
-        value = CAUGHT.error;
-        CAUGHT.error = undefined;
+        // Thrown: nothing to await.
       } else if (isThenable(value)) {
         try {
           value = await (signal !== undefined ? raceAbort(value as Promise<T>, signal) : value);
@@ -1986,7 +2037,7 @@ export class RetryPolicy extends G.PolicyMembers {
           value = err;
         }
       }
-      if (!failed && failedResponse(value)) failed = true;
+      if (!failed && (lean === null || !lean.checked) && failedResponse(value)) failed = true;
       // A cancelled call ends as the session's does (below).
       if (!failed && call.id < 0 && !signal?.aborted) {
         const t1 = nowNs(clock === null ? performance.now() : clock.now());
