@@ -1912,18 +1912,20 @@ export class RetryPolicy extends G.PolicyMembers {
     const flags = p % low;
     const numbers = (p - flags) / low;
     const retry = numbers % 16384;
+    // Without a server delay the core's delay is the backoff itself (docs/sessions.md, "After a failure"): no crossing to read it.
+    const server = ((flags >> (CATEGORY_BITS + 1)) & 1) !== 0;
     // The keys in the order the core's JSON has them.
     return {
       action: 'retry',
       attempt: Math.floor(numbers / 16384) % 16384,
-      backoff: n.retryDelay(id, false),
+      backoff: server ? n.retryDelay(id, false) : delay,
       capped: ((flags >> CATEGORY_BITS) & 1) !== 0,
       category: CORE_CATEGORIES[flags & ((1 << CATEGORY_BITS) - 1)],
       delay,
       maxAttempts: this.#max,
       onRetry: { attempt: Math.floor(numbers / 268435456), retry },
       retry,
-      serverDelay: ((flags >> (CATEGORY_BITS + 1)) & 1) !== 0 ? n.retryDelay(id, true) : null,
+      serverDelay: server ? n.retryDelay(id, true) : null,
     };
   }
 
