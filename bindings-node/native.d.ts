@@ -190,6 +190,11 @@ export declare class NativeBudget {
 }
 /** A live retry policy and the sessions it runs. */
 export declare class NativePolicy {
+  /**
+   * Returns `delay` as a function bound to this policy: `(retry, r, prev?) => ms`,
+   * the method's results and errors without reading `this` (issue 17).
+   */
+  bindDelay(): (...args: any[]) => any
   /** Creates a policy from a document (JSON text; durations are strings). */
   static fromJson(text: string, entropy?: string | undefined | null): NativePolicy
   /** Creates a policy from typed options (JSON text whose durations may be milliseconds). */

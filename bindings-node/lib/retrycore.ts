@@ -1706,6 +1706,8 @@ export class RetryPolicy extends G.PolicyMembers {
   #owedNs = 0;
   /** The lean call in flight that has drawn nothing yet: at most one (anything else that draws turns it into a session first). */
   #open: LeanCall | null = null;
+  /** `delay` as a function bound to the native policy (napi: no `this` to unwrap per call; issue 17), made on first use. */
+  #delay: ((retry: number, r: number, prev?: number) => number) | null = null;
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
@@ -1861,6 +1863,18 @@ export class RetryPolicy extends G.PolicyMembers {
     const o = readOptions(options, 'session', 'a session', SESSION_OPTIONS);
     const n = this._native;
     return new Session(this, n, n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
+  }
+
+  override delay(retry: unknown, r: unknown, prev?: unknown): number {
+    const f = this.#delay ?? this.#bindDelay();
+    return f(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
+  }
+
+  /** `delay` reads neither the generator nor the counters: no lean call need settle first (no `_sync`). */
+  #bindDelay(): (retry: number, r: number, prev?: number) => number {
+    const n = this.#n as BackendPolicy & { bindDelay?(): (retry: number, r: number, prev?: number) => number };
+    this.#delay = n.bindDelay !== undefined ? n.bindDelay() : (retry, r, prev) => n.delay(retry, r, prev);
+    return this.#delay;
   }
 
   /** @internal The native policy, once lean calls settled what they owe (every use draws or reads the counters, or may). */

@@ -1,0 +1,45 @@
+'use strict';
+// `RetryPolicy.delay` calls a function bound to the native policy (issue 17:
+// in the napi package no `this` is unwrapped per call): the method's answers
+// and errors, and policies still collected once their bound functions die.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const v8 = require('node:v8');
+const vm = require('node:vm');
+const rc = require('./impl.cjs');
+
+test('delay answers as the native method, errors included', () => {
+  const p = new rc.RetryPolicy({ jitter: 'full', maxDelay: '5s' });
+  for (const retry of [1, 2, 3, 10, 2 ** 40]) {
+    for (const r of [0, 0.25, 0.5, 1]) assert.equal(p.delay(retry, r), p._native.delay(retry, r, undefined));
+  }
+  const fails = (f, cls, code, field) =>
+    assert.throws(f, (e) => e instanceof cls && e.code === code && e.field === field);
+  fails(() => p.delay(0, 0.5), RangeError, 'out_of_range', 'retry');
+  fails(() => p.delay(1.5, 0.5), RangeError, 'out_of_range', 'retry');
+  fails(() => p.delay('1', 0.5), TypeError, 'invalid_type', 'retry');
+  fails(() => p.delay(1, null), TypeError, 'invalid_type', 'r');
+  fails(() => p.delay(1, 0.5, 'x'), TypeError, 'invalid_type', 'prev');
+  // A second policy's bound function answers for its own policy.
+  const q = new rc.RetryPolicy({ initialDelay: '1s', jitter: 'none' });
+  assert.equal(q.delay(1, 0.5), 1000);
+  assert.equal(p.delay(1, 0), p._native.delay(1, 0, undefined));
+});
+
+test('policies whose delay was bound are collected', async () => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  let collected = 0;
+  const registry = new FinalizationRegistry(() => collected++);
+  for (let i = 0; i < 200; i++) {
+    const p = new rc.RetryPolicy();
+    p.delay(1, 0.5);
+    registry.register(p._native, i);
+  }
+  for (let i = 0; i < 20 && collected === 0; i++) {
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.ok(collected > 0, 'no native policy was collected');
+  assert.equal(typeof new rc.RetryPolicy().delay(2, 0.5), 'number');
+});
