@@ -152,6 +152,11 @@ export declare class NativeBreaker {
   breakArguments(now: number): any
   /** Replaces the current open period's wait with `duration` ms. */
   setBreakDuration(duration: number): void
+  /**
+   * The hot methods as functions bound to this object: no `this` to unwrap per call
+   * (bindings-node/src/bound.rs).
+   */
+  bound(): object
 }
 /** A retry budget. */
 export declare class NativeBudget {
@@ -187,14 +192,14 @@ export declare class NativeBudget {
   acquire(amount: number, now: number): boolean
   /** Returns `amount` tokens to a token bucket, up to its capacity. */
   release(amount: number, now: number): void
+  /**
+   * The hot methods as functions bound to this object: no `this` to unwrap per call
+   * (bindings-node/src/bound.rs).
+   */
+  bound(): object
 }
 /** A live retry policy and the sessions it runs. */
 export declare class NativePolicy {
-  /**
-   * Returns `delay` as a function bound to this policy: `(retry, r, prev?) => ms`,
-   * the method's results and errors without reading `this` (issue 17).
-   */
-  bindDelay(): (...args: any[]) => any
   /** Creates a policy from a document (JSON text; durations are strings). */
   static fromJson(text: string, entropy?: string | undefined | null): NativePolicy
   /** Creates a policy from typed options (JSON text whose durations may be milliseconds). */
@@ -277,6 +282,11 @@ export declare class NativePolicy {
   status(id: number): any
   /** Takes the breaker transitions a session's calls caused. */
   transitions(id: number): any
+  /**
+   * The hot methods as functions bound to this object: no `this` to unwrap per call
+   * (bindings-node/src/bound.rs).
+   */
+  bound(): object
 }
 /** A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or AWS's adaptive client rate limiter. */
 export declare class NativeLimiter {

@@ -1117,6 +1117,8 @@ function outcomeId(o: unknown): number {
 
 export class CircuitBreaker extends G.BreakerMembers {
   #n: BackendBreaker;
+  /** `execute`'s hot calls: napi's functions bound to the native breaker (no `this` to unwrap per call; issue 17), else the breaker. */
+  #h: Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'>;
   #hook: ((t: Transition) => void) | null = null;
   /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
@@ -1138,6 +1140,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     const native = nativeOf<BackendBreaker>(options);
     if (native !== undefined) {
       this.#n = native;
+      this.#h = native.bound?.() ?? native;
       this.#needsMessage = native.needsMessage();
       this.#freeMs = native.freeSuccessMs;
       return;
@@ -1146,6 +1149,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     const { onStateChange, ...rest } = o as BreakerOptions & { onStateChange?: unknown };
     const text = optionsText(rest);
     this.#n = withCamelFields(() => new N.NativeBreaker(text, true));
+    this.#h = this.#n.bound?.() ?? this.#n;
     this.#needsMessage = this.#n.needsMessage();
     this.#freeMs = this.#n.freeSuccessMs;
     if (onStateChange !== undefined) this.onStateChange = onStateChange;
@@ -1163,7 +1167,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     if (this.#at >= 0) {
       const at = this.#at;
       this.#at = -1;
-      n.tryAcquire(at);
+      this.#h.tryAcquire(at);
     }
     return n;
   }
@@ -1241,7 +1245,7 @@ export class CircuitBreaker extends G.BreakerMembers {
       this.#at = start;
     } else {
       const n = this.#sync();
-      permit = n.tryAcquire(start);
+      permit = this.#h.tryAcquire(start);
       if (this.#hook !== null) this.#fire();
       if (permit < 0) {
         const e = refusal(n.lastRefusedMessage, n.lastRetryAfter, n.lastRefusedState);
@@ -1265,7 +1269,7 @@ export class CircuitBreaker extends G.BreakerMembers {
       // Whatever was thrown is rethrown as is, and the permit always goes back.
       if (signal?.aborted || !this.#recordThrown(permit, end - start, end, err)) {
         try {
-          this.#n.release(permit, end);
+          this.#h.release(permit, end);
         } catch {
           // Released already.
         }
@@ -1283,7 +1287,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     }
     // Nothing skipped if the step throws: the next one asks, and brings the clock up first.
     this.#free = -1;
-    const next = this.#n.succeed(permit, end - start, end);
+    const next = this.#h.succeed(permit, end - start, end);
     this.#at = -1;
     this.#free = next;
     if (this.#hook !== null) this.#fire();
@@ -1300,7 +1304,7 @@ export class CircuitBreaker extends G.BreakerMembers {
       }
       // How a failure that is names alone counts is the core's answer for the list (see `namesOnly`).
       const counted = this.#countedByNames[a.namesId];
-      if (counted !== undefined) this.#n.record(permit, counted, duration, end);
+      if (counted !== undefined) this.#h.record(permit, counted, duration, end);
       else this.#countedByNames[a.namesId] = G.breakerRecordFailure(this.#n, permit, duration, end, a);
       return true;
     } catch {
@@ -1353,6 +1357,8 @@ function categoryId(c: unknown): number {
 
 export class Budget extends G.BudgetMembers {
   #n: BackendBudget;
+  /** The hot calls: napi's functions bound to the native budget (no `this` to unwrap per call; issue 17), else the budget; made on first use. */
+  #h: Pick<BackendBudget, 'tryWithdraw'> | null = null;
 
   constructor(options: BudgetOptions) {
     super();
@@ -1391,7 +1397,8 @@ export class Budget extends G.BudgetMembers {
   }
 
   tryWithdraw(category: string = 'server_error', now?: number): boolean {
-    return this.#n.tryWithdraw(timeArg(now), categoryId(category)) >= 0;
+    const h = this.#h ?? (this.#h = this.#n.bound?.() ?? this.#n);
+    return h.tryWithdraw(timeArg(now), categoryId(category)) >= 0;
   }
 
   recordFailure(category = 'server_error', now?: number, facts?: unknown): void {
@@ -1707,7 +1714,7 @@ export class RetryPolicy extends G.PolicyMembers {
   /** The lean call in flight that has drawn nothing yet: at most one (anything else that draws turns it into a session first). */
   #open: LeanCall | null = null;
   /** `delay` as a function bound to the native policy (napi: no `this` to unwrap per call; issue 17), made on first use. */
-  #delay: ((retry: number, r: number, prev?: number) => number) | null = null;
+  #delay: BackendPolicy['delay'] | null = null;
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
@@ -1871,9 +1878,9 @@ export class RetryPolicy extends G.PolicyMembers {
   }
 
   /** `delay` reads neither the generator nor the counters: no lean call need settle first (no `_sync`). */
-  #bindDelay(): (retry: number, r: number, prev?: number) => number {
-    const n = this.#n as BackendPolicy & { bindDelay?(): (retry: number, r: number, prev?: number) => number };
-    this.#delay = n.bindDelay !== undefined ? n.bindDelay() : (retry, r, prev) => n.delay(retry, r, prev);
+  #bindDelay(): BackendPolicy['delay'] {
+    const n = this.#n;
+    this.#delay = n.bound?.().delay ?? ((retry, r, prev) => n.delay(retry, r, prev));
     return this.#delay;
   }
 

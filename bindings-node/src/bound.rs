@@ -6,20 +6,29 @@
 //! reads it with the arguments (`napi_get_cb_info`), at the cost of a plain
 //! function. The function holds a strong reference to its object, so the
 //! data stays valid as long as the function can be called; the finalizer of
-//! the function's own wrap releases it. `lib/retrycore.ts` keeps the function
-//! in a private field and calls it instead of the method; the results and
-//! errors are the method's.
+//! the function's own wrap releases it. Each class's `bound()` (generated
+//! from `bindings-js/src/surface.rs` for its hot methods of numbers and
+//! flags) answers them as one object; `lib/retrycore.ts` keeps it in a
+//! private field and calls its functions instead of the methods: the same
+//! results and errors.
 #![allow(unsafe_code)]
 
-use crate::{NativePolicy, OrThrow};
-use napi::bindgen_prelude::{FromNapiValue, Reference, ToNapiValue};
-use napi::{sys, Env, Error, JsError, JsFunction, Result, Status};
-use napi_derive::napi;
+use napi::bindgen_prelude::{FromNapiValue, Reference};
+use napi::{sys, Env, Error, JsError, JsFunction, JsObject, Result, Status};
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
 type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+
+/// The object `bound()` answers: each `(name, callback)` as a function bound to `me`.
+pub(crate) fn object<T: 'static>(env: Env, me: Reference<T>, list: &[(&str, Callback)]) -> Result<JsObject> {
+    let mut o = env.create_object()?;
+    for &(name, cb) in list {
+        o.set_named_property(name, bind(env, name, me.clone(env)?, cb)?)?;
+    }
+    Ok(o)
+}
 
 /// Creates the function `name` that calls `cb` with `me` as its data.
 fn bind<T: 'static>(env: Env, name: &str, me: Reference<T>, cb: Callback) -> Result<JsFunction> {
@@ -55,10 +64,10 @@ unsafe extern "C" fn release<T: 'static>(_env: sys::napi_env, data: *mut c_void,
 ///
 /// # Safety
 /// `env` and `info` are Node's for a call of a function `bind` made with a `Reference<T>`.
-unsafe fn call<T: 'static, const N: usize>(
+pub(crate) unsafe fn call<T: 'static, const N: usize>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
-    body: impl FnOnce(&T, [sys::napi_value; N]) -> Result<sys::napi_value>,
+    body: impl FnOnce(&mut T, [sys::napi_value; N]) -> Result<sys::napi_value>,
 ) -> sys::napi_value {
     let mut argc = N;
     let mut argv = [ptr::null_mut(); N];
@@ -68,8 +77,9 @@ unsafe fn call<T: 'static, const N: usize>(
     let result = if read != sys::Status::napi_ok || data.is_null() {
         Err(Error::new(Status::InvalidArg, "a bound function without its object".to_owned()))
     } else {
-        // SAFETY: `data` is the function's `Reference<T>`, alive while the function is.
-        let me: &T = unsafe { &*data.cast::<Reference<T>>() };
+        // SAFETY: `data` is the function's `Reference<T>`, alive while the function is;
+        // the object is borrowed for this call alone, as a napi-rs method borrows it.
+        let me: &mut T = unsafe { &mut *data.cast::<Reference<T>>() };
         catch_unwind(AssertUnwindSafe(|| body(me, argv)))
             .map_err(|e| {
                 let message = match (e.downcast_ref::<String>(), e.downcast_ref::<&str>()) {
@@ -86,28 +96,4 @@ unsafe fn call<T: 'static, const N: usize>(
         unsafe { JsError::from(e).throw_into(env) };
         ptr::null_mut()
     })
-}
-
-/// `policy.delay(retry, r, prev?)` bound to its policy.
-unsafe extern "C" fn delay(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: Node calls this with a live env and callback info, as the function `bind_delay` made.
-    unsafe {
-        call::<NativePolicy, 3>(env, info, |me, [retry, r, prev]| {
-            let retry = f64::from_napi_value(env, retry)?;
-            let r = f64::from_napi_value(env, r)?;
-            let prev = Option::<f64>::from_napi_value(env, prev)?;
-            let ms = me.inner.delay(retry, r, prev).or_throw(&Env::from_raw(env))?;
-            f64::to_napi_value(env, ms)
-        })
-    }
-}
-
-#[napi]
-impl NativePolicy {
-    /// Returns `delay` as a function bound to this policy: `(retry, r, prev?) => ms`,
-    /// the method's results and errors without reading `this` (issue 17).
-    #[napi(catch_unwind)]
-    pub fn bind_delay(&self, env: Env, me: Reference<NativePolicy>) -> Result<JsFunction> {
-        bind(env, "delay", me, delay)
-    }
 }

@@ -1,7 +1,8 @@
 'use strict';
-// `RetryPolicy.delay` calls a function bound to the native policy (issue 17:
-// in the napi package no `this` is unwrapped per call): the method's answers
-// and errors, and policies still collected once their bound functions die.
+// The hot calls go through functions bound to the native object (issue 17:
+// in the napi package, `bound()`; no `this` is unwrapped per call): the
+// methods' answers and errors, and objects still collected once their bound
+// functions die.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const v8 = require('node:v8');
@@ -26,7 +27,23 @@ test('delay answers as the native method, errors included', () => {
   assert.equal(p.delay(1, 0), p._native.delay(1, 0, undefined));
 });
 
-test('policies whose delay was bound are collected', async () => {
+test('the bound functions answer and fail as the methods (napi)', { skip: rc.IMPL === 'wasm' }, () => {
+  const b = new rc.CircuitBreaker({ kind: 'consecutive', failureThreshold: 1 })._native;
+  const h = b.bound();
+  const permit = h.tryAcquire(1);
+  assert.ok(permit >= 0);
+  assert.equal(h.record(permit, 1, 1, 2), true);
+  assert.equal(b.state, 'open');
+  assert.equal(h.tryAcquire(3), -1);
+  for (const f of [() => h.tryAcquire('x'), () => b.tryAcquire('x')]) {
+    assert.throws(f, (e) => e instanceof Error && e.code === 'NumberExpected');
+  }
+  const p = new rc.RetryPolicy()._native.bound();
+  assert.throws(() => p.delay(0, 0.5), (e) => e instanceof RangeError && e.code === 'out_of_range' && e.field === 'retry');
+  assert.throws(() => p.retried(12345), (e) => e.code !== undefined);
+});
+
+test('objects whose hot calls were bound are collected', async () => {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc');
   let collected = 0;
@@ -35,11 +52,17 @@ test('policies whose delay was bound are collected', async () => {
     const p = new rc.RetryPolicy();
     p.delay(1, 0.5);
     registry.register(p._native, i);
+    const b = new rc.CircuitBreaker();
+    await b.execute(() => 1);
+    registry.register(b._native, i);
+    const u = new rc.Budget({ kind: 'token_bucket' });
+    u.tryWithdraw();
+    registry.register(u._native, i);
   }
-  for (let i = 0; i < 20 && collected === 0; i++) {
+  for (let i = 0; i < 20 && collected < 300; i++) {
     gc();
     await new Promise((resolve) => setImmediate(resolve));
   }
-  assert.ok(collected > 0, 'no native policy was collected');
+  assert.ok(collected >= 300, `${collected} of 600 native objects collected`);
   assert.equal(typeof new rc.RetryPolicy().delay(2, 0.5), 'number');
 });
