@@ -1426,8 +1426,13 @@ const sessionRegistry: FinalizationRegistry<{ n: BackendPolicy; id: number }> | 
       })
     : null;
 
+/** A policy's hot calls: its bound functions (napi) or the native policy itself. */
+type HotPolicy = Pick<BackendPolicy, 'delay' | 'before' | 'retried' | 'succeed' | 'finish'>;
+
 export class Session {
   #n: BackendPolicy;
+  /** The policy's hot calls (`RetryPolicy._hot`). */
+  #h: HotPolicy;
   #id: number;
   #policy: RetryPolicy;
   /** What a finished session answers after its slot went back to the policy. */
@@ -1438,6 +1443,7 @@ export class Session {
     if (!isA(policy, RetryPolicy) || typeof id !== 'number') throw coreError('invalid_type', 'policy', 'a Session comes from policy.session()');
     this.#policy = policy as RetryPolicy;
     this.#n = native as BackendPolicy;
+    this.#h = (policy as RetryPolicy)._hot();
     this.#id = id;
     sessionRegistry?.register(this, { n: this.#n, id }, this);
   }
@@ -1463,7 +1469,7 @@ export class Session {
   }
 
   beforeAttempt(now?: number): Gate {
-    const g = this.#policy._gate(this.#n, this.#id, this.#n.before(this.#id, timeArg(now)));
+    const g = this.#policy._gate(this.#n, this.#id, this.#h.before(this.#id, timeArg(now)));
     this.#settle(g.action === 'reject');
     return g;
   }
@@ -1477,7 +1483,7 @@ export class Session {
   }
 
   onSuccess(now?: number, elapsed?: number): void {
-    this.#n.succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
+    this.#h.succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
     this.#settle(true);
   }
 
@@ -1713,8 +1719,8 @@ export class RetryPolicy extends G.PolicyMembers {
   #owedNs = 0;
   /** The lean call in flight that has drawn nothing yet: at most one (anything else that draws turns it into a session first). */
   #open: LeanCall | null = null;
-  /** `delay` as a function bound to the native policy (napi: no `this` to unwrap per call; issue 17), made on first use. */
-  #delay: BackendPolicy['delay'] | null = null;
+  /** The hot calls: napi's functions bound to the native policy (no `this` to unwrap per call; issue 17), else the policy; made on first use. */
+  #hot: HotPolicy | null = null;
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
@@ -1872,16 +1878,15 @@ export class RetryPolicy extends G.PolicyMembers {
     return new Session(this, n, n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
   }
 
+  /** `delay` reads neither the generator nor the counters: no lean call need settle first (no `_sync`). */
   override delay(retry: unknown, r: unknown, prev?: unknown): number {
-    const f = this.#delay ?? this.#bindDelay();
-    return f(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
+    const h = this.#hot ?? this._hot();
+    return h.delay(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
   }
 
-  /** `delay` reads neither the generator nor the counters: no lean call need settle first (no `_sync`). */
-  #bindDelay(): BackendPolicy['delay'] {
-    const n = this.#n;
-    this.#delay = n.bound?.().delay ?? ((retry, r, prev) => n.delay(retry, r, prev));
-    return this.#delay;
+  /** @internal The hot calls of the native policy (`#hot`). */
+  _hot(): HotPolicy {
+    return (this.#hot ??= this.#n.bound?.() ?? this.#n);
   }
 
   /** @internal The native policy, once lean calls settled what they owe (every use draws or reads the counters, or may). */
@@ -1923,7 +1928,7 @@ export class RetryPolicy extends G.PolicyMembers {
 
   /** @internal The decision `fail` answered with `delay`: a retry is unpacked from `retried` (bindings-js/src/policy.rs), anything else is the core's JSON. */
   _decision(n: BackendPolicy, id: number, delay: number): BackendDecision {
-    const p = delay < 0 || this.#max < 0 ? -1 : n.retried(id);
+    const p = delay < 0 || this.#max < 0 ? -1 : (this.#hot ?? this._hot()).retried(id);
     if (p < 0) {
       const d = n.decision(id);
       this.#max = d.maxAttempts;
@@ -2010,6 +2015,7 @@ export class RetryPolicy extends G.PolicyMembers {
   async #run<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options: ExecuteOptions | undefined, lean: { call: LeanCall; value: unknown; failed: boolean; checked: boolean } | null): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
+    const h = this.#hot ?? this._hot();
     const { signal, key, idempotent, idempotencyKeySent: keySent, method, retryIfResult, retryIfError, before, after, fallback } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
     // Predicates, before/after hooks or a fallback: every attempt goes through a session.
     const plain = retryIfResult === undefined && retryIfError === undefined && before === undefined && after === undefined && fallback === undefined;
@@ -2191,10 +2197,10 @@ export class RetryPolicy extends G.PolicyMembers {
         if (!failed) {
           if (fn.length > 0) ctx._settle();
           if (hooked) {
-            n.succeed(id, now(), undefined);
+            h.succeed(id, now(), undefined);
             this._afterStep(n, id);
           } else {
-            n.finish(id, now());
+            h.finish(id, now());
           }
           id = -1;
           if (met !== null) met.end(ctx.attempt, 'success', tookMs(clock, started), null, false, attemptMs);
@@ -2250,7 +2256,7 @@ export class RetryPolicy extends G.PolicyMembers {
           if (hooked) this._afterStep(n, id);
           throw abortReason(signal);
         }
-        const attemptNo = n.before(id, now());
+        const attemptNo = h.before(id, now());
         if (hooked) this._afterStep(n, id);
         if (attemptNo === 0) {
           const g = n.gate(id) as BackendReject;
