@@ -1118,7 +1118,8 @@ function outcomeId(o: unknown): number {
 export class CircuitBreaker extends G.BreakerMembers {
   #n: BackendBreaker;
   /** `execute`'s hot calls: napi's functions bound to the native breaker (no `this` to unwrap per call; issue 17), else the breaker. */
-  #h: Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'>;
+  #h: Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'> | null = null;
+  #uses = 0;
   #hook: ((t: Transition) => void) | null = null;
   /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
@@ -1140,7 +1141,6 @@ export class CircuitBreaker extends G.BreakerMembers {
     const native = nativeOf<BackendBreaker>(options);
     if (native !== undefined) {
       this.#n = native;
-      this.#h = native.bound?.() ?? native;
       this.#needsMessage = native.needsMessage();
       this.#freeMs = native.freeSuccessMs;
       return;
@@ -1149,10 +1149,16 @@ export class CircuitBreaker extends G.BreakerMembers {
     const { onStateChange, ...rest } = o as BreakerOptions & { onStateChange?: unknown };
     const text = optionsText(rest);
     this.#n = withCamelFields(() => new N.NativeBreaker(text, true));
-    this.#h = this.#n.bound?.() ?? this.#n;
     this.#needsMessage = this.#n.needsMessage();
     this.#freeMs = this.#n.freeSuccessMs;
     if (onStateChange !== undefined) this.onStateChange = onStateChange;
+  }
+
+  /** `execute`'s hot calls (`#h`): the methods until the breaker proved used (`BIND_AFTER`). */
+  #hot(): Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'> {
+    if (this.#h !== null) return this.#h;
+    if (++this.#uses < BIND_AFTER) return this.#n;
+    return (this.#h = this.#n.bound?.() ?? this.#n);
   }
 
   /**
@@ -1167,7 +1173,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     if (this.#at >= 0) {
       const at = this.#at;
       this.#at = -1;
-      this.#h.tryAcquire(at);
+      this.#hot().tryAcquire(at);
     }
     return n;
   }
@@ -1245,7 +1251,7 @@ export class CircuitBreaker extends G.BreakerMembers {
       this.#at = start;
     } else {
       const n = this.#sync();
-      permit = this.#h.tryAcquire(start);
+      permit = this.#hot().tryAcquire(start);
       if (this.#hook !== null) this.#fire();
       if (permit < 0) {
         const e = refusal(n.lastRefusedMessage, n.lastRetryAfter, n.lastRefusedState);
@@ -1269,7 +1275,7 @@ export class CircuitBreaker extends G.BreakerMembers {
       // Whatever was thrown is rethrown as is, and the permit always goes back.
       if (signal?.aborted || !this.#recordThrown(permit, end - start, end, err)) {
         try {
-          this.#h.release(permit, end);
+          this.#hot().release(permit, end);
         } catch {
           // Released already.
         }
@@ -1287,7 +1293,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     }
     // Nothing skipped if the step throws: the next one asks, and brings the clock up first.
     this.#free = -1;
-    const next = this.#h.succeed(permit, end - start, end);
+    const next = this.#hot().succeed(permit, end - start, end);
     this.#at = -1;
     this.#free = next;
     if (this.#hook !== null) this.#fire();
@@ -1304,7 +1310,7 @@ export class CircuitBreaker extends G.BreakerMembers {
       }
       // How a failure that is names alone counts is the core's answer for the list (see `namesOnly`).
       const counted = this.#countedByNames[a.namesId];
-      if (counted !== undefined) this.#h.record(permit, counted, duration, end);
+      if (counted !== undefined) this.#hot().record(permit, counted, duration, end);
       else this.#countedByNames[a.namesId] = G.breakerRecordFailure(this.#n, permit, duration, end, a);
       return true;
     } catch {
@@ -1357,8 +1363,9 @@ function categoryId(c: unknown): number {
 
 export class Budget extends G.BudgetMembers {
   #n: BackendBudget;
-  /** The hot calls: napi's functions bound to the native budget (no `this` to unwrap per call; issue 17), else the budget; made on first use. */
+  /** The hot calls: napi's functions bound to the native budget (no `this` to unwrap per call; issue 17), else the budget (see `BIND_AFTER`). */
   #h: Pick<BackendBudget, 'tryWithdraw'> | null = null;
+  #uses = 0;
 
   constructor(options: BudgetOptions) {
     super();
@@ -1397,7 +1404,7 @@ export class Budget extends G.BudgetMembers {
   }
 
   tryWithdraw(category: string = 'server_error', now?: number): boolean {
-    const h = this.#h ?? (this.#h = this.#n.bound?.() ?? this.#n);
+    const h = this.#h ?? (++this.#uses < BIND_AFTER ? this.#n : (this.#h = this.#n.bound?.() ?? this.#n));
     return h.tryWithdraw(timeArg(now), categoryId(category)) >= 0;
   }
 
@@ -1426,13 +1433,17 @@ const sessionRegistry: FinalizationRegistry<{ n: BackendPolicy; id: number }> | 
       })
     : null;
 
+/**
+ * Hot calls an object makes through its methods before it binds them (`bound()`): binding costs
+ * ~2 µs a function (issue 17), which a short-lived object would not win back.
+ */
+const BIND_AFTER = 64;
+
 /** A policy's hot calls: its bound functions (napi) or the native policy itself. */
 type HotPolicy = Pick<BackendPolicy, 'delay' | 'before' | 'retried' | 'succeed' | 'finish'>;
 
 export class Session {
   #n: BackendPolicy;
-  /** The policy's hot calls (`RetryPolicy._hot`). */
-  #h: HotPolicy;
   #id: number;
   #policy: RetryPolicy;
   /** What a finished session answers after its slot went back to the policy. */
@@ -1443,7 +1454,6 @@ export class Session {
     if (!isA(policy, RetryPolicy) || typeof id !== 'number') throw coreError('invalid_type', 'policy', 'a Session comes from policy.session()');
     this.#policy = policy as RetryPolicy;
     this.#n = native as BackendPolicy;
-    this.#h = (policy as RetryPolicy)._hot();
     this.#id = id;
     sessionRegistry?.register(this, { n: this.#n, id }, this);
   }
@@ -1469,7 +1479,7 @@ export class Session {
   }
 
   beforeAttempt(now?: number): Gate {
-    const g = this.#policy._gate(this.#n, this.#id, this.#h.before(this.#id, timeArg(now)));
+    const g = this.#policy._gate(this.#n, this.#id, this.#policy._hot().before(this.#id, timeArg(now)));
     this.#settle(g.action === 'reject');
     return g;
   }
@@ -1483,7 +1493,7 @@ export class Session {
   }
 
   onSuccess(now?: number, elapsed?: number): void {
-    this.#h.succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
+    this.#policy._hot().succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
     this.#settle(true);
   }
 
@@ -1719,8 +1729,9 @@ export class RetryPolicy extends G.PolicyMembers {
   #owedNs = 0;
   /** The lean call in flight that has drawn nothing yet: at most one (anything else that draws turns it into a session first). */
   #open: LeanCall | null = null;
-  /** The hot calls: napi's functions bound to the native policy (no `this` to unwrap per call; issue 17), else the policy; made on first use. */
+  /** The hot calls: napi's functions bound to the native policy (no `this` to unwrap per call; issue 17), else the policy (see `BIND_AFTER`). */
   #hot: HotPolicy | null = null;
+  #uses = 0;
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
@@ -1884,9 +1895,11 @@ export class RetryPolicy extends G.PolicyMembers {
     return h.delay(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
   }
 
-  /** @internal The hot calls of the native policy (`#hot`). */
+  /** @internal The hot calls of the native policy (`#hot`): the methods until the policy proved used (`BIND_AFTER`). */
   _hot(): HotPolicy {
-    return (this.#hot ??= this.#n.bound?.() ?? this.#n);
+    if (this.#hot !== null) return this.#hot;
+    if (++this.#uses < BIND_AFTER) return this.#n;
+    return (this.#hot = this.#n.bound?.() ?? this.#n);
   }
 
   /** @internal The native policy, once lean calls settled what they owe (every use draws or reads the counters, or may). */
