@@ -415,6 +415,45 @@ impl<H: Host> Policy<H> {
         Ok(r)
     }
 
+    /// [`Self::fail`] for a failure described by an interned list of names
+    /// (and the method, flags and verdict the session's call gave), with the
+    /// decision in the answer: a retry without a server delay whose numbers
+    /// are `attempt` (the failed attempt), `attempt + 1` and the hook's
+    /// `attempt` answers `category | capped << B | delay_ns << B+1`, with
+    /// `B` = `CATEGORY_BITS` and the delay in ns below 2^47; -1 a give-up;
+    /// -2 any other retry (then read `decision`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fail_names(
+        &mut self,
+        id: f64,
+        now: f64,
+        names_id: f64,
+        attempt: f64,
+        method: Option<String>,
+        idempotent: Option<bool>,
+        key_sent: Option<bool>,
+        verdict: Option<String>,
+    ) -> Result<f64> {
+        const B: u32 = retrycore::classify::CATEGORY_BITS;
+        let failure: FailureArgs<Option<Vec<String>>> =
+            FailureArgs { names_id: Some(names_id), method, idempotent, key_sent, verdict, ..FailureArgs::default() };
+        if self.fail(id, now, failure)? < 0.0 {
+            return Ok(-1.0);
+        }
+        let (session, _, decision) = self.slot(id)?;
+        let Some(d @ Decision::Retry { retry, attempt: next, server_delay: None, capped, category, delay, .. }) =
+            decision.as_ref()
+        else {
+            return Ok(-2.0);
+        };
+        let Observed::Retry(hook) = surface::after_decision(session, d) else { return Ok(-2.0) };
+        let ns = retrycore::duration::from_std(*delay);
+        if f64::from(*retry) != attempt || *next != retry.saturating_add(1) || hook.attempt != *retry || ns >= 1 << 47 {
+            return Ok(-2.0);
+        }
+        Ok(f64::from(category.index() | u32::from(*capped) << B) + ns as f64 * f64::from(1u32 << (B + 1)))
+    }
+
     /// Returns the last decision of a session (null before the first).
     pub fn decision(&mut self, id: f64) -> Result<Value> {
         let (session, _, decision) = self.slot(id)?;

@@ -1455,8 +1455,13 @@ export class Session {
     sessionRegistry?.unregister(this);
   }
 
+  /** The attempt the last gate let through (0: none): a failure's decision is packed for it (`RetryPolicy._fail`). */
+  #attempt = 0;
+
   beforeAttempt(now?: number): Gate {
-    const g = this.#policy._gate(this.#n, this.#id, this.#n.before(this.#id, timeArg(now)));
+    const attempt = this.#n.before(this.#id, timeArg(now));
+    this.#attempt = attempt;
+    const g = this.#policy._gate(this.#n, this.#id, attempt);
     this.#settle(g.action === 'reject');
     return g;
   }
@@ -1464,7 +1469,7 @@ export class Session {
   onFailure(failure: unknown, now?: number): Decision {
     const t = timeArg(now);
     const a = failureArgs(failure, undefined, false, this.#policy._needsMessage);
-    const d = this.#policy._decision(this.#n, this.#id, G.policyFail(this.#n, this.#id, t, a));
+    const d = this.#policy._fail(this.#n, this.#id, t, a, this.#attempt);
     this.#settle(d.action === 'give_up');
     return d;
   }
@@ -1926,6 +1931,28 @@ export class RetryPolicy extends G.PolicyMembers {
       onRetry: { attempt: Math.floor(numbers / 268435456), retry },
       retry,
       serverDelay: server ? n.retryDelay(id, true) : null,
+    };
+  }
+
+  /**
+   * @internal A session's failure: one of names alone (an interned list, and the call's method, flags and
+   * verdict) crosses as `failNames`, whose answer packs a retry of `attempt` (bindings-js/src/policy.rs);
+   * anything else as `fail`.
+   */
+  _fail(n: BackendPolicy, id: number, t: number, a: G.FailureArgs, attempt: number): BackendDecision {
+    if (a.namesId === undefined || this.#max < 0 || a.status !== undefined || a.grpc !== undefined || a.names !== undefined || a.headers !== undefined || a.elapsedMs !== undefined ||
+      a.wallNowMs !== undefined || a.message !== undefined || a.retryableThrottling !== undefined || a.shouldRetry !== undefined) {
+      return this._decision(n, id, G.policyFail(n, id, t, a));
+    }
+    const p = n.failNames(id, t, a.namesId, attempt, a.method, a.idempotent, a.keySent, a.verdict);
+    if (p < 0) return this._decision(n, id, -1);
+    const low = 1 << (CATEGORY_BITS + 1);
+    const flags = p % low;
+    const delay = (p - flags) / low / 1e6;
+    // The keys in the order the core's JSON has them (as `_decision`'s).
+    return {
+      action: 'retry', attempt: attempt + 1, backoff: delay, capped: flags >= 1 << CATEGORY_BITS, category: CORE_CATEGORIES[flags & ((1 << CATEGORY_BITS) - 1)], delay,
+      maxAttempts: this.#max, onRetry: { attempt, retry: attempt }, retry: attempt, serverDelay: null,
     };
   }
 

@@ -257,6 +257,12 @@ export interface BackendPolicy {
   gate(id: number): BackendGate;
   /** Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`). */
   fail(id: number, now: number, status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], elapsedMs?: number, wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string, namesId?: number): number;
+  /**
+   * `fail` for a failure of names alone (an interned list) and the session's own inputs: a retry
+   * answers its delay and the decision packed in one number, when `attempt` is the attempt `before`
+   * gated (see `Policy::fail_names`); -1 a give-up, -2 a retry to read with `decision`.
+   */
+  failNames(id: number, now: number, namesId: number, attempt: number, method?: string, idempotent?: boolean, keySent?: boolean, verdict?: string): number;
   /** Returns the last decision of a session. */
   decision(id: number): BackendDecision;
   /** Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`). */
