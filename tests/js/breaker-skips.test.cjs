@@ -140,7 +140,6 @@ test('calls after a failure skip asking, and count as if each had asked: errors 
         assert.equal(r1, r2, `call ${i}.${j}`);
       }
     }
-    if (process.env.DEBUG_SKIPS) console.log(seen, b.metrics());
     assert.deepEqual(seen.skipping, seen.asking);
     const m = (c) => { const { calls, failures, slow, state, transitions, rejections } = c.metrics(); return { calls, failures, slow, state, transitions, rejections }; };
     assert.deepEqual(m(b), m(ref), config.kind);
