@@ -109,6 +109,8 @@ export declare class NativeBreaker {
    * admitted with without asking, plus 1 when a success up to `freeSuccessMs` need not be reported.
    */
   succeed(permit: number, duration: number, now: number): number
+  /** Records an outcome (as `record`); answers what the next call may skip, as `succeed` does. */
+  fail(permit: number, outcome: number, duration: number, now: number): number
   /** Returns the longest success (ms) `succeed`'s answer speaks for (`Infinity`: any). */
   get freeSuccessMs(): number
   /**

@@ -120,6 +120,8 @@ class NativeBreaker = Breaker<H>
   /// Records a success; answers what the next call may skip: -1 nothing, else the permit it is
   /// admitted with without asking, plus 1 when a success up to `freeSuccessMs` need not be reported.
   mut succeed(permit: f64, duration: f64, now: f64) -> hot f64
+  /// Records an outcome (as `record`); answers what the next call may skip, as `succeed` does.
+  mut fail(permit: f64, outcome: f64, duration: f64, now: f64) -> hot f64
   /// Returns the longest success (ms) `succeed`'s answer speaks for (`Infinity`: any).
   get freeSuccessMs -> f64
   /// Records a failure described like a classification input; the

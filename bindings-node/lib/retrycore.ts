@@ -1263,13 +1263,16 @@ export class CircuitBreaker extends G.BreakerMembers {
       this.#free = -1;
       this.#at = -1;
       // Whatever was thrown is rethrown as is, and the permit always goes back.
-      if (signal?.aborted || !this.#recordThrown(permit, end - start, end, err)) {
+      const next = signal?.aborted ? -2 : this.#recordThrown(permit, end - start, end, err);
+      if (next === -2) {
         try {
           this.#n.release(permit, end);
         } catch {
           // Released already.
         }
       }
+      // What the next call may skip, as after a success (a failure that leaves the breaker closed).
+      if (next >= 0) this.#free = next;
       if (this.#hook !== null) this.#fire();
       if (sync) await REJECT_LATER;
       throw err;
@@ -1290,27 +1293,30 @@ export class CircuitBreaker extends G.BreakerMembers {
     return result;
   }
 
-  /** Records what `fn` threw (read as a failure, else by its names alone); false when neither could be recorded. */
-  #recordThrown(permit: number, duration: number, end: number, err: unknown): boolean {
+  /**
+   * Records what `fn` threw (read as a failure, else by its names alone). Answers -2 when neither could
+   * be recorded, else what the next call may skip (`succeed`'s answer: -1 nothing).
+   */
+  #recordThrown(permit: number, duration: number, end: number, err: unknown): number {
     try {
       const a = thrownArgs(err, undefined, this.#needsMessage);
       if (!namesOnly(a)) {
         G.breakerRecordFailure(this.#n, permit, duration, end, a);
-        return true;
+        return -1;
       }
       // How a failure that is names alone counts is the core's answer for the list (see `namesOnly`).
       const counted = this.#countedByNames[a.namesId];
-      if (counted !== undefined) this.#n.record(permit, counted, duration, end);
-      else this.#countedByNames[a.namesId] = G.breakerRecordFailure(this.#n, permit, duration, end, a);
-      return true;
+      if (counted !== undefined) return this.#n.fail(permit, counted, duration, end);
+      this.#countedByNames[a.namesId] = G.breakerRecordFailure(this.#n, permit, duration, end, a);
+      return -1;
     } catch {
       // Try the names alone.
     }
     try {
       G.breakerRecordFailure(this.#n, permit, duration, end, namesOnlyArgs(err));
-      return true;
+      return -1;
     } catch {
-      return false;
+      return -2;
     }
   }
 
