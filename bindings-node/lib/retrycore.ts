@@ -1537,6 +1537,11 @@ class Context implements AttemptContext {
   /** The session's id; -1 while a lean first try has none (its key, if read, is minted here and given to the session). */
   #id: number;
   #key: string | undefined;
+  // A lean first try's start (ms) and the options its session starts with (see `_start`): kept here, not in an object of their own.
+  #t0 = -1;
+  #idempotent: boolean | undefined = undefined;
+  #keySent: boolean | undefined = undefined;
+  #method: string | undefined = undefined;
   constructor(n: BackendPolicy, id: number, key: string | undefined, public signal: AbortSignal | undefined) {
     this.#n = n;
     this.#id = id;
@@ -1546,12 +1551,25 @@ class Context implements AttemptContext {
     if (this.#key === undefined) this.#key = this.#id < 0 ? N.mintKey(undefined) : this.#n.key(this.#id);
     return this.#key!;
   }
-  /** @internal The key a lean first try minted (the session it turns into is given it), and then that session's id. */
-  get _mintedKey(): string | undefined {
-    return this.#key;
+  /** @internal The session's id (-1: a lean first try without one yet). */
+  get _id(): number {
+    return this.#id;
   }
-  _bind(id: number): void {
-    this.#id = id;
+  /** @internal When the lean first try this context is for started (ms). */
+  get _t0(): number {
+    return this.#t0;
+  }
+  /** @internal Makes this the context of a lean first try started at `t0` (ms) with these options. */
+  _lean(t0: number, idempotent: boolean | undefined, keySent: boolean | undefined, method: string | undefined): this {
+    this.#t0 = t0;
+    this.#idempotent = idempotent;
+    this.#keySent = keySent;
+    this.#method = method;
+    return this;
+  }
+  /** @internal Gives the lean first try its session, started at its start with the key it minted (if read). */
+  _start(n: BackendPolicy): void {
+    this.#id = n.start(this.#t0, this.#key, this.#idempotent, this.#keySent, this.#method);
   }
   /** @internal Reads the key before the session is freed. */
   _settle(): void {
@@ -1563,20 +1581,6 @@ class Context implements AttemptContext {
       }
     }
   }
-}
-
-/**
- * A lean first try (`execute` of a policy without a breaker, budget, timeout or deadline): no session
- * until it fails or anything else draws from the policy's generator (`RetryPolicy._sync`).
- */
-interface LeanCall {
-  t0: number;
-  ctx: Context;
-  idempotent: boolean | undefined;
-  keySent: boolean | undefined;
-  method: string | undefined;
-  /** The session it turned into; -1 while it has none. */
-  id: number;
 }
 
 /** The core's `now` in ns (`limits::time_from_host_f64`: round half to even), or -1 when it refuses the time. */
@@ -1716,7 +1720,7 @@ export class RetryPolicy extends G.PolicyMembers {
   #owed = 0;
   #owedNs = 0;
   /** The lean call in flight that has drawn nothing yet: at most one (anything else that draws turns it into a session first). */
-  #open: LeanCall | null = null;
+  #open: Context | null = null;
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
@@ -1895,8 +1899,7 @@ export class RetryPolicy extends G.PolicyMembers {
     }
     if (open !== null) {
       this.#open = null;
-      open.id = this.#n.start(open.t0, open.ctx._mintedKey, open.idempotent, open.keySent, open.method);
-      open.ctx._bind(open.id);
+      open._start(this.#n);
     }
     return this.#n;
   }
@@ -1991,18 +1994,17 @@ export class RetryPolicy extends G.PolicyMembers {
       const t0 = nowNs(start);
       if (t0 < 0) return this.#run(fn, options, null);
       if (this.#open !== null) this._sync();
-      const ctx = new Context(this.#n, -1, undefined, undefined);
-      const call: LeanCall = { t0: start, ctx, idempotent: undefined, keySent: undefined, method: undefined, id: -1 };
-      this.#open = call;
+      const ctx = new Context(this.#n, -1, undefined, undefined)._lean(start, undefined, undefined, undefined);
+      this.#open = ctx;
       const value = callCaught(fn, ctx);
       if (value === CAUGHT) {
         const err = CAUGHT.error;
         CAUGHT.error = undefined;
-        return this.#run(fn, options, { call, value: err, failed: true, checked: true });
+        return this.#run(fn, options, { ctx, value: err, failed: true, checked: true });
       }
-      if (isThenable(value)) return this.#run(fn, options, { call, value, failed: false, checked: false });
+      if (isThenable(value)) return this.#run(fn, options, { ctx, value, failed: false, checked: false });
       const failed = failedResponse(value);
-      if (!failed && call.id < 0) {
+      if (!failed && ctx._id < 0) {
         const t1 = nowNs(performance.now());
         if (t1 >= 0) {
           this.#open = null;
@@ -2012,14 +2014,14 @@ export class RetryPolicy extends G.PolicyMembers {
           return Promise.resolve(value as T);
         }
       }
-      return this.#run(fn, options, { call, value, failed, checked: true });
+      return this.#run(fn, options, { ctx, value, failed, checked: true });
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
   /** `execute`, with the lean first try `execute` already called when `lean` is given (its outcome, `checked` when `failedResponse` read it). */
-  async #run<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options: ExecuteOptions | undefined, lean: { call: LeanCall; value: unknown; failed: boolean; checked: boolean } | null): Promise<T> {
+  async #run<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options: ExecuteOptions | undefined, lean: { ctx: Context; value: unknown; failed: boolean; checked: boolean } | null): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
     const { signal, key, idempotent, idempotencyKeySent: keySent, method, retryIfResult, retryIfError, before, after, fallback } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
@@ -2036,24 +2038,21 @@ export class RetryPolicy extends G.PolicyMembers {
     let first: { failed: boolean; value: unknown } | null = null;
     let ctx: Context | undefined;
     let id = -1;
-    const start = lean !== null ? lean.call.t0 : this.#lean && key === undefined && plain ? (clock === null ? performance.now() : clock.now()) : -1;
+    const start = lean !== null ? lean.ctx._t0 : this.#lean && key === undefined && plain ? (clock === null ? performance.now() : clock.now()) : -1;
     const t0 = start === -1 ? -1 : nowNs(start);
     if (t0 >= 0) {
       // A lean first try: no session unless it fails or something else draws meanwhile.
-      let call: LeanCall;
       let value: unknown;
       let failed: boolean;
       if (lean !== null) {
         // `execute` made it already.
-        call = lean.call;
-        ctx = call.ctx;
+        ctx = lean.ctx;
         value = lean.value;
         failed = lean.failed;
       } else {
         if (this.#open !== null) this._sync();
-        ctx = new Context(n, -1, undefined, signal);
-        call = { t0: start, ctx, idempotent, keySent, method, id: -1 };
-        this.#open = call;
+        ctx = new Context(n, -1, undefined, signal)._lean(start, idempotent, keySent, method);
+        this.#open = ctx;
         // Called outside a try block, awaited only when it must be: this path is the cost of a first-try success.
         value = callCaught(fn, ctx);
         failed = value === CAUGHT;
@@ -2074,7 +2073,7 @@ export class RetryPolicy extends G.PolicyMembers {
       }
       if (!failed && (lean === null || !lean.checked) && failedResponse(value)) failed = true;
       // A cancelled call ends as the session's does (below).
-      if (!failed && call.id < 0 && !signal?.aborted) {
+      if (!failed && ctx._id < 0 && !signal?.aborted) {
         const t1 = nowNs(clock === null ? performance.now() : clock.now());
         if (t1 >= 0) {
           this.#open = null;
@@ -2085,8 +2084,8 @@ export class RetryPolicy extends G.PolicyMembers {
           return value as T;
         }
       }
-      if (call.id < 0) this._sync();
-      id = call.id;
+      if (ctx._id < 0) this._sync();
+      id = ctx._id;
       first = { failed, value };
     }
     // -1: the backend reads performance.now().
