@@ -109,6 +109,8 @@ export declare class NativeBreaker {
    * admitted with without asking, plus 1 when a success up to `freeSuccessMs` need not be reported.
    */
   succeed(permit: number, duration: number, now: number): number
+  /** Records an outcome (as `record`); answers what the next call may skip, as `succeed` does. */
+  fail(permit: number, outcome: number, duration: number, now: number): number
   /** Returns the longest success (ms) `succeed`'s answer speaks for (`Infinity`: any). */
   get freeSuccessMs(): number
   /**
@@ -262,6 +264,12 @@ export declare class NativePolicy {
   gate(id: number): any
   /** Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`). */
   fail(id: number, now: number, status?: number | undefined | null, grpc?: string | undefined | null, names?: Array<string> | undefined | null, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, headers?: Array<string> | undefined | null, elapsedMs?: number | undefined | null, wallNowMs?: number | undefined | null, message?: string | undefined | null, retryableThrottling?: boolean | undefined | null, shouldRetry?: boolean | undefined | null, verdict?: string | undefined | null, namesId?: number | undefined | null): number
+  /**
+   * `fail` for a failure of names alone (an interned list) and the session's own inputs: a retry
+   * answers its delay and the decision packed in one number, when `attempt` is the attempt `before`
+   * gated (see `Policy::fail_names`); -1 a give-up, -2 a retry to read with `decision`.
+   */
+  failNames(id: number, now: number, namesId: number, attempt: number, method?: string | undefined | null, idempotent?: boolean | undefined | null, keySent?: boolean | undefined | null, verdict?: string | undefined | null): number
   /** Returns the last decision of a session. */
   decision(id: number): any
   /** Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`). */

@@ -144,11 +144,26 @@ impl<H: Host> Breaker<H> {
     /// (a policy, another wrapper) shares the breaker: it could change it unseen.
     #[inline]
     pub fn succeed(&mut self, permit: f64, duration: f64, now: f64) -> Result<f64> {
+        self.settle(permit, Counted::Success, duration, now)
+    }
+
+    /// Records an outcome (as `record`) and answers what the host's next
+    /// call may skip, as [`succeed`](Self::succeed) does: a failing call
+    /// that leaves the breaker closed lets the next one be admitted without
+    /// asking (a host reports failures one crossing each, not two).
+    #[inline]
+    pub fn fail(&mut self, permit: f64, outcome: f64, duration: f64, now: f64) -> Result<f64> {
+        let c = counted(outcome)?;
+        self.settle(permit, c, duration, now)
+    }
+
+    #[inline]
+    fn settle(&mut self, permit: f64, c: Counted, duration: f64, now: f64) -> Result<f64> {
         let p = read_permit(permit)?;
         let d = ns(duration, "duration")?;
         let now = now_ns::<H>(now, "now")?;
         let mut b = self.lock();
-        let t = b.on_result(p, now, Counted::Success, d);
+        let t = b.on_result(p, now, c, d);
         let free = match b.free_admission() {
             Some(epoch) if t.is_none() && std::sync::Arc::strong_count(&self.b) == 1 => {
                 (epoch as f64) * 2.0 + if b.free_success() { 1.0 } else { 0.0 }

@@ -124,20 +124,26 @@ impl ReadFailure {
     #[inline]
     pub fn with<R>(&self, f: impl FnOnce(&Failure<'_>) -> R) -> R {
         let Some(list) = &self.interned else { return self.buf.with(f) };
-        const N: usize = 16;
-        let mut small = [""; N];
-        let heap: Vec<&str>;
-        let names: &[&str] = if list.len() <= N {
-            for (d, s) in small.iter_mut().zip(list.iter()) {
-                *d = s.as_str();
-            }
-            small.get(..list.len()).unwrap_or(&[])
-        } else {
-            heap = list.iter().map(String::as_str).collect();
-            &heap
-        };
-        self.buf.with(|g| f(&Failure { error_names: names, ..*g }))
+        with_names(list, |names| self.buf.with(|g| f(&Failure { error_names: names, ..*g })))
     }
+}
+
+/// Lends an interned list as the core's names (on the stack for the common short chains).
+#[inline]
+pub(crate) fn with_names<R>(list: &[String], f: impl FnOnce(&[&str]) -> R) -> R {
+    const N: usize = 16;
+    let mut small = [""; N];
+    let heap: Vec<&str>;
+    let names: &[&str] = if list.len() <= N {
+        for (d, s) in small.iter_mut().zip(list.iter()) {
+            *d = s.as_str();
+        }
+        small.get(..list.len()).unwrap_or(&[])
+    } else {
+        heap = list.iter().map(String::as_str).collect();
+        &heap
+    };
+    f(names)
 }
 
 /// Checks an HTTP status: the core's rule (`classify::check_status`, 0–999), as Python's.

@@ -14,6 +14,7 @@ use crate::failure::{FailureArgs, StrList};
 use crate::host::{count, draw, ms, ms_of, now_ns, ns, u64_arg, Host};
 use crate::verdict::{classify_packed, StatusCache};
 use crate::{transition_json, Breaker, Budget};
+use retrycore::classify::{Failure, HostVerdict};
 use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use retrycore::surface::{self, Ended, Ending, Observed};
@@ -413,6 +414,63 @@ impl<H: Host> Policy<H> {
         let r = if let Decision::Retry { delay, .. } = &d { ms_of(*delay) } else { -1.0 };
         *decision = Some(d);
         Ok(r)
+    }
+
+    /// [`Self::fail`] for a failure described by an interned list of names
+    /// (and the method, flags and verdict the session's call gave), with the
+    /// decision in the answer: a retry without a server delay whose numbers
+    /// are `attempt` (the failed attempt), `attempt + 1` and the hook's
+    /// `attempt` answers `category | capped << B | delay_ns << B+1`, with
+    /// `B` = `CATEGORY_BITS` and the delay in ns below 2^47; -1 a give-up;
+    /// -2 any other retry (then read `decision`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fail_names(
+        &mut self,
+        id: f64,
+        now: f64,
+        names_id: f64,
+        attempt: f64,
+        method: Option<String>,
+        idempotent: Option<bool>,
+        key_sent: Option<bool>,
+        verdict: Option<String>,
+    ) -> Result<f64> {
+        const B: u32 = retrycore::classify::CATEGORY_BITS;
+        // `fail`'s checks in `fail`'s order, without its buffer: the failure is the names and these alone.
+        let now = now_ns::<H>(now, "now")?;
+        let list = crate::names::interned(names_id)?;
+        let host = verdict.map(|v| HostVerdict::parse(&v, "verdict")).transpose().map_err(Error::of_config)?;
+        let (session, _, decision) = self.slot(id)?;
+        let d = crate::failure::with_names(&list, |error_names| {
+            let f = Failure {
+                error_names,
+                method: method.as_deref(),
+                idempotent,
+                idempotency_key_sent: key_sent.unwrap_or(false),
+                host,
+                ..Failure::default()
+            };
+            session.on_failure_ns(now, &f)
+        })
+        .map_err(Error::of_config)?;
+        let packed = match &d {
+            Decision::Retry { retry, attempt: next, server_delay: None, capped, category, delay, .. } => {
+                let ns = retrycore::duration::from_std(*delay);
+                let fits = matches!(surface::after_decision(session, &d), Observed::Retry(hook) if hook.attempt == *retry)
+                    && f64::from(*retry) == attempt
+                    && *next == retry.saturating_add(1)
+                    && ns < 1 << 47;
+                if fits {
+                    f64::from(category.index() | u32::from(*capped) << B) + ns as f64 * f64::from(1u32 << (B + 1))
+                } else {
+                    -2.0
+                }
+            }
+            Decision::Retry { .. } => -2.0,
+            Decision::GiveUp { .. } => -1.0,
+        };
+        *decision = Some(d);
+        Ok(packed)
     }
 
     /// Returns the last decision of a session (null before the first).

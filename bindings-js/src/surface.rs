@@ -120,6 +120,8 @@ class NativeBreaker = Breaker<H>
   /// Records a success; answers what the next call may skip: -1 nothing, else the permit it is
   /// admitted with without asking, plus 1 when a success up to `freeSuccessMs` need not be reported.
   mut succeed(permit: f64, duration: f64, now: f64) -> hot f64
+  /// Records an outcome (as `record`); answers what the next call may skip, as `succeed` does.
+  mut fail(permit: f64, outcome: f64, duration: f64, now: f64) -> hot f64
   /// Returns the longest success (ms) `succeed`'s answer speaks for (`Infinity`: any).
   get freeSuccessMs -> f64
   /// Records a failure described like a classification input; the
@@ -286,6 +288,10 @@ class NativePolicy = Policy<H>
   mut gate(id: f64) -> try json<BackendGate>
   /// Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`).
   mut fail(id: f64, now: f64, FailureArgs{status: f64?, grpc: string?, names: strs?, method: string?, idempotent: bool?, keySent: bool?, headers: strs?, elapsedMs: f64?, wallNowMs: f64?, message: string?, retryableThrottling: bool?, shouldRetry: bool?, verdict: string?, namesId: f64?}) -> hot f64
+  /// `fail` for a failure of names alone (an interned list) and the session's own inputs: a retry
+  /// answers its delay and the decision packed in one number, when `attempt` is the attempt `before`
+  /// gated (see `Policy::fail_names`); -1 a give-up, -2 a retry to read with `decision`.
+  mut failNames(id: f64, now: f64, namesId: f64, attempt: f64, method: string?, idempotent: bool?, keySent: bool?, verdict: string?) -> hot f64
   /// Returns the last decision of a session.
   mut decision(id: f64) -> try json<BackendDecision>
   /// Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`).

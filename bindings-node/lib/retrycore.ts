@@ -1273,13 +1273,16 @@ export class CircuitBreaker extends G.BreakerMembers {
       this.#free = -1;
       this.#at = -1;
       // Whatever was thrown is rethrown as is, and the permit always goes back.
-      if (signal?.aborted || !this.#recordThrown(permit, end - start, end, err)) {
+      const next = signal?.aborted ? -2 : this.#recordThrown(permit, end - start, end, err);
+      if (next === -2) {
         try {
           this.#hot().release(permit, end);
         } catch {
           // Released already.
         }
       }
+      // What the next call may skip, as after a success (a failure that leaves the breaker closed).
+      if (next >= 0) this.#free = next;
       if (this.#hook !== null) this.#fire();
       if (sync) await REJECT_LATER;
       throw err;
@@ -1300,27 +1303,30 @@ export class CircuitBreaker extends G.BreakerMembers {
     return result;
   }
 
-  /** Records what `fn` threw (read as a failure, else by its names alone); false when neither could be recorded. */
-  #recordThrown(permit: number, duration: number, end: number, err: unknown): boolean {
+  /**
+   * Records what `fn` threw (read as a failure, else by its names alone). Answers -2 when neither could
+   * be recorded, else what the next call may skip (`succeed`'s answer: -1 nothing).
+   */
+  #recordThrown(permit: number, duration: number, end: number, err: unknown): number {
     try {
       const a = thrownArgs(err, undefined, this.#needsMessage);
       if (!namesOnly(a)) {
         G.breakerRecordFailure(this.#n, permit, duration, end, a);
-        return true;
+        return -1;
       }
       // How a failure that is names alone counts is the core's answer for the list (see `namesOnly`).
       const counted = this.#countedByNames[a.namesId];
-      if (counted !== undefined) this.#hot().record(permit, counted, duration, end);
-      else this.#countedByNames[a.namesId] = G.breakerRecordFailure(this.#n, permit, duration, end, a);
-      return true;
+      if (counted !== undefined) return this.#n.fail(permit, counted, duration, end);
+      this.#countedByNames[a.namesId] = G.breakerRecordFailure(this.#n, permit, duration, end, a);
+      return -1;
     } catch {
       // Try the names alone.
     }
     try {
       G.breakerRecordFailure(this.#n, permit, duration, end, namesOnlyArgs(err));
-      return true;
+      return -1;
     } catch {
-      return false;
+      return -2;
     }
   }
 
@@ -1478,8 +1484,13 @@ export class Session {
     sessionRegistry?.unregister(this);
   }
 
+  /** The attempt the last gate let through (0: none): a failure's decision is packed for it (`RetryPolicy._fail`). */
+  #attempt = 0;
+
   beforeAttempt(now?: number): Gate {
-    const g = this.#policy._gate(this.#n, this.#id, this.#policy._hot().before(this.#id, timeArg(now)));
+    const attempt = this.#policy._hot().before(this.#id, timeArg(now));
+    this.#attempt = attempt;
+    const g = this.#policy._gate(this.#n, this.#id, attempt);
     this.#settle(g.action === 'reject');
     return g;
   }
@@ -1487,7 +1498,7 @@ export class Session {
   onFailure(failure: unknown, now?: number): Decision {
     const t = timeArg(now);
     const a = failureArgs(failure, undefined, false, this.#policy._needsMessage);
-    const d = this.#policy._decision(this.#n, this.#id, G.policyFail(this.#n, this.#id, t, a));
+    const d = this.#policy._fail(this.#n, this.#id, t, a, this.#attempt);
     this.#settle(d.action === 'give_up');
     return d;
   }
@@ -1549,6 +1560,11 @@ class Context implements AttemptContext {
   /** The session's id; -1 while a lean first try has none (its key, if read, is minted here and given to the session). */
   #id: number;
   #key: string | undefined;
+  // A lean first try's start (ms) and the options its session starts with (see `_start`): kept here, not in an object of their own.
+  #t0 = -1;
+  #idempotent: boolean | undefined = undefined;
+  #keySent: boolean | undefined = undefined;
+  #method: string | undefined = undefined;
   constructor(n: BackendPolicy, id: number, key: string | undefined, public signal: AbortSignal | undefined) {
     this.#n = n;
     this.#id = id;
@@ -1558,12 +1574,25 @@ class Context implements AttemptContext {
     if (this.#key === undefined) this.#key = this.#id < 0 ? N.mintKey(undefined) : this.#n.key(this.#id);
     return this.#key!;
   }
-  /** @internal The key a lean first try minted (the session it turns into is given it), and then that session's id. */
-  get _mintedKey(): string | undefined {
-    return this.#key;
+  /** @internal The session's id (-1: a lean first try without one yet). */
+  get _id(): number {
+    return this.#id;
   }
-  _bind(id: number): void {
-    this.#id = id;
+  /** @internal When the lean first try this context is for started (ms). */
+  get _t0(): number {
+    return this.#t0;
+  }
+  /** @internal Makes this the context of a lean first try started at `t0` (ms) with these options. */
+  _lean(t0: number, idempotent: boolean | undefined, keySent: boolean | undefined, method: string | undefined): this {
+    this.#t0 = t0;
+    this.#idempotent = idempotent;
+    this.#keySent = keySent;
+    this.#method = method;
+    return this;
+  }
+  /** @internal Gives the lean first try its session, started at its start with the key it minted (if read). */
+  _start(n: BackendPolicy): void {
+    this.#id = n.start(this.#t0, this.#key, this.#idempotent, this.#keySent, this.#method);
   }
   /** @internal Reads the key before the session is freed. */
   _settle(): void {
@@ -1575,20 +1604,6 @@ class Context implements AttemptContext {
       }
     }
   }
-}
-
-/**
- * A lean first try (`execute` of a policy without a breaker, budget, timeout or deadline): no session
- * until it fails or anything else draws from the policy's generator (`RetryPolicy._sync`).
- */
-interface LeanCall {
-  t0: number;
-  ctx: Context;
-  idempotent: boolean | undefined;
-  keySent: boolean | undefined;
-  method: string | undefined;
-  /** The session it turned into; -1 while it has none. */
-  id: number;
 }
 
 /** The core's `now` in ns (`limits::time_from_host_f64`: round half to even), or -1 when it refuses the time. */
@@ -1728,7 +1743,7 @@ export class RetryPolicy extends G.PolicyMembers {
   #owed = 0;
   #owedNs = 0;
   /** The lean call in flight that has drawn nothing yet: at most one (anything else that draws turns it into a session first). */
-  #open: LeanCall | null = null;
+  #open: Context | null = null;
   /** The hot calls: napi's functions bound to the native policy (no `this` to unwrap per call; issue 17), else the policy (see `BIND_AFTER`). */
   #hot: HotPolicy | null = null;
   #uses = 0;
@@ -1923,8 +1938,7 @@ export class RetryPolicy extends G.PolicyMembers {
     }
     if (open !== null) {
       this.#open = null;
-      open.id = this.#n.start(open.t0, open.ctx._mintedKey, open.idempotent, open.keySent, open.method);
-      open.ctx._bind(open.id);
+      open._start(this.#n);
     }
     return this.#n;
   }
@@ -1968,6 +1982,28 @@ export class RetryPolicy extends G.PolicyMembers {
     };
   }
 
+  /**
+   * @internal A session's failure: one of names alone (an interned list, and the call's method, flags and
+   * verdict) crosses as `failNames`, whose answer packs a retry of `attempt` (bindings-js/src/policy.rs);
+   * anything else as `fail`.
+   */
+  _fail(n: BackendPolicy, id: number, t: number, a: G.FailureArgs, attempt: number): BackendDecision {
+    if (a.namesId === undefined || this.#max < 0 || a.status !== undefined || a.grpc !== undefined || a.names !== undefined || a.headers !== undefined || a.elapsedMs !== undefined ||
+      a.wallNowMs !== undefined || a.message !== undefined || a.retryableThrottling !== undefined || a.shouldRetry !== undefined) {
+      return this._decision(n, id, G.policyFail(n, id, t, a));
+    }
+    const p = n.failNames(id, t, a.namesId, attempt, a.method, a.idempotent, a.keySent, a.verdict);
+    if (p < 0) return this._decision(n, id, -1);
+    const low = 1 << (CATEGORY_BITS + 1);
+    const flags = p % low;
+    const delay = (p - flags) / low / 1e6;
+    // The keys in the order the core's JSON has them (as `_decision`'s).
+    return {
+      action: 'retry', attempt: attempt + 1, backoff: delay, capped: flags >= 1 << CATEGORY_BITS, category: CORE_CATEGORIES[flags & ((1 << CATEGORY_BITS) - 1)], delay,
+      maxAttempts: this.#max, onRetry: { attempt, retry: attempt }, retry: attempt, serverDelay: null,
+    };
+  }
+
   /** The policy's `max_attempts`, as the core's first JSON gate or decision said it (-1: none read yet). */
   #max = -1;
 
@@ -1997,18 +2033,17 @@ export class RetryPolicy extends G.PolicyMembers {
       const t0 = nowNs(start);
       if (t0 < 0) return this.#run(fn, options, null);
       if (this.#open !== null) this._sync();
-      const ctx = new Context(this.#n, -1, undefined, undefined);
-      const call: LeanCall = { t0: start, ctx, idempotent: undefined, keySent: undefined, method: undefined, id: -1 };
-      this.#open = call;
+      const ctx = new Context(this.#n, -1, undefined, undefined)._lean(start, undefined, undefined, undefined);
+      this.#open = ctx;
       const value = callCaught(fn, ctx);
       if (value === CAUGHT) {
         const err = CAUGHT.error;
         CAUGHT.error = undefined;
-        return this.#run(fn, options, { call, value: err, failed: true, checked: true });
+        return this.#run(fn, options, { ctx, value: err, failed: true, checked: true });
       }
-      if (isThenable(value)) return this.#run(fn, options, { call, value, failed: false, checked: false });
+      if (isThenable(value)) return this.#run(fn, options, { ctx, value, failed: false, checked: false });
       const failed = failedResponse(value);
-      if (!failed && call.id < 0) {
+      if (!failed && ctx._id < 0) {
         const t1 = nowNs(performance.now());
         if (t1 >= 0) {
           this.#open = null;
@@ -2018,14 +2053,14 @@ export class RetryPolicy extends G.PolicyMembers {
           return Promise.resolve(value as T);
         }
       }
-      return this.#run(fn, options, { call, value, failed, checked: true });
+      return this.#run(fn, options, { ctx, value, failed, checked: true });
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
   /** `execute`, with the lean first try `execute` already called when `lean` is given (its outcome, `checked` when `failedResponse` read it). */
-  async #run<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options: ExecuteOptions | undefined, lean: { call: LeanCall; value: unknown; failed: boolean; checked: boolean } | null): Promise<T> {
+  async #run<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options: ExecuteOptions | undefined, lean: { ctx: Context; value: unknown; failed: boolean; checked: boolean } | null): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
     const h = this.#hot ?? this._hot();
@@ -2043,24 +2078,21 @@ export class RetryPolicy extends G.PolicyMembers {
     let first: { failed: boolean; value: unknown } | null = null;
     let ctx: Context | undefined;
     let id = -1;
-    const start = lean !== null ? lean.call.t0 : this.#lean && key === undefined && plain ? (clock === null ? performance.now() : clock.now()) : -1;
+    const start = lean !== null ? lean.ctx._t0 : this.#lean && key === undefined && plain ? (clock === null ? performance.now() : clock.now()) : -1;
     const t0 = start === -1 ? -1 : nowNs(start);
     if (t0 >= 0) {
       // A lean first try: no session unless it fails or something else draws meanwhile.
-      let call: LeanCall;
       let value: unknown;
       let failed: boolean;
       if (lean !== null) {
         // `execute` made it already.
-        call = lean.call;
-        ctx = call.ctx;
+        ctx = lean.ctx;
         value = lean.value;
         failed = lean.failed;
       } else {
         if (this.#open !== null) this._sync();
-        ctx = new Context(n, -1, undefined, signal);
-        call = { t0: start, ctx, idempotent, keySent, method, id: -1 };
-        this.#open = call;
+        ctx = new Context(n, -1, undefined, signal)._lean(start, idempotent, keySent, method);
+        this.#open = ctx;
         // Called outside a try block, awaited only when it must be: this path is the cost of a first-try success.
         value = callCaught(fn, ctx);
         failed = value === CAUGHT;
@@ -2081,7 +2113,7 @@ export class RetryPolicy extends G.PolicyMembers {
       }
       if (!failed && (lean === null || !lean.checked) && failedResponse(value)) failed = true;
       // A cancelled call ends as the session's does (below).
-      if (!failed && call.id < 0 && !signal?.aborted) {
+      if (!failed && ctx._id < 0 && !signal?.aborted) {
         const t1 = nowNs(clock === null ? performance.now() : clock.now());
         if (t1 >= 0) {
           this.#open = null;
@@ -2092,8 +2124,8 @@ export class RetryPolicy extends G.PolicyMembers {
           return value as T;
         }
       }
-      if (call.id < 0) this._sync();
-      id = call.id;
+      if (ctx._id < 0) this._sync();
+      id = ctx._id;
       first = { failed, value };
     }
     // -1: the backend reads performance.now().

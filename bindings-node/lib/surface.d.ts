@@ -118,6 +118,8 @@ export interface BackendBreaker {
    * admitted with without asking, plus 1 when a success up to `freeSuccessMs` need not be reported.
    */
   succeed(permit: number, duration: number, now: number): number;
+  /** Records an outcome (as `record`); answers what the next call may skip, as `succeed` does. */
+  fail(permit: number, outcome: number, duration: number, now: number): number;
   /** Returns the longest success (ms) `succeed`'s answer speaks for (`Infinity`: any). */
   readonly freeSuccessMs: number;
   /**
@@ -261,6 +263,12 @@ export interface BackendPolicy {
   gate(id: number): BackendGate;
   /** Answers a failed attempt: the delay (ms) of the retry, or -1 when giving up (see `decision`). */
   fail(id: number, now: number, status?: number, grpc?: string, names?: string[], method?: string, idempotent?: boolean, keySent?: boolean, headers?: string[], elapsedMs?: number, wallNowMs?: number, message?: string, retryableThrottling?: boolean, shouldRetry?: boolean, verdict?: string, namesId?: number): number;
+  /**
+   * `fail` for a failure of names alone (an interned list) and the session's own inputs: a retry
+   * answers its delay and the decision packed in one number, when `attempt` is the attempt `before`
+   * gated (see `Policy::fail_names`); -1 a give-up, -2 a retry to read with `decision`.
+   */
+  failNames(id: number, now: number, namesId: number, attempt: number, method?: string, idempotent?: boolean, keySent?: boolean, verdict?: string): number;
   /** Returns the last decision of a session. */
   decision(id: number): BackendDecision;
   /** Returns the last decision of a session packed when it is a retry, else -1 (then read `decision`). */

@@ -581,14 +581,14 @@ impl BreakerConfig {
 
     /// A short digest of the settings that shape the state (for snapshots).
     fn digest(&self) -> String {
-        use sha2::{Digest, Sha256};
         let mut v = self.to_json_value();
         if let Some(o) = v.as_object_mut() {
             o.remove("name");
             o.remove("initial_state");
         }
-        let h = Sha256::digest(v.to_string().as_bytes());
-        h.iter().take(8).map(|b| format!("{b:02x}")).collect()
+        let mut hex = crate::sha256::sha256_hex(v.to_string().as_bytes());
+        hex.truncate(16);
+        hex
     }
 }
 

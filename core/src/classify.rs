@@ -477,8 +477,18 @@ fn find(
     index: &'static [u16],
     key: &str,
 ) -> Option<(Category, NameFlags)> {
+    find_hashed(table, index, key, name_hash(key.as_bytes()))
+}
+
+/// [`find`] with the key's `name_hash` given (a name without a dot is its own simple name).
+fn find_hashed(
+    table: &'static [(&'static str, Category, u8)],
+    index: &'static [u16],
+    key: &str,
+    hash: u64,
+) -> Option<(Category, NameFlags)> {
     let mask = index.len() - 1;
-    let mut i = (name_hash(key.as_bytes()) as usize) & mask;
+    let mut i = (hash as usize) & mask;
     loop {
         let slot = index[i];
         if slot == 0 {
@@ -492,27 +502,35 @@ fn find(
     }
 }
 
-fn simple_name(name: &str) -> &str {
-    match name.rfind('.') {
-        Some(i) => &name[i + 1..],
+/// The part of `name` after the last `sep` (an ASCII byte, so a char boundary), or all of it.
+fn after_last(name: &str, sep: u8) -> &str {
+    match name.bytes().rposition(|b| b == sep) {
+        Some(i) => name.get(i + 1..).unwrap_or(""),
         None => name,
     }
+}
+
+fn simple_name(name: &str) -> &str {
+    after_last(name, b'.')
 }
 
 /// Looks a chain name up in the built-in names: full name, then simple name,
 /// then the part after the last `$` (Java nested classes).
 pub fn lookup_name(name: &str) -> Option<(Category, NameFlags)> {
-    if let Some(hit) = find(tables::EXACT, &tables::EXACT_INDEX, name) {
+    let hash = name_hash(name.as_bytes());
+    if let Some(hit) = find_hashed(tables::EXACT, &tables::EXACT_INDEX, name, hash) {
         return Some(hit);
     }
     let simple = simple_name(name);
-    if let Some(hit) = find(tables::SIMPLE, &tables::SIMPLE_INDEX, simple) {
+    let simple_hash = if simple.len() == name.len() { hash } else { name_hash(simple.as_bytes()) };
+    if let Some(hit) = find_hashed(tables::SIMPLE, &tables::SIMPLE_INDEX, simple, simple_hash) {
         return Some(hit);
     }
-    match simple.rfind('$') {
-        Some(i) => find(tables::SIMPLE, &tables::SIMPLE_INDEX, &simple[i + 1..]),
-        None => None,
+    let nested = after_last(simple, b'$');
+    if nested.len() == simple.len() {
+        return None;
     }
+    find(tables::SIMPLE, &tables::SIMPLE_INDEX, nested)
 }
 
 /// Returns the built-in category of an HTTP status, if the table knows it

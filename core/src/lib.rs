@@ -51,6 +51,7 @@ pub mod retry_after;
 pub mod retry_log;
 pub mod rng;
 pub mod session;
+mod sha256;
 pub mod surface;
 pub mod tables;
 

@@ -5,13 +5,19 @@
 /// little-endian chunks; the length seeds it, the tail is zero-padded).
 fn name_hash(b: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
+    // A plain byte loop: the wasm build (opt-level "z") keeps slice-chunk
+    // iterators as calls, and this runs for every name of every failure.
     let mut h = b.len() as u64;
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        h = (h.rotate_left(5) ^ u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).wrapping_mul(K);
+    let (mut word, mut n) = (0u64, 0u32);
+    for &x in b {
+        word |= u64::from(x) << (8 * n);
+        n += 1;
+        if n == 8 {
+            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+            (word, n) = (0, 0);
+        }
     }
-    let mut tail = [0u8; 8];
-    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    // The tail, zero-padded (a whole zero word when the length is a multiple of 8).
+    h = (h.rotate_left(5) ^ word).wrapping_mul(K);
     h ^ (h >> 32)
 }

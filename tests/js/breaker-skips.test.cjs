@@ -98,3 +98,50 @@ test('onStateChange sees every transition of calls made through execute', async 
   assert.deepEqual(seen, ['closed>open', 'open>closed']);
   assert.equal(b.metrics().transitions, 2);
 });
+
+// A failing call that leaves the breaker closed lets the next call skip asking (the backend's `fail`
+// answers as `succeed` does): a breaker whose every call asks (`_native` before each) must end the same.
+test('calls after a failure skip asking, and count as if each had asked: errors of every shape', async () => {
+  let flips = 0;
+  const shapes = [
+    () => { throw Object.assign(new Error('reset'), { code: 'ECONNRESET' }); },
+    () => { throw Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }); },
+    () => { throw new TypeError('fetch failed'); },
+    () => { throw Object.assign(new Error('unavailable'), { status: 503 }); },
+    () => { throw Object.assign(new Error('bad request'), { status: 400 }); },
+    () => { throw Object.assign(new Error('ignored by name'), { code: 'EIGNORED' }); },
+    // A hostile getter, a proxy, and an error whose code changes from one call to the next.
+    () => { throw Object.defineProperty(new Error('hostile'), 'code', { get() { throw new Error('no'); } }); },
+    () => { throw new Proxy(Object.assign(new Error('proxy'), { code: 'ECONNRESET' }), { get: (t, k) => (k === 'status' ? 502 : t[k]) }); },
+    () => { throw Object.defineProperty(new Error('flip'), 'code', { get: () => (flips++ % 2 ? 'ECONNRESET' : 'EIGNORED') }); },
+    () => { throw 'a string'; },
+    () => 1,
+  ];
+  const configs = [
+    { kind: 'consecutive', failureThreshold: 9, waitDurationInOpenState: 60_000, count: [{ name: 'EIGNORED', count: 'ignored' }, { status: 400, count: 'success' }] },
+    { kind: 'count_based', slidingWindowSize: 20, minimumNumberOfCalls: 20, failureRateThreshold: 90, waitDurationInOpenState: 60_000, count: [{ name: 'EIGNORED', count: 'ignored' }] },
+  ];
+  for (const config of configs) {
+    const seen = { skipping: [], asking: [] };
+    const b = new CircuitBreaker({ ...config, onStateChange: (t) => seen.skipping.push(`${t.from}>${t.to}`) });
+    const ref = new CircuitBreaker({ ...config, onStateChange: (t) => seen.asking.push(`${t.from}>${t.to}`) });
+    // A fixed pseudo-random script: runs of one shape, then of another.
+    let x = 7;
+    for (let i = 0; i < 300; i++) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      const f = shapes[(x >> 8) % shapes.length];
+      const runs = 1 + ((x >> 4) % 4);
+      for (let j = 0; j < runs; j++) {
+        flips = 0;
+        const r1 = await b.execute(f).then(() => 'ok', (e) => (e instanceof CircuitOpenError ? 'refused' : 'threw'));
+        flips = 0;
+        void ref._native; // every call asks
+        const r2 = await ref.execute(f).then(() => 'ok', (e) => (e instanceof CircuitOpenError ? 'refused' : 'threw'));
+        assert.equal(r1, r2, `call ${i}.${j}`);
+      }
+    }
+    assert.deepEqual(seen.skipping, seen.asking);
+    const m = (c) => { const { calls, failures, slow, state, transitions, rejections } = c.metrics(); return { calls, failures, slow, state, transitions, rejections }; };
+    assert.deepEqual(m(b), m(ref), config.kind);
+  }
+});

@@ -5,7 +5,6 @@ use super::jcs::{check_depth, write_string, JsonInput, TreeError, Writer};
 use super::json::parse_json;
 use super::text::JsonText;
 use crate::{Error, ErrorCode, Result};
-use sha2::{Digest, Sha256};
 
 /// Which parts of a body a fingerprint keeps: a trie of pointer tokens.
 #[derive(Debug, Default)]
@@ -179,14 +178,7 @@ fn write_body<'a, T: JsonInput>(w: &mut Writer<'a, T>, body: &'a T, selected: Op
 }
 
 fn hex_digest(canonical: &str) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(canonical.as_bytes());
-    let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push(HEX[(b >> 4) as usize] as char);
-        out.push(HEX[(b & 15) as usize] as char);
-    }
-    out
+    crate::sha256::sha256_hex(canonical.as_bytes())
 }
 
 fn non_empty(field: &'static str, v: &str) -> Result<()> {

@@ -1,7 +1,7 @@
 //! Idempotency keys: validation, derivation, tenant scoping, storage form and minting.
 
+use crate::sha256::{sha256_hex, HEX};
 use crate::{Error, ErrorCode, Result};
-use sha2::{Digest, Sha256};
 
 /// The default maximum length of a key, in characters (docs/idempotency.md, "Keys").
 pub const DEFAULT_MAX_KEY_LEN: usize = 255;
@@ -12,8 +12,6 @@ pub const MIN_STORAGE_KEY_LEN: usize = 39;
 
 /// The prefix of hashed storage keys, reserved: user keys may not start with it.
 pub const HASHED_KEY_PREFIX: &str = "sha256:";
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Describes one character for an error message: `U+0020 space`, `U+00E9 'é'`.
 pub(crate) fn describe_char(c: char) -> String {
@@ -214,16 +212,8 @@ pub fn storage_key(key: &str, max_len: usize) -> Result<String> {
     if key.len() <= max_len {
         return Ok(key.to_owned());
     }
-    let digest = Sha256::digest(key.as_bytes());
     let hex_len = (max_len - HASHED_KEY_PREFIX.len()).min(64);
-    let mut out = String::with_capacity(HASHED_KEY_PREFIX.len() + hex_len);
-    out.push_str(HASHED_KEY_PREFIX);
-    for b in digest.iter() {
-        out.push(HEX[(b >> 4) as usize] as char);
-        out.push(HEX[(b & 15) as usize] as char);
-    }
-    out.truncate(HASHED_KEY_PREFIX.len() + hex_len);
-    Ok(out)
+    Ok(format!("{HASHED_KEY_PREFIX}{}", &sha256_hex(key.as_bytes())[..hex_len]))
 }
 
 /// Checks a key as a record stores it: a user key (any length) or a
