@@ -154,6 +154,11 @@ export declare class NativeBreaker {
   breakArguments(now: number): any
   /** Replaces the current open period's wait with `duration` ms. */
   setBreakDuration(duration: number): void
+  /**
+   * The hot methods as functions bound to this object: no `this` to unwrap per call
+   * (bindings-node/src/bound.rs).
+   */
+  bound(): object
 }
 /** A retry budget. */
 export declare class NativeBudget {
@@ -189,6 +194,11 @@ export declare class NativeBudget {
   acquire(amount: number, now: number): boolean
   /** Returns `amount` tokens to a token bucket, up to its capacity. */
   release(amount: number, now: number): void
+  /**
+   * The hot methods as functions bound to this object: no `this` to unwrap per call
+   * (bindings-node/src/bound.rs).
+   */
+  bound(): object
 }
 /** A live retry policy and the sessions it runs. */
 export declare class NativePolicy {
@@ -280,6 +290,11 @@ export declare class NativePolicy {
   status(id: number): any
   /** Takes the breaker transitions a session's calls caused. */
   transitions(id: number): any
+  /**
+   * The hot methods as functions bound to this object: no `this` to unwrap per call
+   * (bindings-node/src/bound.rs).
+   */
+  bound(): object
 }
 /** A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or AWS's adaptive client rate limiter. */
 export declare class NativeLimiter {

@@ -592,6 +592,71 @@ impl Target {
     }
 }
 
+/// Whether napi also offers member `m` as a function bound to its object
+/// (`bound()`, bindings-node/src/bound.rs): a hot method of numbers and flags.
+pub fn bindable(m: &Method) -> bool {
+    matches!(m.member, Member::Ref | Member::Mut)
+        && m.convention == Convention::Hot
+        && m.args.iter().all(|a| match a {
+            Arg::One(p) => p.kind == "f64" || (p.kind == "bool" && !p.optional),
+            Arg::Group { .. } => false,
+        })
+}
+
+/// napi: the `bound()` method of `class` (inside its `impl`) and, after it,
+/// the callback of each [`bindable`] member: the member's call, with the
+/// object from the callback's data instead of an unwrapped `this`.
+fn napi_bound(class: &str, inner: &str, members: &[Method]) -> (String, String) {
+    let hot: Vec<&Method> = members.iter().filter(|m| bindable(m)).collect();
+    if hot.is_empty() {
+        return (String::new(), String::new());
+    }
+    let cb = |m: &Method| format!("{}_{}_bound", snake(class).trim_start_matches('_'), snake(&m.js));
+    let list: Vec<String> = hot.iter().map(|m| format!("(\"{}\", {})", m.js, cb(m))).collect();
+    let method = format!(
+        "/// The hot methods as functions bound to this object: no `this` to unwrap per call\n\
+         /// (bindings-node/src/bound.rs).\n\
+         #[napi(catch_unwind)]\n\
+         pub fn bound(&self, env: Env, me: napi::bindgen_prelude::Reference<{class}>) -> Result<napi::JsObject> {{\n    \
+         crate::bound::object(env, me, &[{}])\n}}\n\n",
+        list.join(", ")
+    );
+    let mut callbacks = String::new();
+    for m in hot {
+        let params: Vec<&Param> =
+            m.args.iter().filter_map(|a| if let Arg::One(p) = a { Some(p) } else { None }).collect();
+        let names: Vec<String> = params.iter().map(|p| snake(&p.js)).collect();
+        let mut body = String::new();
+        for p in &params {
+            let ty = Target::Napi.param_type(p);
+            let n = snake(&p.js);
+            let _ = writeln!(
+                body,
+                "            let {n} = <{ty} as napi::bindgen_prelude::FromNapiValue>::from_napi_value(env, {n})?;"
+            );
+        }
+        let call = Target::Napi.call(m, inner).replacen("self.", "me.", 1);
+        let ret = Target::Napi.ret_type(m, class).0;
+        let ret = ret.strip_prefix("Result<").and_then(|r| r.strip_suffix('>')).unwrap_or(&ret).to_owned();
+        let v = if ret == "()" { "()" } else { "v" };
+        let _ = writeln!(
+            callbacks,
+            "/// `{class}.{}` bound to its object (`bound`).\n\
+             unsafe extern \"C\" fn {}(env: napi::sys::napi_env, info: napi::sys::napi_callback_info) -> napi::sys::napi_value {{\n    \
+             // SAFETY: Node calls it with a live env and callback info, as a function `{class}::bound` made.\n    \
+             unsafe {{\n        \
+             crate::bound::call::<{class}, {}>(env, info, |me, [{}]| {{\n{body}            \
+             let {v} = {call}.or_throw(&Env::from_raw(env))?;\n            \
+             <{ret} as napi::bindgen_prelude::ToNapiValue>::to_napi_value(env, {v})\n        }})\n    }}\n}}\n",
+            m.js,
+            cb(m),
+            names.len(),
+            names.join(", "),
+        );
+    }
+    (method, callbacks)
+}
+
 /// Expands the surface `declarations` for `target`: the Rust items its crate includes.
 pub fn generate(declarations: &str, target: Target) -> Result<String, String> {
     let s = parse(declarations)?;
@@ -612,7 +677,11 @@ pub fn generate(declarations: &str, target: Target) -> Result<String, String> {
         for m in &c.members {
             target.member(&mut out, m, &c.js, &inner);
         }
+        let (bound, callbacks) =
+            if target == Target::Napi { napi_bound(&c.js, &inner, &c.members) } else { Default::default() };
+        out.push_str(&bound);
         out.push_str("}\n\n");
+        out.push_str(&callbacks);
     }
     Ok(out)
 }
@@ -755,6 +824,11 @@ pub fn typescript(declarations: &str) -> Result<String, String> {
             } else {
                 let _ = writeln!(out, "  {};", ts_signature(m, &c.js));
             }
+        }
+        let hot: Vec<String> = c.members.iter().filter(|m| bindable(m)).map(|m| format!("'{}'", m.js)).collect();
+        if !hot.is_empty() {
+            out.push_str("  /** napi only: the hot methods as functions bound to this object (no `this` to unwrap per call). */\n");
+            let _ = writeln!(out, "  bound?(): Pick<{}, {}>;", backend_name(&c.js), hot.join(" | "));
         }
         out.push_str("}\n");
     }
@@ -1141,8 +1215,13 @@ mod tests {
     #[test]
     fn both_targets_expand() {
         let napi = generate(DECLARATIONS, Target::Napi).unwrap();
-        assert!(napi.contains("pub fn try_acquire(&mut self, env: Env, now: f64) -> Result<f64> {"));
         let wasm = generate(DECLARATIONS, Target::Wasm).unwrap();
+        assert!(napi.contains("pub fn try_acquire(&mut self, env: Env, now: f64) -> Result<f64> {"));
+        // napi's hot methods of numbers and flags, also as functions bound to their object.
+        assert!(napi.contains("crate::bound::object(env, me, &[(\"tryAcquire\", native_breaker_try_acquire_bound), "));
+        assert!(napi.contains("unsafe extern \"C\" fn native_policy_delay_bound("));
+        assert!(!napi.contains("native_breaker_record_failure_bound"), "a group is not bound");
+        assert!(!wasm.contains("_bound"));
         assert!(wasm.contains("pub fn try_acquire(&mut self, now: f64) -> f64 {"));
         assert!(wasm.contains("pub fn free_session(&mut self, id: f64) {"));
     }

@@ -1117,6 +1117,9 @@ function outcomeId(o: unknown): number {
 
 export class CircuitBreaker extends G.BreakerMembers {
   #n: BackendBreaker;
+  /** `execute`'s hot calls: napi's functions bound to the native breaker (no `this` to unwrap per call; issue 17), else the breaker. */
+  #h: Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'> | null = null;
+  #uses = 0;
   #hook: ((t: Transition) => void) | null = null;
   /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
   #needsMessage: boolean;
@@ -1151,6 +1154,13 @@ export class CircuitBreaker extends G.BreakerMembers {
     if (onStateChange !== undefined) this.onStateChange = onStateChange;
   }
 
+  /** `execute`'s hot calls (`#h`): the methods until the breaker proved used (`BIND_AFTER`). */
+  #hot(): Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'> {
+    if (this.#h !== null) return this.#h;
+    if (++this.#uses < BIND_AFTER) return this.#n;
+    return (this.#h = this.#n.bound?.() ?? this.#n);
+  }
+
   /**
    * Before anything but `execute`'s own steps reaches the backend: the calls `execute` skipped
    * brought to its clock (an admission at the latest skipped reading, which in the states that
@@ -1163,7 +1173,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     if (this.#at >= 0) {
       const at = this.#at;
       this.#at = -1;
-      n.tryAcquire(at);
+      this.#hot().tryAcquire(at);
     }
     return n;
   }
@@ -1241,7 +1251,7 @@ export class CircuitBreaker extends G.BreakerMembers {
       this.#at = start;
     } else {
       const n = this.#sync();
-      permit = n.tryAcquire(start);
+      permit = this.#hot().tryAcquire(start);
       if (this.#hook !== null) this.#fire();
       if (permit < 0) {
         const e = refusal(n.lastRefusedMessage, n.lastRetryAfter, n.lastRefusedState);
@@ -1266,7 +1276,7 @@ export class CircuitBreaker extends G.BreakerMembers {
       const next = signal?.aborted ? -2 : this.#recordThrown(permit, end - start, end, err);
       if (next === -2) {
         try {
-          this.#n.release(permit, end);
+          this.#hot().release(permit, end);
         } catch {
           // Released already.
         }
@@ -1286,7 +1296,7 @@ export class CircuitBreaker extends G.BreakerMembers {
     }
     // Nothing skipped if the step throws: the next one asks, and brings the clock up first.
     this.#free = -1;
-    const next = this.#n.succeed(permit, end - start, end);
+    const next = this.#hot().succeed(permit, end - start, end);
     this.#at = -1;
     this.#free = next;
     if (this.#hook !== null) this.#fire();
@@ -1359,6 +1369,9 @@ function categoryId(c: unknown): number {
 
 export class Budget extends G.BudgetMembers {
   #n: BackendBudget;
+  /** The hot calls: napi's functions bound to the native budget (no `this` to unwrap per call; issue 17), else the budget (see `BIND_AFTER`). */
+  #h: Pick<BackendBudget, 'tryWithdraw'> | null = null;
+  #uses = 0;
 
   constructor(options: BudgetOptions) {
     super();
@@ -1397,7 +1410,8 @@ export class Budget extends G.BudgetMembers {
   }
 
   tryWithdraw(category: string = 'server_error', now?: number): boolean {
-    return this.#n.tryWithdraw(timeArg(now), categoryId(category)) >= 0;
+    const h = this.#h ?? (++this.#uses < BIND_AFTER ? this.#n : (this.#h = this.#n.bound?.() ?? this.#n));
+    return h.tryWithdraw(timeArg(now), categoryId(category)) >= 0;
   }
 
   recordFailure(category = 'server_error', now?: number, facts?: unknown): void {
@@ -1424,6 +1438,15 @@ const sessionRegistry: FinalizationRegistry<{ n: BackendPolicy; id: number }> | 
         }
       })
     : null;
+
+/**
+ * Hot calls an object makes through its methods before it binds them (`bound()`): binding costs
+ * ~2 µs a function (issue 17), which a short-lived object would not win back.
+ */
+const BIND_AFTER = 64;
+
+/** A policy's hot calls: its bound functions (napi) or the native policy itself. */
+type HotPolicy = Pick<BackendPolicy, 'delay' | 'before' | 'retried' | 'succeed' | 'finish'>;
 
 export class Session {
   #n: BackendPolicy;
@@ -1465,7 +1488,7 @@ export class Session {
   #attempt = 0;
 
   beforeAttempt(now?: number): Gate {
-    const attempt = this.#n.before(this.#id, timeArg(now));
+    const attempt = this.#policy._hot().before(this.#id, timeArg(now));
     this.#attempt = attempt;
     const g = this.#policy._gate(this.#n, this.#id, attempt);
     this.#settle(g.action === 'reject');
@@ -1481,7 +1504,7 @@ export class Session {
   }
 
   onSuccess(now?: number, elapsed?: number): void {
-    this.#n.succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
+    this.#policy._hot().succeed(this.#id, timeArg(now), optNum(elapsed, 'elapsed'));
     this.#settle(true);
   }
 
@@ -1721,6 +1744,9 @@ export class RetryPolicy extends G.PolicyMembers {
   #owedNs = 0;
   /** The lean call in flight that has drawn nothing yet: at most one (anything else that draws turns it into a session first). */
   #open: Context | null = null;
+  /** The hot calls: napi's functions bound to the native policy (no `this` to unwrap per call; issue 17), else the policy (see `BIND_AFTER`). */
+  #hot: HotPolicy | null = null;
+  #uses = 0;
   onRetry: ((info: HookInfo) => void) | null = null;
   onGiveUp: ((info: HookInfo) => void) | null = null;
   onStateChange: ((t: Transition) => void) | null = null;
@@ -1878,6 +1904,19 @@ export class RetryPolicy extends G.PolicyMembers {
     return new Session(this, n, n.begin(o.key, o.seed, o.idempotent, o.idempotencyKeySent, o.method, o.draws));
   }
 
+  /** `delay` reads neither the generator nor the counters: no lean call need settle first (no `_sync`). */
+  override delay(retry: unknown, r: unknown, prev?: unknown): number {
+    const h = this.#hot ?? this._hot();
+    return h.delay(num(retry, 'retry'), num(r, 'r'), prev === undefined ? undefined : num(prev, 'prev'));
+  }
+
+  /** @internal The hot calls of the native policy (`#hot`): the methods until the policy proved used (`BIND_AFTER`). */
+  _hot(): HotPolicy {
+    if (this.#hot !== null) return this.#hot;
+    if (++this.#uses < BIND_AFTER) return this.#n;
+    return (this.#hot = this.#n.bound?.() ?? this.#n);
+  }
+
   /** @internal The native policy, once lean calls settled what they owe (every use draws or reads the counters, or may). */
   get _native(): BackendPolicy {
     return this._sync();
@@ -1916,7 +1955,7 @@ export class RetryPolicy extends G.PolicyMembers {
 
   /** @internal The decision `fail` answered with `delay`: a retry is unpacked from `retried` (bindings-js/src/policy.rs), anything else is the core's JSON. */
   _decision(n: BackendPolicy, id: number, delay: number): BackendDecision {
-    const p = delay < 0 || this.#max < 0 ? -1 : n.retried(id);
+    const p = delay < 0 || this.#max < 0 ? -1 : (this.#hot ?? this._hot()).retried(id);
     if (p < 0) {
       const d = n.decision(id);
       this.#max = d.maxAttempts;
@@ -2024,6 +2063,7 @@ export class RetryPolicy extends G.PolicyMembers {
   async #run<T>(fn: (ctx: AttemptContext) => T | Promise<T>, options: ExecuteOptions | undefined, lean: { ctx: Context; value: unknown; failed: boolean; checked: boolean } | null): Promise<T> {
     if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', `must be a function, got ${describe(fn)}`);
     const n = this.#n;
+    const h = this.#hot ?? this._hot();
     const { signal, key, idempotent, idempotencyKeySent: keySent, method, retryIfResult, retryIfError, before, after, fallback } = options === undefined ? NO_EXECUTE_OPTIONS : readOptions(options, 'execute', 'execute', EXECUTE_OPTIONS);
     // Predicates, before/after hooks or a fallback: every attempt goes through a session.
     const plain = retryIfResult === undefined && retryIfError === undefined && before === undefined && after === undefined && fallback === undefined;
@@ -2202,10 +2242,10 @@ export class RetryPolicy extends G.PolicyMembers {
         if (!failed) {
           if (fn.length > 0) ctx._settle();
           if (hooked) {
-            n.succeed(id, now(), undefined);
+            h.succeed(id, now(), undefined);
             this._afterStep(n, id);
           } else {
-            n.finish(id, now());
+            h.finish(id, now());
           }
           id = -1;
           if (met !== null) met.end(ctx.attempt, 'success', tookMs(clock, started), null, false, attemptMs);
@@ -2261,7 +2301,7 @@ export class RetryPolicy extends G.PolicyMembers {
           if (hooked) this._afterStep(n, id);
           throw abortReason(signal);
         }
-        const attemptNo = n.before(id, now());
+        const attemptNo = h.before(id, now());
         if (hooked) this._afterStep(n, id);
         if (attemptNo === 0) {
           const g = n.gate(id) as BackendReject;

@@ -163,6 +163,8 @@ export interface BackendBreaker {
   breakArguments(now: number): BreakArguments;
   /** Replaces the current open period's wait with `duration` ms. */
   setBreakDuration(duration: number): void;
+  /** napi only: the hot methods as functions bound to this object (no `this` to unwrap per call). */
+  bound?(): Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'>;
 }
 
 /** A retry budget. @internal */
@@ -197,6 +199,8 @@ export interface BackendBudget {
   acquire(amount: number, now: number): boolean;
   /** Returns `amount` tokens to a token bucket, up to its capacity. */
   release(amount: number, now: number): void;
+  /** napi only: the hot methods as functions bound to this object (no `this` to unwrap per call). */
+  bound?(): Pick<BackendBudget, 'start' | 'tryWithdraw' | 'onFailure' | 'onSuccess'>;
 }
 
 /** A live retry policy and the sessions it runs. @internal */
@@ -285,6 +289,8 @@ export interface BackendPolicy {
   status(id: number): SessionStatus;
   /** Takes the breaker transitions a session's calls caused. */
   transitions(id: number): Transition[];
+  /** napi only: the hot methods as functions bound to this object (no `this` to unwrap per call). */
+  bound?(): Pick<BackendPolicy, 'delay' | 'classifyStatus' | 'finish' | 'before' | 'retried' | 'retryDelay' | 'succeed' | 'cancel'>;
 }
 
 /** A limiter: a bulkhead, a rate limiter, an adaptive concurrency limit or AWS's adaptive client rate limiter. @internal */

@@ -11,6 +11,7 @@
 // napi-rs registers exports only outside `cfg(test)`: in the test build they look unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod bound;
 mod errors;
 
 use napi::{Env, Result};

@@ -176,6 +176,10 @@ test('backend surface: the wasm module implements bindings-node/native.d.ts', as
   const glue = backendSurface(read(path.join(DIST, 'node', 'retrycore_wasm.d.ts')));
   const { HOT, INTERNAL } = require(path.join(DIST, 'cjs', 'backend.js'));
   const hot = (cls, name) => (HOT[cls] || []).includes(name);
+  // napi only: `bound()`, the hot methods as functions bound to their object (bindings-node/src/bound.rs,
+  // issue 17), which spare a Node-API call the unwrap of `this`; a wasm-bindgen call has none to spare, and
+  // lib/retrycore.ts calls the methods where the backend has no `bound`.
+  const napiOnly = (m) => m === 'bound';
   const backend = require(path.join(DIST, 'cjs', 'backend.js')).adapt(require(path.join(DIST, 'node', 'retrycore_wasm.js')));
   // As many classes as native.d.ts declares (seven today: NativeRng, NativeBreaker, NativeBudget, NativePolicy, NativeLimiter,
   // NativeCompensationRun, NativeDeadLetterReplay).
@@ -225,6 +229,7 @@ test('backend surface: the wasm module implements bindings-node/native.d.ts', as
         same(problems, `${cls}.${s}: return type`, g.statics[s].ret, f.ret);
       }
       for (const [m, f] of Object.entries(c.methods)) {
+        if (napiOnly(m)) continue;
         if (typeof C.prototype[m] !== 'function' || !g.methods[m]) {
           problems.push(`${cls}.prototype.${m} is missing`);
           continue;
