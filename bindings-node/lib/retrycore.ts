@@ -1125,7 +1125,7 @@ function outcomeId(o: unknown): number {
 export class CircuitBreaker extends G.BreakerMembers {
   #n: BackendBreaker;
   /** `execute`'s hot calls: napi's functions bound to the native breaker (no `this` to unwrap per call; issue 17), else the breaker. */
-  #h: Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'> | null = null;
+  #h: Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'fail' | 'release'> | null = null;
   #uses = 0;
   #hook: ((t: Transition) => void) | null = null;
   /** Whether a counting rule matches messages: read once, so that only then does an error's message cross. */
@@ -1162,7 +1162,7 @@ export class CircuitBreaker extends G.BreakerMembers {
   }
 
   /** `execute`'s hot calls (`#h`): the methods until the breaker proved used (`BIND_AFTER`). */
-  #hot(): Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'> {
+  #hot(): Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'fail' | 'release'> {
     if (this.#h !== null) return this.#h;
     if (++this.#uses < BIND_AFTER) return this.#n;
     return (this.#h = this.#n.bound?.() ?? this.#n);
@@ -1323,7 +1323,7 @@ export class CircuitBreaker extends G.BreakerMembers {
       }
       // How a failure that is names alone counts is the core's answer for the list (see `namesOnly`).
       const counted = this.#countedByNames[a.namesId];
-      if (counted !== undefined) return this.#n.fail(permit, counted, duration, end);
+      if (counted !== undefined) return this.#hot().fail(permit, counted, duration, end);
       this.#countedByNames[a.namesId] = G.breakerRecordFailure(this.#n, permit, duration, end, a);
       return -1;
     } catch {

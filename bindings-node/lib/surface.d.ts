@@ -164,7 +164,7 @@ export interface BackendBreaker {
   /** Replaces the current open period's wait with `duration` ms. */
   setBreakDuration(duration: number): void;
   /** napi only: the hot methods as functions bound to this object (no `this` to unwrap per call). */
-  bound?(): Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'release'>;
+  bound?(): Pick<BackendBreaker, 'tryAcquire' | 'record' | 'succeed' | 'fail' | 'release'>;
 }
 
 /** A retry budget. @internal */
