@@ -42,3 +42,36 @@ test('the bound functions answer and fail as the methods (napi)', { skip: rc.IMP
   assert.throws(() => p.delay(0, 0.5), (e) => e instanceof RangeError && e.code === 'out_of_range' && e.field === 'retry');
   assert.throws(() => p.retried(12345), (e) => e.code !== undefined);
 });
+
+test('objects whose hot calls were bound are still collected', async () => {
+  // A bound function holds its object (bindings-node/src/bound.rs) until the function itself is
+  // collected: a policy, breaker or budget that bound its calls must still go once nothing holds it.
+  const v8 = require('node:v8');
+  const vm = require('node:vm');
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  const made = 150;
+  // Past the calls an object makes through its methods before it binds them (BIND_AFTER, 64).
+  const calls = 80;
+  let collected = 0;
+  const registry = new FinalizationRegistry(() => collected++);
+  for (let i = 0; i < made; i++) {
+    const p = new rc.RetryPolicy();
+    for (let k = 0; k < calls; k++) p.delay(1, 0.5);
+    if (rc.IMPL !== 'wasm') assert.notEqual(p._hot(), p._native, 'the policy bound its hot calls');
+    registry.register(p._native, i);
+    const b = new rc.CircuitBreaker();
+    for (let k = 0; k < calls; k++) await b.execute(() => 1);
+    registry.register(b._native, i);
+    const u = new rc.Budget({ kind: 'token_bucket' });
+    for (let k = 0; k < calls; k++) u.tryWithdraw();
+    registry.register(u._native, i);
+  }
+  for (let i = 0; i < 30 && collected < made * 2; i++) {
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.ok(collected >= made * 2, `${collected} of ${made * 3} native objects collected`);
+  // The registry must outlive the loop above: a registry that is itself collected calls back no more.
+  registry.unregister(registry);
+});
