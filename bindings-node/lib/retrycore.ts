@@ -1244,62 +1244,96 @@ export class CircuitBreaker extends G.BreakerMembers {
     if (this.#hook !== null) this.#fire();
   }
 
-  async execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T> {
-    if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', 'must be a function');
-    const signal = options === undefined ? undefined : readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption }).signal;
-    if (signal?.aborted) throw abortReason(signal);
-    const start = hostNow();
-    // Every reading below is at least `start` (performance.now() is monotonic), so the step that
-    // reaches the backend next brings its clock past the calls skipped so far (`#at`).
-    let permit = this.#free;
-    if (permit >= 0) {
-      // Admitted without asking (the core said so after the last success).
-      permit -= permit % 2;
-      this.#at = start;
-    } else {
-      const n = this.#sync();
-      permit = this.#hot().tryAcquire(start);
-      if (this.#hook !== null) this.#fire();
-      if (permit < 0) {
-        const e = refusal(n.lastRefusedMessage, n.lastRetryAfter, n.lastRefusedState);
-        await REJECT_LATER;
-        throw e;
-      }
-    }
-    let result: T;
-    // Whether `fn` answered without a promise (nothing awaited yet).
-    let sync = true;
+  /**
+   * Not an `async` function (issue 17): a call whose `fn` answers without a promise settles here, with
+   * no async frame; one whose `fn` returns a promise continues in `#awaited`. What it records and fires,
+   * and when, is as an `async` function's: everything up to `fn`'s answer happens in the call, a
+   * rejection that nothing was awaited for comes one microtask later (`rejectLater`), a value resolves.
+   */
+  execute<T>(fn: (ctx: { signal?: AbortSignal }) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T> {
+    let signal: AbortSignal | undefined;
+    let start: number;
+    let permit: number;
     try {
-      const r = fn({ signal });
-      if (isThenable(r)) {
-        sync = false;
-        result = (await r) as T;
-      } else result = r as T;
-    } catch (err) {
-      const end = hostNow();
-      this.#free = -1;
-      this.#at = -1;
-      // Whatever was thrown is rethrown as is, and the permit always goes back.
-      const next = signal?.aborted ? -2 : this.#recordThrown(permit, end - start, end, err);
-      if (next === -2) {
-        try {
-          this.#hot().release(permit, end);
-        } catch {
-          // Released already.
-        }
+      if (typeof fn !== 'function') throw coreError('invalid_type', 'fn', 'must be a function');
+      signal = options === undefined ? undefined : readOptions(options, 'execute', 'CircuitBreaker.execute', { signal: signalOption }).signal;
+      if (signal?.aborted) throw abortReason(signal);
+      start = hostNow();
+      // Every reading below is at least `start` (performance.now() is monotonic), so the step that
+      // reaches the backend next brings its clock past the calls skipped so far (`#at`).
+      permit = this.#free;
+      if (permit >= 0) {
+        // Admitted without asking (the core said so after the last success).
+        permit -= permit % 2;
+        this.#at = start;
+      } else {
+        const n = this.#sync();
+        permit = this.#hot().tryAcquire(start);
+        if (this.#hook !== null) this.#fire();
+        if (permit < 0) return rejectLater(refusal(n.lastRefusedMessage, n.lastRetryAfter, n.lastRefusedState));
       }
-      // What the next call may skip, as after a success (a failure that leaves the breaker closed).
-      if (next >= 0) this.#free = next;
-      if (this.#hook !== null) this.#fire();
-      if (sync) await REJECT_LATER;
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    let r: T | PromiseLike<T>;
+    try {
+      r = fn({ signal });
+    } catch (err) {
+      try {
+        this.#failed(permit, start, signal, err);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      return rejectLater(err);
+    }
+    if (isThenable(r)) return this.#awaited(r, permit, start, signal);
+    try {
+      this.#succeeded(permit, start);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return Promise.resolve(r as T);
+  }
+
+  /** `execute` once `fn` returned a promise: its outcome recorded when it settles. */
+  async #awaited<T>(r: PromiseLike<T>, permit: number, start: number, signal: AbortSignal | undefined): Promise<T> {
+    let result: T;
+    try {
+      result = await r;
+    } catch (err) {
+      this.#failed(permit, start, signal, err);
       throw err;
     }
+    this.#succeeded(permit, start);
+    return result;
+  }
+
+  /** Records what `fn` threw; whatever was thrown is rethrown as is by the caller, and the permit always goes back. */
+  #failed(permit: number, start: number, signal: AbortSignal | undefined, err: unknown): void {
+    const end = hostNow();
+    this.#free = -1;
+    this.#at = -1;
+    const next = signal?.aborted ? -2 : this.#recordThrown(permit, end - start, end, err);
+    if (next === -2) {
+      try {
+        this.#hot().release(permit, end);
+      } catch {
+        // Released already.
+      }
+    }
+    // What the next call may skip, as after a success (a failure that leaves the breaker closed).
+    if (next >= 0) this.#free = next;
+    if (this.#hook !== null) this.#fire();
+  }
+
+  /** Records a success of `fn`. */
+  #succeeded(permit: number, start: number): void {
     const end = hostNow();
     const free = this.#free;
     if (free % 2 === 1 && free - 1 === permit && end - start <= this.#freeMs) {
       // A success that changes nothing but the clock (the core said so): only the clock is owed.
       this.#at = end;
-      return result;
+      return;
     }
     // Nothing skipped if the step throws: the next one asks, and brings the clock up first.
     this.#free = -1;
@@ -1307,7 +1341,6 @@ export class CircuitBreaker extends G.BreakerMembers {
     this.#at = -1;
     this.#free = next;
     if (this.#hook !== null) this.#fire();
-    return result;
   }
 
   /**
@@ -1633,6 +1666,12 @@ function tookMs(clock: { now(): number } | null, started: number): number {
  * and records happens before it; only the rejection comes one microtask later.
  */
 const REJECT_LATER: Promise<void> = Promise.resolve();
+
+/** A promise that rejects with `e` one microtask later (`REJECT_LATER`), as an `async` function that awaited it would. */
+async function rejectLater<T>(e: unknown): Promise<T> {
+  await REJECT_LATER;
+  throw e;
+}
 
 /** `now` for the backend's own clock. */
 const HOST_NOW = (): number => -1;
