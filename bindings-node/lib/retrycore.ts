@@ -38,10 +38,21 @@ export { BACKOFF_KINDS, JITTERS, BREAKER_KINDS, BUDGET_KINDS, CATEGORIES, GIVE_U
 
 /**
  * The host's monotonic clock (ms), `performance.now` bound once: calling the bound function skips the
- * property lookup and receiver check of `performance.now()`, ~5 ns of the ~45 ns a reading costs in
- * Node 20, and `execute` reads it twice per call (issue 17).
+ * property lookup of `performance.now()`, ~10 ns of the ~45 ns a reading costs in Node 20 (measured in
+ * `execute`, which reads it twice per call; issue 17).
  */
 const hostNow: () => number = performance.now.bind(performance);
+
+/**
+ * A retry decision unpacked from the backend's packed answers (`retried`, `failNames`), its keys in the
+ * order the core's JSON has them; `flags`' low `CATEGORY_BITS` are the category's index.
+ */
+function retryDecision(retry: number, attempt: number, hookAttempt: number, backoff: number, capped: boolean, flags: number, delay: number, maxAttempts: number, serverDelay: number | null): BackendDecision {
+  return {
+    action: 'retry', attempt, backoff, capped, category: CORE_CATEGORIES[flags & ((1 << CATEGORY_BITS) - 1)], delay, maxAttempts,
+    onRetry: { attempt: hookAttempt, retry }, retry, serverDelay,
+  };
+}
 
 /** Installs the backend (the napi addon, or the wasm module): called once by the package's entry point. */
 export function setBackend(native: Backend): void {
@@ -1045,10 +1056,14 @@ const CONTEXT_KEYS = keysOf<FailureContext>()(['method', 'idempotent', 'idempote
  * depends on the list alone (and on the object asked, whose settings do not change), so it may be kept by id.
  */
 function namesOnly(a: G.FailureArgs): a is G.FailureArgs & { namesId: number } {
+  return namesAndCallOnly(a) && a.method === undefined && a.idempotent === undefined && a.keySent === undefined && a.verdict === undefined;
+}
+
+/** Whether the backend's arguments hold an interned list's id and, besides, at most the call's method, flags and verdict (`failNames`' inputs). */
+function namesAndCallOnly(a: G.FailureArgs): a is G.FailureArgs & { namesId: number } {
   return (
-    a.namesId !== undefined && a.names === undefined && a.status === undefined && a.grpc === undefined && a.method === undefined && a.idempotent === undefined &&
-    a.keySent === undefined && a.headers === undefined && a.elapsedMs === undefined && a.wallNowMs === undefined && a.message === undefined &&
-    a.retryableThrottling === undefined && a.shouldRetry === undefined && a.verdict === undefined
+    a.namesId !== undefined && a.names === undefined && a.status === undefined && a.grpc === undefined && a.headers === undefined && a.elapsedMs === undefined &&
+    a.wallNowMs === undefined && a.message === undefined && a.retryableThrottling === undefined && a.shouldRetry === undefined
   );
 }
 
@@ -2013,19 +2028,10 @@ export class RetryPolicy extends G.PolicyMembers {
     const retry = numbers % 16384;
     // Without a server delay the core's delay is the backoff itself (docs/sessions.md, "After a failure"): no crossing to read it.
     const server = ((flags >> (CATEGORY_BITS + 1)) & 1) !== 0;
-    // The keys in the order the core's JSON has them.
-    return {
-      action: 'retry',
-      attempt: Math.floor(numbers / 16384) % 16384,
-      backoff: server ? n.retryDelay(id, false) : delay,
-      capped: ((flags >> CATEGORY_BITS) & 1) !== 0,
-      category: CORE_CATEGORIES[flags & ((1 << CATEGORY_BITS) - 1)],
-      delay,
-      maxAttempts: this.#max,
-      onRetry: { attempt: Math.floor(numbers / 268435456), retry },
-      retry,
-      serverDelay: server ? n.retryDelay(id, true) : null,
-    };
+    return retryDecision(
+      retry, Math.floor(numbers / 16384) % 16384, Math.floor(numbers / 268435456), server ? n.retryDelay(id, false) : delay, ((flags >> CATEGORY_BITS) & 1) !== 0,
+      flags, delay, this.#max, server ? n.retryDelay(id, true) : null,
+    );
   }
 
   /**
@@ -2034,20 +2040,13 @@ export class RetryPolicy extends G.PolicyMembers {
    * anything else as `fail`.
    */
   _fail(n: BackendPolicy, id: number, t: number, a: G.FailureArgs, attempt: number): BackendDecision {
-    if (a.namesId === undefined || this.#max < 0 || a.status !== undefined || a.grpc !== undefined || a.names !== undefined || a.headers !== undefined || a.elapsedMs !== undefined ||
-      a.wallNowMs !== undefined || a.message !== undefined || a.retryableThrottling !== undefined || a.shouldRetry !== undefined) {
-      return this._decision(n, id, G.policyFail(n, id, t, a));
-    }
+    if (this.#max < 0 || !namesAndCallOnly(a)) return this._decision(n, id, G.policyFail(n, id, t, a));
     const p = n.failNames(id, t, a.namesId, attempt, a.method, a.idempotent, a.keySent, a.verdict);
     if (p < 0) return this._decision(n, id, -1);
     const low = 1 << (CATEGORY_BITS + 1);
     const flags = p % low;
     const delay = (p - flags) / low / 1e6;
-    // The keys in the order the core's JSON has them (as `_decision`'s).
-    return {
-      action: 'retry', attempt: attempt + 1, backoff: delay, capped: flags >= 1 << CATEGORY_BITS, category: CORE_CATEGORIES[flags & ((1 << CATEGORY_BITS) - 1)], delay,
-      maxAttempts: this.#max, onRetry: { attempt, retry: attempt }, retry: attempt, serverDelay: null,
-    };
+    return retryDecision(attempt, attempt + 1, attempt, delay, flags >= 1 << CATEGORY_BITS, flags, delay, this.#max, null);
   }
 
   /** The policy's `max_attempts`, as the core's first JSON gate or decision said it (-1: none read yet). */
