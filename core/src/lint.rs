@@ -238,12 +238,8 @@ fn reaches_if_idempotent(r: &Rule) -> bool {
     if r.when.grpc_code.iter().any(|g| classify::grpc_category(*g).is_some_and(gated)) {
         return true;
     }
-    r.when.name.iter().any(|p| {
-        classify::builtin_tables()
-            .iter()
-            .filter(|row| row.number == 0 && row.ecosystem != "grpc")
-            .any(|row| Category::from_code(row.category).is_some_and(gated) && classify::name_matches(p, row.key))
-    }) || (r.when.is_empty())
+    r.when.name.iter().any(|p| classify::builtin_names().any(|(name, c)| gated(c) && classify::name_matches(p, name)))
+        || (r.when.is_empty())
 }
 
 /// Lints a policy, optionally with its service description.
