@@ -46,7 +46,7 @@ test-suites: # what `make test` runs, with the test servers' URLs exported
 	$(MAKE) test-python
 	$(MAKE) test-http
 	RETRYCORE_DRILL_REQUIRE=1 RETRYCORE_CROSS_REQUIRE=1 $(MAKE) test-node
-	RETRYCORE_DRILL_REQUIRE=1 $(MAKE) test-wasm
+	RETRYCORE_DRILL_REQUIRE=1 RETRYCORE_SIZE_REQUIRE=1 $(MAKE) test-wasm
 	$(MAKE) parity
 	$(MAKE) host-lines
 	@echo "make test: all suites passed"

@@ -34,6 +34,13 @@
 #   WASM_KEEP_NAMES  1 keeps the wasm "name" section (function names in stack traces;
 #                    ~55 KB on a small crate). Default strips it.
 #   WASM_JOBS        cargo -j (default 2)
+#   WASM_SIZE_FLAGS  1 (default) | 0. On the debian path, the flags that only a std
+#                    built from source allows and that cut ~80 KB (docs/js.md, "Size"):
+#                    -Cpanic=immediate-abort (a panic is a bare `unreachable` trap: no
+#                    hook, no message formatting; panics are bugs here either way),
+#                    -Zlocation-detail=none (no source paths) and std's
+#                    `optimize_for_size` feature (small sorts, number formatting).
+#                    0 keeps panic messages for debugging.
 set -euo pipefail
 
 log() { printf '[build-wasm] %s\n' "$*" >&2; }
@@ -53,6 +60,7 @@ WASM_PROFILE="${WASM_PROFILE:-release}"
 WASM_OPT="${WASM_OPT:-auto}"
 WASM_KEEP_NAMES="${WASM_KEEP_NAMES:-0}"
 WASM_JOBS="${WASM_JOBS:-2}"
+WASM_SIZE_FLAGS="${WASM_SIZE_FLAGS:-1}"
 
 # ---------------------------------------------------------------------------
 # 1. Pick the toolchain
@@ -78,9 +86,7 @@ fi
 
 # The caller's native RUSTFLAGS must not leak into the wasm build.
 unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS CARGO_BUILD_RUSTFLAGS CARGO_TARGET_DIR
-if [ -n "${WASM_RUSTFLAGS:-}" ]; then
-  export RUSTFLAGS="$WASM_RUSTFLAGS"
-fi
+RUSTFLAGS_LIST=()
 
 BUILD_ARGS=(build --lib --profile "$WASM_PROFILE" --target "$TARGET" -j "$WASM_JOBS"
   --manifest-path "$CRATE_DIR/Cargo.toml" --message-format=json-render-diagnostics)
@@ -96,12 +102,30 @@ case "$WASM_TOOLCHAIN" in
       CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=/usr/bin/rust-lld /usr/bin/cargo)
     # std's own dependencies (dlmalloc, hashbrown, ...) come from crates.io.
     BUILD_ARGS+=("-Zbuild-std=std,panic_abort")
+    case "$WASM_SIZE_FLAGS" in
+      1)
+        # `optimize_for_size` replaces the default std features (panic-unwind, which
+        # panic=abort does not use). -Cpanic=immediate-abort must come after the
+        # profile's -Cpanic=abort: cargo puts RUSTFLAGS last, with --target given.
+        BUILD_ARGS+=("-Zbuild-std-features=optimize_for_size")
+        RUSTFLAGS_LIST+=(-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none)
+        ;;
+      0) ;;
+      *) die "WASM_SIZE_FLAGS must be 0 or 1 (got '$WASM_SIZE_FLAGS')" ;;
+    esac
     ;;
   *) die "WASM_TOOLCHAIN must be auto, rustup or debian (got '$WASM_TOOLCHAIN')" ;;
 esac
 if [ -n "${WASM_CARGO_ARGS:-}" ]; then
   # shellcheck disable=SC2206  # word splitting is intended
   BUILD_ARGS+=($WASM_CARGO_ARGS)
+fi
+if [ -n "${WASM_RUSTFLAGS:-}" ]; then
+  # shellcheck disable=SC2206  # word splitting is intended
+  RUSTFLAGS_LIST+=($WASM_RUSTFLAGS)
+fi
+if [ "${#RUSTFLAGS_LIST[@]}" -gt 0 ]; then
+  export RUSTFLAGS="${RUSTFLAGS_LIST[*]}"
 fi
 
 WS_MANIFEST="$("${CARGO[@]}" locate-project --workspace --message-format plain \
@@ -232,6 +256,24 @@ fi
 size_line() {
   printf '  %-8s raw %8d B  gzip -9 %8d B  %s\n' "$1" "$(wc -c <"$2")" "$(gzip -9c "$2" | wc -c)" "$2"
 }
+# What this build was, for tests/wasm/size.test.mjs: the size budgets hold for the
+# shipped build only (debian toolchain with the size flags, wasm-opt, no extra
+# features or rustflags, names stripped, the profile's opt-level).
+size_flags=0
+if [ "$WASM_TOOLCHAIN" = debian ] && [ "$WASM_SIZE_FLAGS" = 1 ]; then size_flags=1; fi
+json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+cat >"$OUT_DIR/.wasm-build.json" <<JSON
+{
+  "toolchain": $(json_str "$WASM_TOOLCHAIN"),
+  "profile": $(json_str "$WASM_PROFILE"),
+  "opt_level": $(json_str "${CARGO_PROFILE_WASM_RELEASE_OPT_LEVEL:-}"),
+  "size_flags": $size_flags,
+  "wasm_opt": $(json_str "${OPT:+$("$OPT" --version)}"),
+  "keep_names": $WASM_KEEP_NAMES,
+  "cargo_args": $(json_str "${WASM_CARGO_ARGS:-}"),
+  "rustflags": $(json_str "${WASM_RUSTFLAGS:-}")
+}
+JSON
 echo "build-wasm: done ($WASM_TOOLCHAIN toolchain)"
 size_line cargo "$WASM_IN"
 for dir in web bundler node; do
