@@ -7,11 +7,6 @@
 
 /** Registers the function that builds error objects. */
 export declare function setErrorFactory(factory: (...args: any[]) => any): void
-/**
- * Returns the tables the JS layer needs: category, reason and error codes,
- * the JSON nesting limit, lint codes.
- */
-export declare function info(): any
 /** Parses a duration string (`"250ms"`) to milliseconds. */
 export declare function parseDuration(text: string): number
 /** Writes milliseconds as the shortest exact duration string. */

@@ -52,7 +52,9 @@ use retrycore::rng::{Rng as _, Xoshiro256pp};
 use retrycore::{duration, ErrorClass, ErrorCode, ErrorDomain};
 use serde_json::{json, Value};
 
-/// Returns what the JS layer reads at init: the core's
+/// Returns what the JS layer reads at load — not from the backend: the
+/// surface test writes it into `bindings-node/lib/generated.ts` (`INFO`),
+/// so that neither the wasm module nor the addon builds it at run time: the core's
 /// [`host_tables`](retrycore::tables::host_tables) (`tables`: kinds,
 /// categories and their packing width, codes, limits, the fetch failure
 /// rule, the key length, defaults; plus `js_classes`, the JavaScript class

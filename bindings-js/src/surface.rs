@@ -11,9 +11,6 @@
 
 /// The surface: every low-level function and class both JS bindings export.
 pub const DECLARATIONS: &str = r#"
-/// Returns the tables the JS layer needs: category, reason and error codes,
-/// the JSON nesting limit, lint codes.
-fn info() -> json<BackendInfo>
 /// Parses a duration string (`"250ms"`) to milliseconds.
 fn parseDuration(text: str) -> try f64
 js parseDuration(text:duration)

@@ -4,7 +4,7 @@
 import type { Decision, Gate, Verdict } from './api';
 import type { BackendSurface } from './surface';
 
-/** What `info()` answers: the core's tables and the packing rules. */
+/** `retrycore_js::info()`, generated into `lib/generated.ts` (`INFO`): the core's tables and the packing rules. */
 export interface BackendInfo {
   version: string;
   tables: {
@@ -12,8 +12,8 @@ export interface BackendInfo {
     fetch_failure_messages: string[];
     network_code_pattern: string;
     category_bits: number;
-    categories: Array<{ code: string }>;
-    error_markers: { retry_exhausted: string; breaker_open: string; dom_exception_prefix: string; fetch_network: string };
+    categories: Array<{ code: string; retry: string }>;
+    error_markers: { retry_exhausted: string; breaker_open: string; dom_exception_prefix: string; fetch_network: string; connecting: string };
     [key: string]: unknown;
   };
   retryRules: Verdict['retry'][];

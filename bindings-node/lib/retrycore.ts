@@ -17,11 +17,12 @@ import { LimiterRejectedError } from './limiters.js';
 
 
 let N: Backend = null as unknown as Backend;
-let INFO: BackendInfo = null as unknown as BackendInfo;
+// The core's tables, generated from it at build time (`retrycore_js::info()`): the same in both packages.
+const INFO = G.INFO;
 let CATEGORY_IDS: Map<string, number> = new Map();
 let VERDICTS: Array<Verdict | undefined> = [];
 
-// The core's tables the backend sends at init (`host_tables()`: limits, the fetch failure
+// Read from the core's tables at setBackend (`host_tables()`: limits, the fetch failure
 // messages and network-code rule, CATEGORY_BITS, SEEN_STATUS, Counted::ALL, the error
 // markers), never a copy here (docs/js.md, "Input limits").
 let LIMITS: Record<string, number> = {};
@@ -31,7 +32,7 @@ let CATEGORY_BITS = 0;
 let CORE_CATEGORIES: Category[] = [];
 let SEEN_STATUS: [number, number] = [0, -1];
 let OUTCOMES: string[] = [];
-let MARKERS: BackendInfo['tables']['error_markers'] = { retry_exhausted: '', breaker_open: '', dom_exception_prefix: '', fetch_network: '' };
+let MARKERS: BackendInfo['tables']['error_markers'] = { retry_exhausted: '', breaker_open: '', dom_exception_prefix: '', fetch_network: '', connecting: '' };
 
 // The kind lists, generated from the core's `host_tables()`.
 export { BACKOFF_KINDS, JITTERS, BREAKER_KINDS, BUDGET_KINDS, CATEGORIES, GIVE_UP_REASONS, REJECT_REASONS, PROFILES } from './generated.js';
@@ -59,7 +60,6 @@ export function setBackend(native: Backend): void {
   N = native;
   N.setErrorFactory(makeError);
   N.calibrate(hostNow());
-  INFO = N.info();
   const t = INFO.tables;
   LIMITS = t.limits;
   FETCH_MESSAGES = new Set(t.fetch_failure_messages);

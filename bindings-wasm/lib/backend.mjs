@@ -49,25 +49,11 @@ export function notLoaded() {
     Object.defineProperty(e, Symbol.for('retrycore.error'), { value: true });
     throw e;
   };
-  // The limits are the core's: none is known before the module is loaded, so reading one fails like any call.
-  const limits = new Proxy({}, { get: (_, k) => (typeof k === 'string' ? fail() : undefined) });
-  // Every table setBackend reads (setReads too: `reads.node`, `error_markers`), empty.
-  const tables = {
-    limits,
-    categories: [],
-    category_bits: 0,
-    fetch_failure_messages: [],
-    network_code_pattern: '(?!)',
-    reads: { node: { error_method: [], responses: [], connect_phase: [] } },
-    error_markers: { connecting: '' },
-  };
-  const info = { version: '', tables, retryRules: [], lintCodes: [], states: [] };
   return new Proxy(
     {},
     {
       get(_, k) {
         if (k === 'setErrorFactory' || k === 'calibrate') return () => {};
-        if (k === 'info') return () => info;
         if (typeof k !== 'string') return undefined;
         return fail();
       },
