@@ -9,7 +9,7 @@
 //! each formula, its source, and each deviation from the anchor.
 
 use crate::{Error, ErrorCode, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// An anchor whose arithmetic a policy reproduces.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -141,44 +141,50 @@ impl Profile {
 
     /// The document settings the profile supplies where the document gives none.
     pub fn defaults(self) -> Value {
+        // Text, read by the document parser: a json! literal of each would be
+        // ~1 KB of code apiece in the wasm module (docs/js.md, "Size").
+        serde_json::from_str(self.defaults_text()).expect("a profile's defaults are JSON (every_profile_has_valid_defaults)")
+    }
+
+    fn defaults_text(self) -> &'static str {
         match self {
-            Profile::AwsStandard => json!({
+            Profile::AwsStandard => r#"{
                 "max_attempts": 3, "backoff": "exponential", "initial": "1s", "multiplier": 2,
                 "max_delay": "20s", "jitter": "full",
                 "budget": {"kind": "token_bucket", "capacity": 500, "retry_cost": 5, "timeout_cost": 10, "throttling_cost": 5, "success_increment": 1}
-            }),
-            Profile::Aws2026 => json!({
+            }"#,
+            Profile::Aws2026 => r#"{
                 "max_attempts": 3, "backoff": "exponential", "initial": "50ms", "multiplier": 2,
                 "max_delay": "20s", "jitter": "full",
                 "budget": {"kind": "token_bucket", "capacity": 500, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5, "success_increment": 1}
-            }),
-            Profile::Grpc => json!({
+            }"#,
+            Profile::Grpc => r#"{
                 "max_attempts": 5, "backoff": "exponential", "initial": "100ms", "multiplier": 2,
                 "max_delay": "20s", "jitter": {"kind": "symmetric", "factor": 0.2}
-            }),
-            Profile::Polly => json!({
+            }"#,
+            Profile::Polly => r#"{
                 "max_attempts": 4, "backoff": "constant", "initial": "2s", "jitter": "none",
                 "max_delay": "18446744073709551615ns"
-            }),
-            Profile::Resilience4j => json!({
+            }"#,
+            Profile::Resilience4j => r#"{
                 "max_attempts": 3, "backoff": "exponential", "initial": "500ms", "multiplier": 1.5,
                 "max_delay": "18446744073709551615ns", "jitter": {"kind": "symmetric", "factor": 0.5}
-            }),
-            Profile::Finagle => json!({
+            }"#,
+            Profile::Finagle => r#"{
                 "budget": {"kind": "finagle", "ttl": "10s", "min_retries_per_second": 10, "percent_can_retry": 0.2}
-            }),
-            Profile::Tenacity => json!({
+            }"#,
+            Profile::Tenacity => r#"{
                 "backoff": "exponential", "initial": "1s", "multiplier": 2,
                 "max_delay": "18446744073709551615ns", "jitter": {"kind": "additive", "amount": "1s"}
-            }),
-            Profile::Stamina => json!({
+            }"#,
+            Profile::Stamina => r#"{
                 "max_attempts": 10, "deadline": "45s", "backoff": "exponential", "initial": "100ms", "multiplier": 2,
                 "max_delay": "5s", "jitter": {"kind": "additive", "amount": "1s"}
-            }),
-            Profile::Envoy => json!({
+            }"#,
+            Profile::Envoy => r#"{
                 "max_attempts": 2, "backoff": "exponential", "initial": "25ms", "max_delay": "250ms", "jitter": "full",
                 "budget": {"kind": "concurrency", "ratio": 0.2, "min_concurrency": 3}
-            }),
+            }"#,
         }
     }
 
