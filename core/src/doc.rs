@@ -36,66 +36,44 @@ pub(crate) fn join(path: &str, key: &str) -> String {
 /// [`MAX_DOCUMENT_BYTES`]: crate::limits::MAX_DOCUMENT_BYTES
 pub(crate) fn parse_json(text: &str) -> Result<Value> {
     crate::limits::check_bytes(text.len(), crate::limits::MAX_DOCUMENT_BYTES, "")?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let v = serde::Deserialize::deserialize(&mut de).and_then(|Strict(v)| de.end().map(|()| v));
-    v.map_err(|e| Error::new(ErrorCode::InvalidJson, "", format!("not valid json: {}", e.to_string().to_lowercase())))
+    crate::idempotency::json::parse_tree::<Value>(text)
+        .map_err(|e| Error::new(ErrorCode::InvalidJson, "", format!("not valid json: {}", e.reason())))
 }
 
-/// A JSON value read with duplicate object keys refused.
-struct Strict(Value);
-
-impl<'de> serde::Deserialize<'de> for Strict {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_any(StrictVisitor).map(Strict)
+/// Documents read numbers as serde_json does: an integer that fits 64 bits
+/// exactly (`u64`, or `i64` when negative), `-0` and every other number a
+/// double (correctly rounded); a number beyond a double's range is refused.
+impl crate::idempotency::json::Tree for Value {
+    fn null() -> Self {
+        Value::Null
     }
-}
-
-struct StrictVisitor;
-
-impl<'de> serde::de::Visitor<'de> for StrictVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
+    fn bool(b: bool) -> Self {
+        Value::Bool(b)
     }
-    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
-        Ok(Value::Bool(v))
+    fn string(s: String) -> Self {
+        Value::String(s)
     }
-    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
-        Ok(Value::String(v))
-    }
-    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(Strict(v)) = seq.next_element()? {
-            out.push(v);
-        }
-        Ok(Value::Array(out))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(k) = map.next_key::<String>()? {
-            if out.contains_key(&k) {
-                return Err(serde::de::Error::custom(format_args!("duplicate key {k:?}")));
+    fn number(n: &crate::idempotency::json::NumberText<'_>) -> std::result::Result<Self, (ErrorCode, String)> {
+        if n.integer {
+            if let Ok(m) = n.digits.parse::<u64>() {
+                match (n.negative, m) {
+                    (false, m) => return Ok(Value::from(m)),
+                    (true, 0) => return Ok(Value::from(-0.0)),
+                    (true, m) if m <= 1 << 63 => return Ok(Value::from((m as i64).wrapping_neg())),
+                    _ => {}
+                }
             }
-            let Strict(v) = map.next_value()?;
-            out.insert(k, v);
         }
-        Ok(Value::Object(out))
+        match n.text.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            _ => Err((ErrorCode::InvalidJson, format!("number {} is out of range", n.text))),
+        }
+    }
+    fn array(items: Vec<Self>) -> Self {
+        Value::Array(items)
+    }
+    fn object(members: Vec<(String, Self)>) -> Self {
+        Value::Object(members.into_iter().collect())
     }
 }
 

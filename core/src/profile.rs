@@ -143,48 +143,67 @@ impl Profile {
     pub fn defaults(self) -> Value {
         // Text, read by the document parser: a json! literal of each would be
         // ~1 KB of code apiece in the wasm module (docs/js.md, "Size").
-        serde_json::from_str(self.defaults_text()).expect("a profile's defaults are JSON (every_profile_has_valid_defaults)")
+        crate::doc::parse_json(self.defaults_text())
+            .expect("a profile's defaults are JSON (every_profile_has_valid_defaults)")
     }
 
     fn defaults_text(self) -> &'static str {
         match self {
-            Profile::AwsStandard => r#"{
+            Profile::AwsStandard => {
+                r#"{
                 "max_attempts": 3, "backoff": "exponential", "initial": "1s", "multiplier": 2,
                 "max_delay": "20s", "jitter": "full",
                 "budget": {"kind": "token_bucket", "capacity": 500, "retry_cost": 5, "timeout_cost": 10, "throttling_cost": 5, "success_increment": 1}
-            }"#,
-            Profile::Aws2026 => r#"{
+            }"#
+            }
+            Profile::Aws2026 => {
+                r#"{
                 "max_attempts": 3, "backoff": "exponential", "initial": "50ms", "multiplier": 2,
                 "max_delay": "20s", "jitter": "full",
                 "budget": {"kind": "token_bucket", "capacity": 500, "retry_cost": 14, "timeout_cost": 14, "throttling_cost": 5, "success_increment": 1}
-            }"#,
-            Profile::Grpc => r#"{
+            }"#
+            }
+            Profile::Grpc => {
+                r#"{
                 "max_attempts": 5, "backoff": "exponential", "initial": "100ms", "multiplier": 2,
                 "max_delay": "20s", "jitter": {"kind": "symmetric", "factor": 0.2}
-            }"#,
-            Profile::Polly => r#"{
+            }"#
+            }
+            Profile::Polly => {
+                r#"{
                 "max_attempts": 4, "backoff": "constant", "initial": "2s", "jitter": "none",
                 "max_delay": "18446744073709551615ns"
-            }"#,
-            Profile::Resilience4j => r#"{
+            }"#
+            }
+            Profile::Resilience4j => {
+                r#"{
                 "max_attempts": 3, "backoff": "exponential", "initial": "500ms", "multiplier": 1.5,
                 "max_delay": "18446744073709551615ns", "jitter": {"kind": "symmetric", "factor": 0.5}
-            }"#,
-            Profile::Finagle => r#"{
+            }"#
+            }
+            Profile::Finagle => {
+                r#"{
                 "budget": {"kind": "finagle", "ttl": "10s", "min_retries_per_second": 10, "percent_can_retry": 0.2}
-            }"#,
-            Profile::Tenacity => r#"{
+            }"#
+            }
+            Profile::Tenacity => {
+                r#"{
                 "backoff": "exponential", "initial": "1s", "multiplier": 2,
                 "max_delay": "18446744073709551615ns", "jitter": {"kind": "additive", "amount": "1s"}
-            }"#,
-            Profile::Stamina => r#"{
+            }"#
+            }
+            Profile::Stamina => {
+                r#"{
                 "max_attempts": 10, "deadline": "45s", "backoff": "exponential", "initial": "100ms", "multiplier": 2,
                 "max_delay": "5s", "jitter": {"kind": "additive", "amount": "1s"}
-            }"#,
-            Profile::Envoy => r#"{
+            }"#
+            }
+            Profile::Envoy => {
+                r#"{
                 "max_attempts": 2, "backoff": "exponential", "initial": "25ms", "max_delay": "250ms", "jitter": "full",
                 "budget": {"kind": "concurrency", "ratio": 0.2, "min_concurrency": 3}
-            }"#,
+            }"#
+            }
         }
     }
 

@@ -298,6 +298,75 @@ pub fn string_from_utf16(units: &[u16]) -> Result<String> {
 /// `invalid_json` (syntax, duplicate key), `invalid_number`,
 /// `invalid_string`, `too_deep`; each message gives the 0-based byte position.
 pub fn parse_json(text: &str) -> Result<JsonValue> {
+    parse_tree(text)
+}
+
+/// A number as written: its whole text, its integer digits (without the
+/// sign), whether it has a sign and whether it is an integer (no fraction,
+/// no exponent). The syntax is already checked.
+pub(crate) struct NumberText<'a> {
+    pub text: &'a str,
+    pub digits: &'a str,
+    pub negative: bool,
+    pub integer: bool,
+}
+
+/// A tree [`parse_tree`] builds: [`JsonValue`] (fingerprints: doubles, with
+/// exactness checks) or the document model (`serde_json::Value` for now:
+/// exact 64-bit integers; see `crate::doc::parse_json`). One parser for both,
+/// so they agree on syntax, escapes, duplicates and depth.
+pub(crate) trait Tree: Sized {
+    /// `null`.
+    fn null() -> Self;
+    /// `true` or `false`.
+    fn bool(b: bool) -> Self;
+    /// A string.
+    fn string(s: String) -> Self;
+    /// A number, or the code and text of why the tree refuses it.
+    fn number(n: &NumberText<'_>) -> std::result::Result<Self, (ErrorCode, String)>;
+    /// An array.
+    fn array(items: Vec<Self>) -> Self;
+    /// An object; its keys are unique.
+    fn object(members: Vec<(String, Self)>) -> Self;
+}
+
+impl Tree for JsonValue {
+    fn null() -> Self {
+        JsonValue::Null
+    }
+    fn bool(b: bool) -> Self {
+        JsonValue::Bool(b)
+    }
+    fn string(s: String) -> Self {
+        JsonValue::String(s)
+    }
+    fn number(n: &NumberText<'_>) -> std::result::Result<Self, (ErrorCode, String)> {
+        if n.integer && n.digits.len() <= 15 {
+            // Exact in a double: no rounding to do.
+            let mag = n.digits.bytes().fold(0i64, |a, c| a * 10 + (c - b'0') as i64);
+            return Ok(JsonValue::Number(if n.negative { -(mag as f64) } else { mag as f64 }));
+        }
+        let f: f64 = n.text.parse().map_err(|_| (ErrorCode::InvalidJson, "malformed number".to_owned()))?;
+        if !f.is_finite() {
+            return Err((ErrorCode::InvalidNumber, format!("number {} is beyond the range of a double", n.text)));
+        }
+        if n.integer && !integer_is_exact(n.digits, f.abs()) {
+            return Err((ErrorCode::InvalidNumber, format!("integer {} cannot be held exactly by a double", n.text)));
+        }
+        Ok(JsonValue::Number(f))
+    }
+    fn array(items: Vec<Self>) -> Self {
+        JsonValue::Array(items)
+    }
+    fn object(members: Vec<(String, Self)>) -> Self {
+        JsonValue::Object(members)
+    }
+}
+
+/// Parses JSON text into a [`Tree`], without recursion: the syntax, escapes,
+/// lone surrogates, duplicate keys and depth as [`parse_json`] documents;
+/// numbers as the tree reads them.
+pub(crate) fn parse_tree<T: Tree>(text: &str) -> Result<T> {
     // Open containers; their finished children wait on two shared stacks
     // and move into an exactly sized Vec when the container closes.
     enum Frame {
@@ -306,8 +375,8 @@ pub fn parse_json(text: &str) -> Result<JsonValue> {
     }
     let mut p = Lexer { s: text, b: text.as_bytes(), pos: 0 };
     let mut stack: Vec<Frame> = Vec::new();
-    let mut items: Vec<JsonValue> = Vec::new();
-    let mut members: Vec<(String, JsonValue)> = Vec::new();
+    let mut items: Vec<T> = Vec::new();
+    let mut members: Vec<(String, T)> = Vec::new();
     'value: loop {
         p.skip_ws();
         let mut v = match p.peek() {
@@ -321,25 +390,25 @@ pub fn parse_json(text: &str) -> Result<JsonValue> {
                 if c == b'[' {
                     if p.peek() == Some(b']') {
                         p.pos += 1;
-                        JsonValue::Array(Vec::new())
+                        T::array(Vec::new())
                     } else {
                         stack.push(Frame::Arr(items.len()));
                         continue 'value;
                     }
                 } else if p.peek() == Some(b'}') {
                     p.pos += 1;
-                    JsonValue::Object(Vec::new())
+                    T::object(Vec::new())
                 } else {
                     let key = p.key()?;
                     stack.push(Frame::Obj(members.len(), key, start));
                     continue 'value;
                 }
             }
-            Some(b'"') => JsonValue::String(p.string()?),
-            Some(b't') => p.literal("true", JsonValue::Bool(true))?,
-            Some(b'f') => p.literal("false", JsonValue::Bool(false))?,
-            Some(b'n') => p.literal("null", JsonValue::Null)?,
-            Some(b'-' | b'0'..=b'9') => JsonValue::Number(p.number()?),
+            Some(b'"') => T::string(p.string()?),
+            Some(b't') => p.literal("true").map(|()| T::bool(true))?,
+            Some(b'f') => p.literal("false").map(|()| T::bool(false))?,
+            Some(b'n') => p.literal("null").map(|()| T::null())?,
+            Some(b'-' | b'0'..=b'9') => p.number()?,
             Some(_) => return Err(p.unexpected("a value")),
             None => return Err(p.err(ErrorCode::InvalidJson, "unexpected end of input, expected a value")),
         };
@@ -381,7 +450,7 @@ pub fn parse_json(text: &str) -> Result<JsonValue> {
                 }
             }
             v = match stack.pop() {
-                Some(Frame::Arr(base)) => JsonValue::Array(items.drain(base..).collect()),
+                Some(Frame::Arr(base)) => T::array(items.drain(base..).collect()),
                 Some(Frame::Obj(base, _, start)) => {
                     if let Some(k) = find_duplicate(&members[base..]) {
                         return Err(Error::new(
@@ -390,9 +459,9 @@ pub fn parse_json(text: &str) -> Result<JsonValue> {
                             format!("duplicate key {k:?} in the object at position {start}"),
                         ));
                     }
-                    JsonValue::Object(members.drain(base..).collect())
+                    T::object(members.drain(base..).collect())
                 }
-                None => JsonValue::Null,
+                None => T::null(),
             };
         }
     }
@@ -446,10 +515,10 @@ impl Lexer<'_> {
         }
     }
 
-    fn literal(&mut self, word: &str, v: JsonValue) -> Result<JsonValue> {
+    fn literal(&mut self, word: &str) -> Result<()> {
         if self.b[self.pos..].starts_with(word.as_bytes()) {
             self.pos += word.len();
-            Ok(v)
+            Ok(())
         } else {
             Err(self.unexpected("a value"))
         }
@@ -555,8 +624,8 @@ impl Lexer<'_> {
         }
     }
 
-    /// A number, checked as [`parse_json`] documents.
-    fn number(&mut self) -> Result<f64> {
+    /// A number: its syntax checked here, its value read by the tree.
+    fn number<T: Tree>(&mut self) -> Result<T> {
         let start = self.pos;
         let digits = |l: &mut Self| {
             let s = l.pos;
@@ -565,7 +634,8 @@ impl Lexer<'_> {
             }
             l.pos - s
         };
-        if self.peek() == Some(b'-') {
+        let negative = self.peek() == Some(b'-');
+        if negative {
             self.pos += 1;
         }
         let int_start = self.pos;
@@ -595,27 +665,12 @@ impl Lexer<'_> {
                 return Err(self.unexpected("a digit in the exponent"));
             }
         }
-        let text = &self.s[start..self.pos];
-        if integer && n <= 15 {
-            // Exact in a double: no rounding to do.
-            let mag = self.b[int_start..self.pos].iter().fold(0i64, |a, &c| a * 10 + (c - b'0') as i64);
-            return Ok(if int_start > start { -(mag as f64) } else { mag as f64 });
-        }
-        let f: f64 = match text.parse() {
-            Ok(f) => f,
-            Err(_) => return Err(self.err(ErrorCode::InvalidJson, "malformed number")),
-        };
-        if !f.is_finite() {
+        let text =
+            NumberText { text: &self.s[start..self.pos], digits: &self.s[int_start..int_start + n], negative, integer };
+        T::number(&text).map_err(|(code, what)| {
             self.pos = start;
-            return Err(self.err(ErrorCode::InvalidNumber, &format!("number {text} is beyond the range of a double")));
-        }
-        if integer && n > 15 && !integer_is_exact(&self.s[int_start..int_start + n], f.abs()) {
-            self.pos = start;
-            return Err(
-                self.err(ErrorCode::InvalidNumber, &format!("integer {text} cannot be held exactly by a double"))
-            );
-        }
-        Ok(f)
+            self.err(code, &what)
+        })
     }
 }
 

@@ -34,7 +34,7 @@ mod failure_handling;
 mod fingerprint;
 mod header;
 mod jcs;
-mod json;
+pub(crate) mod json;
 mod key;
 mod record;
 mod rfc3339;
