@@ -169,13 +169,13 @@ pub fn decide_record<L: StrList>(
 
 fn outcome_of(text: &str) -> Result<idem::Outcome> {
     let mut o: Value =
-        serde_json::from_str(text).map_err(|e| Error::idempotency(ErrorCode::InvalidJson, "outcome", e.to_string()))?;
+        retrycore::parse_stored(text).map_err(|e| Error::idempotency(ErrorCode::InvalidJson, "outcome", e.reason()))?;
     // Moved out, not cloned: the body may be large and `o` needs it no more.
     let response = match o.get_mut("response").map(Value::take) {
         None | Some(Value::Null) => None,
         Some(r) => Some(
-            serde_json::from_value::<idem::StoredResponse>(r)
-                .map_err(|e| Error::idempotency(ErrorCode::InvalidType, "outcome.response", e))?,
+            idem::StoredResponse::from_value(r, "outcome.response")
+                .map_err(|e| Error::idempotency(ErrorCode::InvalidType, "outcome.response", e.reason()))?,
         ),
     };
     let state = match o.get("state") {

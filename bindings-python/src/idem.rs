@@ -90,8 +90,8 @@ fn config_or_default(c: Option<&Bound<'_, RecordConfig>>) -> idem::RecordConfig 
 
 fn response_of(py: Python<'_>, o: Option<Obj<'_>>) -> PyResult<Option<idem::StoredResponse>> {
     conv::opt(o.as_ref(), |r| {
-        serde_json::from_value(to_json(r, Mode::Document)?)
-            .map_err(|e| err_in(py, I, ErrorCode::InvalidType, "response", e.to_string()))
+        idem::StoredResponse::from_value(to_json(r, Mode::Document)?, "response")
+            .map_err(|e| err_in(py, I, ErrorCode::InvalidType, "response", e.reason()))
     })
 }
 

@@ -22,13 +22,16 @@ use crate::classify::{self, Category, Failure, Matcher, Verdict};
 use crate::doc::{self, Obj};
 use crate::duration::format_duration;
 use crate::{Error, ErrorCode, Result};
-use serde::{Deserialize, Serialize};
+#[cfg(test)]
+use serde::Deserialize;
+use serde::Serialize;
 use serde_json::Value;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
 /// The state of a breaker.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// Calls flow; outcomes are recorded.
@@ -597,7 +600,8 @@ const FAIL: u8 = 1;
 const SLOW: u8 = 2;
 
 /// The aggregate of a window: calls, failures, slow calls.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 pub struct WindowTotals {
     /// Recorded calls.
     pub calls: u32,
@@ -644,7 +648,8 @@ impl WindowTotals {
 }
 
 /// A per-second bucket of a time window.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 struct Bucket {
     /// The second (now / 1 s) this bucket counts.
     second: u64,
@@ -956,7 +961,8 @@ pub enum Acquire {
 
 /// Which metrics an open breaker keeps: those of the state it left
 /// (resilience4j's `new OpenState(attempts + 1, currentState.getMetrics())`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "snake_case")]
 pub enum OpenMetrics {
     /// The sliding window that opened it (from closed).
@@ -1950,7 +1956,8 @@ impl CircuitBreaker {
 }
 
 /// One bucket of a time window in a snapshot, by age in whole seconds.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(deny_unknown_fields)]
 pub struct SnapshotBucket {
     /// Seconds before the snapshot.
@@ -1971,7 +1978,8 @@ pub struct SnapshotBucket {
 pub const SNAPSHOT_VERSION: u32 = 2;
 
 /// A breaker's full state, with remaining durations instead of instants.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(deny_unknown_fields)]
 pub struct BreakerSnapshot {
     /// Format version (2; 1 still restores).
@@ -2019,7 +2027,8 @@ pub struct BreakerSnapshot {
 }
 
 /// One Polly health window in a snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(deny_unknown_fields)]
 pub struct SamplingWindow {
     /// Nanoseconds since the window started.
@@ -2031,7 +2040,8 @@ pub struct SamplingWindow {
 }
 
 /// Polly health metrics in a snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(deny_unknown_fields)]
 pub struct SamplingSnapshot {
     /// Single-window metrics: nanoseconds since the window started.
@@ -2056,12 +2066,150 @@ impl BreakerSnapshot {
     /// `invalid_snapshot` for anything that is not a snapshot.
     pub fn from_json(text: &str) -> Result<Self> {
         crate::limits::check_bytes(text.len(), crate::limits::MAX_SNAPSHOT_BYTES, "snapshot")?;
-        serde_json::from_str(text).map_err(|e| {
-            Error::new(
-                ErrorCode::InvalidSnapshot,
-                "snapshot",
-                format!("not a breaker snapshot: {}", e.to_string().to_lowercase()),
-            )
+        let bad =
+            |why: &str| Error::new(ErrorCode::InvalidSnapshot, "snapshot", format!("not a breaker snapshot: {why}"));
+        let v = crate::doc::parse_any_size(text).map_err(|e| bad(e.reason()))?;
+        snapshot::read(&v).map_err(|k| bad(&format!("`{k}` is missing, unknown or of the wrong type")))
+    }
+}
+
+/// The snapshot's reader: what serde's derive read before (the types derive
+/// `Deserialize` in tests, which hold the two together), but for a struct
+/// written as an array of its fields, which serde also took. An error names
+/// the member at fault.
+mod snapshot {
+    use super::{BreakerSnapshot, OpenMetrics, SamplingSnapshot, SamplingWindow, SnapshotBucket, State, WindowTotals};
+    use serde_json::{Map, Value};
+
+    type Read<T> = std::result::Result<T, String>;
+
+    /// An object's members, none but `known` when `deny` (serde's `deny_unknown_fields`).
+    fn object<'v>(v: &'v Value, known: &[&str], deny: bool) -> Read<&'v Map<String, Value>> {
+        let m = v.as_object().ok_or_else(|| "(an object)".to_owned())?;
+        match m.keys().find(|k| deny && !known.contains(&k.as_str())) {
+            Some(k) => Err(k.clone()),
+            None => Ok(m),
+        }
+    }
+
+    fn req<'v>(m: &'v Map<String, Value>, k: &str) -> Read<&'v Value> {
+        m.get(k).ok_or_else(|| k.to_owned())
+    }
+
+    /// A member read by `f`: required, or absent / `null` read as `None` (an `Option`).
+    fn get<T>(m: &Map<String, Value>, k: &str, f: impl Fn(&Value) -> Option<T>) -> Read<T> {
+        f(req(m, k)?).ok_or_else(|| k.to_owned())
+    }
+    fn opt<T>(m: &Map<String, Value>, k: &str, f: impl Fn(&Value) -> Option<T>) -> Read<Option<T>> {
+        match m.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => f(v).map(Some).ok_or_else(|| k.to_owned()),
+        }
+    }
+    /// A member with a default when absent (serde's `#[serde(default)]`: a `null` is an error).
+    fn or_default<T: Default>(m: &Map<String, Value>, k: &str, f: impl Fn(&Value) -> Option<T>) -> Read<T> {
+        m.get(k).map_or(Ok(T::default()), |v| f(v).ok_or_else(|| k.to_owned()))
+    }
+
+    fn u32_of(v: &Value) -> Option<u32> {
+        v.as_u64().and_then(|x| u32::try_from(x).ok())
+    }
+    fn bits(v: &Value) -> Option<Vec<u8>> {
+        v.as_array()?.iter().map(|x| x.as_u64().and_then(|x| u8::try_from(x).ok())).collect()
+    }
+    fn list<T>(v: &Value, f: impl Fn(&Value) -> Read<T>) -> Option<Vec<T>> {
+        v.as_array()?.iter().map(|x| f(x).ok()).collect()
+    }
+
+    fn totals(v: &Value) -> Read<WindowTotals> {
+        let m = object(v, &[], false)?;
+        Ok(WindowTotals {
+            calls: get(m, "calls", u32_of)?,
+            failures: get(m, "failures", u32_of)?,
+            slow: get(m, "slow", u32_of)?,
+            slow_failures: or_default(m, "slow_failures", u32_of)?,
+        })
+    }
+
+    fn bucket(v: &Value) -> Read<SnapshotBucket> {
+        let m = object(v, &["age_s", "calls", "failures", "slow", "slow_failures"], true)?;
+        Ok(SnapshotBucket {
+            age_s: get(m, "age_s", Value::as_u64)?,
+            calls: get(m, "calls", u32_of)?,
+            failures: get(m, "failures", u32_of)?,
+            slow: get(m, "slow", u32_of)?,
+            slow_failures: or_default(m, "slow_failures", u32_of)?,
+        })
+    }
+
+    fn sampling(v: &Value) -> Read<SamplingSnapshot> {
+        let m = object(v, &["started_age_ns", "windows", "successes", "failures"], true)?;
+        let window = |v: &Value| -> Read<SamplingWindow> {
+            let m = object(v, &["age_ns", "successes", "failures"], true)?;
+            Ok(SamplingWindow {
+                age_ns: get(m, "age_ns", Value::as_u64)?,
+                successes: get(m, "successes", u32_of)?,
+                failures: get(m, "failures", u32_of)?,
+            })
+        };
+        Ok(SamplingSnapshot {
+            started_age_ns: opt(m, "started_age_ns", Value::as_u64)?,
+            windows: get(m, "windows", |v| list(v, window))?,
+            successes: get(m, "successes", u32_of)?,
+            failures: get(m, "failures", u32_of)?,
+        })
+    }
+
+    pub(super) fn read(v: &Value) -> Read<BreakerSnapshot> {
+        const KNOWN: &[&str] = &[
+            "version",
+            "config_digest",
+            "taken_at_ms",
+            "state",
+            "elapsed_in_state_ns",
+            "open_wait_ns",
+            "opens",
+            "trials_admitted",
+            "trials",
+            "trial_calls",
+            "consecutive_failures",
+            "calls",
+            "buckets",
+            "sampling",
+            "not_permitted",
+            "half_open_attempts",
+            "open_metrics",
+            "open_wait_given",
+        ];
+        let m = object(v, KNOWN, true)?;
+        let open_metrics = |v: &Value| match v.as_str()? {
+            "window" => Some(OpenMetrics::Window),
+            "trials" => Some(OpenMetrics::Trials),
+            "empty" => Some(OpenMetrics::Empty),
+            _ => None,
+        };
+        Ok(BreakerSnapshot {
+            version: get(m, "version", u32_of)?,
+            config_digest: get(m, "config_digest", |v| v.as_str().map(str::to_owned))?,
+            taken_at_ms: get(m, "taken_at_ms", Value::as_u64)?,
+            state: get(m, "state", |v| v.as_str().and_then(State::from_code))?,
+            elapsed_in_state_ns: get(m, "elapsed_in_state_ns", Value::as_u64)?,
+            open_wait_ns: get(m, "open_wait_ns", Value::as_u64)?,
+            opens: get(m, "opens", u32_of)?,
+            trials_admitted: get(m, "trials_admitted", u32_of)?,
+            trials: totals(req(m, "trials")?).map_err(|k| format!("trials.{k}"))?,
+            trial_calls: opt(m, "trial_calls", bits)?,
+            consecutive_failures: get(m, "consecutive_failures", u32_of)?,
+            calls: opt(m, "calls", bits)?,
+            buckets: opt(m, "buckets", |v| list(v, bucket))?,
+            sampling: match m.get("sampling") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(sampling(v).map_err(|k| format!("sampling.{k}"))?),
+            },
+            not_permitted: or_default(m, "not_permitted", Value::as_u64)?,
+            half_open_attempts: or_default(m, "half_open_attempts", u32_of)?,
+            open_metrics: or_default(m, "open_metrics", open_metrics)?,
+            open_wait_given: or_default(m, "open_wait_given", Value::as_bool)?,
         })
     }
 }
@@ -2290,6 +2438,91 @@ mod tests {
         assert!(ok.is_ok());
     }
 
+    /// What serde's derive reads `text` as (the reader before the hand-written one).
+    fn derived(text: &str) -> std::result::Result<BreakerSnapshot, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The hand-written reader and the derive agree, but where the derive
+    /// took a struct written as an array, or a key twice (both refused now).
+    fn same_as_derive(text: &str) {
+        let ours = BreakerSnapshot::from_json(text);
+        match (ours, derived(text)) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+            (Err(e), Err(_)) => assert_eq!(e.code(), "invalid_snapshot"),
+            (Err(e), Ok(_)) if e.reason().contains("duplicate key") || e.reason().contains("nesting deeper") => {}
+            (Err(e), Ok(_)) => {
+                // Only a struct written as an array of its fields may differ.
+                let v: Value = serde_json::from_str(text).unwrap();
+                let arrays =
+                    |x: Option<&Value>| x.and_then(Value::as_array).is_some_and(|xs| xs.iter().any(Value::is_array));
+                let as_array = v["trials"].is_array()
+                    || v["sampling"].is_array()
+                    || arrays(v.get("buckets"))
+                    || arrays(v["sampling"].get("windows"));
+                assert!(as_array, "{text}: refused ({e}) but the derive reads it");
+            }
+            (Ok(a), Err(e)) => panic!("{text}: read as {a:?} but the derive refuses it ({e})"),
+        }
+    }
+
+    #[test]
+    fn the_snapshot_reader_is_the_derives_on_the_fuzz_corpus() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/corpus/snapshot_restore");
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap() {
+            if let Ok(text) = std::fs::read_to_string(e.unwrap().path()) {
+                same_as_derive(&text);
+                n += 1;
+            }
+        }
+        assert!(n > 1000, "{n} inputs");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// Snapshots of breakers of every kind, a member removed, added or
+        /// given a value of another type, read as the derive read them.
+        #[test]
+        fn the_snapshot_reader_is_the_derives(
+            kind in 0usize..4,
+            fails in 0u64..8,
+            edits in proptest::collection::vec((0usize..26, 0usize..12, 0usize..3), 0..4),
+        ) {
+            let c = [
+                small(),
+                BreakerConfig { kind: BreakerKind::TimeBased, sliding_window_size: 3, minimum_number_of_calls: 2, ..small() },
+                BreakerConfig { kind: BreakerKind::Consecutive, ..small() },
+                BreakerConfig { kind: BreakerKind::Sampling, ..small() },
+            ][kind].clone();
+            let Ok(mut b) = CircuitBreaker::new(c) else { return Ok(()) };
+            for i in 0..fails {
+                if let Acquire::Permitted(p) = b.try_acquire(i * S / 2).0 {
+                    b.on_result(p, i * S / 2, if i % 3 == 0 { Counted::Success } else { Counted::Failure }, 0);
+                }
+            }
+            let mut v = serde_json::to_value(b.snapshot(fails * S, 1_000)).unwrap();
+            let keys = ["version", "config_digest", "taken_at_ms", "state", "elapsed_in_state_ns", "open_wait_ns",
+                "opens", "trials_admitted", "trials", "trial_calls", "consecutive_failures", "calls", "buckets",
+                "sampling", "not_permitted", "half_open_attempts", "open_metrics", "open_wait_given", "extra",
+                "trials.calls", "trials.slow_failures", "trials.extra", "sampling.windows", "sampling.started_age_ns",
+                "sampling.extra", "sampling.successes"];
+            let values = [serde_json::json!(null), serde_json::json!(1), serde_json::json!(-1), serde_json::json!(1.5),
+                serde_json::json!("open"), serde_json::json!("trials"), serde_json::json!([]), serde_json::json!({}),
+                serde_json::json!([1, 2]), serde_json::json!([256]), serde_json::json!(u64::MAX), serde_json::json!(true)];
+            for (k, x, op) in edits {
+                let (obj, key) = match keys[k].split_once('.') {
+                    Some((outer, inner)) => (v.get_mut(outer).and_then(|r| r.as_object_mut()), inner),
+                    None => (v.as_object_mut(), keys[k]),
+                };
+                if let Some(obj) = obj {
+                    if op == 0 { obj.remove(key); } else { obj.insert(key.to_owned(), values[x].clone()); }
+                }
+            }
+            same_as_derive(&v.to_string());
+        }
+    }
+
     #[test]
     fn snapshot_restores_with_stored_time() {
         let mut b = CircuitBreaker::new(small()).unwrap();
@@ -2300,6 +2533,8 @@ mod tests {
         let snap = b.snapshot(4 * S, 1_000_000);
         let json = snap.to_json();
         let back = BreakerSnapshot::from_json(&json).unwrap();
+        // A snapshot's limit is max_snapshot_bytes, not the documents' 1 MiB.
+        assert_eq!(BreakerSnapshot::from_json(&format!("{json}{}", " ".repeat(2 << 20))).unwrap(), back);
         // Restored 3 s later (wall) in a process whose clock reads 500 s.
         let mut r = CircuitBreaker::restore(small(), &back, 500 * S, 1_003_000).unwrap();
         // Opened at ~3 ns; wait 10 s; 4 s elapsed + 3 s stored → 3 s left.

@@ -36,6 +36,13 @@ pub(crate) fn join(path: &str, key: &str) -> String {
 /// [`MAX_DOCUMENT_BYTES`]: crate::limits::MAX_DOCUMENT_BYTES
 pub(crate) fn parse_json(text: &str) -> Result<Value> {
     crate::limits::check_bytes(text.len(), crate::limits::MAX_DOCUMENT_BYTES, "")?;
+    parse_any_size(text)
+}
+
+/// [`parse_json`] without its size limit, for what the core stores rather
+/// than reads as settings: records and dead letters (their bodies are the
+/// application's), and snapshots (which have their own limit).
+pub(crate) fn parse_any_size(text: &str) -> Result<Value> {
     crate::idempotency::json::parse_tree::<Value>(text)
         .map_err(|e| Error::new(ErrorCode::InvalidJson, "", format!("not valid json: {}", e.reason())))
 }

@@ -65,6 +65,16 @@ pub fn parse_document(text: &str) -> Result<serde_json::Value> {
     doc::parse_json(text)
 }
 
+/// Parses JSON text as [`parse_document`] does but without its size limit:
+/// for what a host hands over to be stored rather than settings (a record's
+/// outcome, whose response body is the application's).
+///
+/// # Errors
+/// `invalid_json`, as [`parse_document`].
+pub fn parse_stored(text: &str) -> Result<serde_json::Value> {
+    doc::parse_any_size(text)
+}
+
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -238,8 +238,8 @@ impl DeadLetter {
     /// # Errors
     /// `invalid_json` for malformed text; otherwise as [`DeadLetter::from_value`].
     pub fn from_json(text: &str) -> Result<Self> {
-        let v: Value =
-            serde_json::from_str(text).map_err(|e| Error::new(ErrorCode::InvalidJson, "dead_letter", e.to_string()))?;
+        let v = crate::doc::parse_any_size(text)
+            .map_err(|e| Error::new(ErrorCode::InvalidJson, "dead_letter", e.reason()))?;
         Self::from_value(&v)
     }
 

@@ -9,11 +9,12 @@
 //! passes the wall clock in.
 
 use crate::{Error, ErrorCode, Result};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 use std::time::Duration;
 
 /// The state of an idempotency record.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordState {
     /// A request holds the key and is running.
@@ -26,6 +27,16 @@ pub enum RecordState {
 }
 
 impl RecordState {
+    /// Reads the snake_case name.
+    fn read(v: &Value) -> Option<Self> {
+        match v.as_str()? {
+            "processing" => Some(RecordState::Processing),
+            "succeeded" => Some(RecordState::Succeeded),
+            "failed" => Some(RecordState::Failed),
+            _ => None,
+        }
+    }
+
     /// Returns the snake_case name (`"processing"`, `"succeeded"`, `"failed"`).
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -41,18 +52,83 @@ impl RecordState {
 /// Its contents are the application's: a status for HTTP (absent for other
 /// transports), headers worth replaying, and a JSON body (binary bodies can
 /// be stored as base64 strings).
-#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Default, Serialize)]
 pub struct StoredResponse {
     /// The HTTP status code, if any.
-    #[serde(default)]
     pub status: Option<u16>,
     /// Header names and values to replay, in order.
-    #[serde(default)]
     pub headers: Vec<(String, String)>,
     /// The body, if any.
-    #[serde(default)]
-    pub body: Option<serde_json::Value>,
+    pub body: Option<Value>,
+}
+
+impl StoredResponse {
+    /// Reads a stored response: an object of `status` (a number from 0 to
+    /// 65535), `headers` (`[name, value]` pairs of strings) and `body` (any
+    /// JSON), each optional (a `null` status or body is absent).
+    ///
+    /// # Errors
+    /// `unknown_key` for a key it does not define, `invalid_type` for a
+    /// value of the wrong type, the first in key order; each names `field`.
+    pub fn from_value(mut v: Value, field: &str) -> Result<Self> {
+        check_response(&v, field)?;
+        // Moved out, not cloned: the body may be large.
+        let body = v.get_mut("body").map(Value::take).filter(|b| !b.is_null());
+        let status = v.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok());
+        let headers = v
+            .get("headers")
+            .and_then(Value::as_array)
+            .map_or_else(Vec::new, |hs| hs.iter().filter_map(header).collect());
+        Ok(StoredResponse { status, headers, body })
+    }
+}
+
+fn check_response(v: &Value, field: &str) -> Result<()> {
+    check(v, field, "struct StoredResponse", &["status", "headers", "body"], &[], |k, x| {
+        Ok(match k {
+            "status" => x.is_null() || x.as_u64().is_some_and(|s| s <= u64::from(u16::MAX)),
+            "headers" => x.as_array().is_some_and(|hs| hs.iter().all(|h| header(h).is_some())),
+            _ => true,
+        })
+    })
+}
+
+/// A header, `[name, value]`.
+fn header(h: &Value) -> Option<(String, String)> {
+    match h.as_array().map(Vec::as_slice) {
+        Some([Value::String(k), Value::String(v)]) => Some((k.clone(), v.clone())),
+        _ => None,
+    }
+}
+
+/// Checks an object as serde's derive did (the readers were derived before):
+/// its members in key order, each `known` and of its type (`member` answers
+/// whether it is, or the error of a nested object), then the `required`
+/// keys. Errors name `field`.
+fn check(
+    v: &Value,
+    field: &str,
+    what: &str,
+    known: &[&str],
+    required: &[&str],
+    member: impl Fn(&str, &Value) -> Result<bool>,
+) -> Result<()> {
+    let bad = |code: ErrorCode, why: String| Err(Error::new(code, field.to_owned(), why));
+    let Some(m) = v.as_object() else {
+        return bad(ErrorCode::InvalidType, format!("invalid type: {}, expected {what}", crate::doc::type_name(v)));
+    };
+    for (k, x) in m {
+        if !known.contains(&k.as_str()) {
+            return bad(ErrorCode::UnknownKey, format!("unknown field `{k}` in {what}"));
+        }
+        if !member(k, x)? {
+            return bad(ErrorCode::InvalidType, format!("invalid type: `{k}` is {}", crate::doc::type_name(x)));
+        }
+    }
+    match required.iter().find(|k| !m.contains_key(**k)) {
+        Some(k) => bad(ErrorCode::MissingField, format!("missing field `{k}` in {what}")),
+        None => Ok(()),
+    }
 }
 
 /// The stored memory of one idempotency key; serialises as JSON with snake_case keys.
@@ -60,8 +136,7 @@ pub struct StoredResponse {
 /// Times are wall-clock Unix epoch milliseconds. `expires_at_ms` is when the
 /// store may delete the record: cleanup deletes by time, never "the oldest
 /// N", because deleting a record ends the protection of its key.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct IdempotencyRecord {
     /// The idempotency key (the full key, even when the store indexes it by
     /// a hashed [`storage_key`](super::storage_key)).
@@ -79,36 +154,79 @@ pub struct IdempotencyRecord {
     /// `wall_now < lease_until_ms`. At completion it is set to the completion time.
     pub lease_until_ms: u64,
     /// When the request completed, once it has.
-    #[serde(default)]
     pub completed_ms: Option<u64>,
     /// When the record expires (exclusive): from `wall_now >= expires_at_ms`
     /// on it counts as absent.
     pub expires_at_ms: u64,
     /// The response to replay, once completed.
-    #[serde(default)]
     pub response: Option<StoredResponse>,
     /// The failure's category (`"timeout"`, `"connect"`, …) when failed.
-    #[serde(default)]
     pub failure_category: Option<String>,
 }
+
+/// A record's keys, the required ones first.
+const KNOWN: &[&str] = &[
+    "key",
+    "fingerprint",
+    "state",
+    "fence",
+    "created_ms",
+    "lease_until_ms",
+    "expires_at_ms",
+    "completed_ms",
+    "response",
+    "failure_category",
+];
 
 impl IdempotencyRecord {
     /// Parses a record from JSON, refusing unknown keys.
     ///
     /// # Errors
-    /// `invalid_json` for malformed JSON, `unknown_key` for a key the record
-    /// does not define, `missing_field` for an absent required field,
-    /// `invalid_type` for a value of the wrong type or an unknown state.
+    /// `invalid_json` for malformed JSON (a key given twice included),
+    /// `unknown_key` for a key the record does not define, `missing_field`
+    /// for an absent required field, `invalid_type` for a value of the wrong
+    /// type (the record and its response are objects) or an unknown state;
+    /// the first in key order, missing fields last.
     pub fn from_json(text: &str) -> Result<Self> {
-        serde_json::from_str(text).map_err(|e| {
-            let msg = e.to_string();
-            let code = match e.classify() {
-                serde_json::error::Category::Data if msg.starts_with("unknown field") => ErrorCode::UnknownKey,
-                serde_json::error::Category::Data if msg.starts_with("missing field") => ErrorCode::MissingField,
-                serde_json::error::Category::Data => ErrorCode::InvalidType,
-                _ => ErrorCode::InvalidJson,
-            };
-            Error::new(code, "record", msg)
+        let v =
+            crate::doc::parse_any_size(text).map_err(|e| Error::new(ErrorCode::InvalidJson, "record", e.reason()))?;
+        Self::from_value(v)
+    }
+
+    /// Reads a record from a JSON value, as [`from_json`](Self::from_json)
+    /// documents (a `null` optional field is absent).
+    ///
+    /// # Errors
+    /// As [`from_json`](Self::from_json), but for `invalid_json`; every
+    /// error names the field `record`.
+    pub fn from_value(mut v: Value) -> Result<Self> {
+        let u64_or_null = |x: &Value| x.is_null() || x.is_u64();
+        let string_or_null = |x: &Value| x.is_null() || x.is_string();
+        check(&v, "record", "struct IdempotencyRecord", KNOWN, &KNOWN[..7], |k, x| {
+            Ok(match k {
+                "key" | "fingerprint" => x.is_string(),
+                "state" => RecordState::read(x).is_some(),
+                "completed_ms" => u64_or_null(x),
+                "failure_category" => string_or_null(x),
+                "response" => x.is_null() || check_response(x, "record").map(|()| true)?,
+                _ => x.is_u64(),
+            })
+        })?;
+        // Every member is known and of its type now.
+        let response = v.get_mut("response").map(Value::take).filter(|r| !r.is_null());
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let int = |k: &str| v.get(k).and_then(Value::as_u64);
+        Ok(IdempotencyRecord {
+            key: text("key").unwrap_or_default(),
+            fingerprint: text("fingerprint").unwrap_or_default(),
+            state: v.get("state").and_then(RecordState::read).unwrap_or(RecordState::Processing),
+            fence: int("fence").unwrap_or_default(),
+            created_ms: int("created_ms").unwrap_or_default(),
+            lease_until_ms: int("lease_until_ms").unwrap_or_default(),
+            completed_ms: int("completed_ms"),
+            expires_at_ms: int("expires_at_ms").unwrap_or_default(),
+            response: response.map(|r| StoredResponse::from_value(r, "record")).transpose()?,
+            failure_category: text("failure_category"),
         })
     }
 
@@ -699,6 +817,118 @@ mod tests {
         assert!(matches!(decide(Some(&timeout), "k", FP, 3_000, &custom).unwrap(), RecordDecision::Execute(_)));
     }
 
+    /// The record's reader before it was written by hand (serde's derive),
+    /// kept here to hold the hand-written one to it.
+    mod serde_reader {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        #[serde(rename_all = "snake_case")]
+        pub enum State {
+            Processing,
+            Succeeded,
+            Failed,
+        }
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        pub struct Response {
+            #[serde(default)]
+            pub status: Option<u16>,
+            #[serde(default)]
+            pub headers: Vec<(String, String)>,
+            #[serde(default)]
+            pub body: Option<serde_json::Value>,
+        }
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        pub struct Record {
+            pub key: String,
+            pub fingerprint: String,
+            pub state: State,
+            pub fence: u64,
+            pub created_ms: u64,
+            pub lease_until_ms: u64,
+            #[serde(default)]
+            pub completed_ms: Option<u64>,
+            pub expires_at_ms: u64,
+            #[serde(default)]
+            pub response: Option<Response>,
+            #[serde(default)]
+            pub failure_category: Option<String>,
+        }
+        /// The record as text, or the error code the old reader gave.
+        pub fn read(text: &str) -> Result<String, &'static str> {
+            serde_json::from_str::<Record>(text).map(|r| format!("{r:?}")).map_err(|e| {
+                let msg = e.to_string();
+                match e.classify() {
+                    serde_json::error::Category::Data if msg.starts_with("unknown field") => "unknown_key",
+                    serde_json::error::Category::Data if msg.starts_with("missing field") => "missing_field",
+                    serde_json::error::Category::Data => "invalid_type",
+                    _ => "invalid_json",
+                }
+            })
+        }
+    }
+
+    fn as_old(r: &IdempotencyRecord) -> String {
+        let state = ["Processing", "Succeeded", "Failed"][r.state as usize];
+        let response = r
+            .response
+            .as_ref()
+            .map(|x| format!("Response {{ status: {:?}, headers: {:?}, body: {:?} }}", x.status, x.headers, x.body));
+        format!(
+            "Record {{ key: {:?}, fingerprint: {:?}, state: {state}, fence: {}, created_ms: {}, lease_until_ms: {}, completed_ms: {:?}, expires_at_ms: {}, response: {}, failure_category: {:?} }}",
+            r.key, r.fingerprint, r.fence, r.created_ms, r.lease_until_ms, r.completed_ms, r.expires_at_ms,
+            response.map_or("None".to_owned(), |x| format!("Some({x})")), r.failure_category
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// Every mutation of a full record (a key removed, added, or set to a
+        /// value of another type) reads as serde's derive read it: the same
+        /// record, or the same error code.
+        #[test]
+        fn the_reader_is_the_derives(
+            edits in proptest::collection::vec((0usize..16, 0usize..14, 0usize..3), 0..4),
+        ) {
+            let keys = ["key", "fingerprint", "state", "fence", "created_ms", "lease_until_ms", "completed_ms",
+                "expires_at_ms", "response", "failure_category", "response.status", "response.headers",
+                "response.body", "response.extra", "extra", "state"];
+            let values = [serde_json::json!(null), serde_json::json!(1), serde_json::json!(-1), serde_json::json!(1.5),
+                serde_json::json!("failed"), serde_json::json!("x"), serde_json::json!([]), serde_json::json!({}),
+                serde_json::json!([["a", "b"]]), serde_json::json!([["a"]]), serde_json::json!(u64::MAX),
+                serde_json::json!(65536), serde_json::json!(200), serde_json::json!([["a", 1]])];
+            let mut v = serde_json::json!({
+                "key": "k", "fingerprint": "f", "state": "succeeded", "fence": 3, "created_ms": 1, "lease_until_ms": 2,
+                "completed_ms": 2, "expires_at_ms": 9, "failure_category": "timeout",
+                "response": {"status": 201, "headers": [["a", "b"]], "body": {"x": [1, 2.5]}},
+            });
+            for (k, x, op) in edits {
+                let (obj, key) = match keys[k].split_once('.') {
+                    Some((_, inner)) => (v.get_mut("response").and_then(|r| r.as_object_mut()), inner),
+                    None => (v.as_object_mut(), keys[k]),
+                };
+                if let Some(obj) = obj {
+                    if op == 0 { obj.remove(key); } else { obj.insert(key.to_owned(), values[x].clone()); }
+                }
+            }
+            let text = v.to_string();
+            let ours = IdempotencyRecord::from_json(&text).map(|r| as_old(&r)).map_err(|e| e.code());
+            let mut old = serde_reader::read(&text);
+            // serde_json read an enum that is not a string as a syntax error: a
+            // state of another type is invalid_type, as from_json documents.
+            if old == Err("invalid_json") && v.get("state").is_some_and(|s| !s.is_string()) {
+                old = Err("invalid_type");
+            }
+            // serde's derive also read a struct from an array of its fields in
+            // order (`"response": []`): a response is an object.
+            if v.get("response").is_some_and(Value::is_array) {
+                proptest::prop_assert!(ours.is_err(), "{}", text);
+            } else {
+                proptest::prop_assert_eq!(ours, old, "{}", text);
+            }
+        }
+    }
+
     #[test]
     fn records_round_trip_as_json() {
         let r = processing(7, 10_000);
@@ -711,6 +941,13 @@ mod tests {
         let bad_state = text.replace("\"processing\"", "\"running\"");
         assert_eq!(IdempotencyRecord::from_json(&bad_state).unwrap_err().code(), "invalid_type");
         assert_eq!(IdempotencyRecord::from_json("{").unwrap_err().code(), "invalid_json");
+        // A stored body is the application's: no document size limit.
+        let mut big = r.clone();
+        big.response =
+            Some(StoredResponse { status: Some(200), headers: vec![], body: Some("x".repeat(3 << 20).into()) });
+        assert_eq!(IdempotencyRecord::from_json(&big.to_json()).unwrap(), big);
+        let huge_key = format!(r#"{{"key": "{}"}}"#, "k".repeat(2 << 20));
+        assert_eq!(IdempotencyRecord::from_json(&huge_key).unwrap_err().code(), "missing_field");
     }
 
     #[test]

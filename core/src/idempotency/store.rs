@@ -429,7 +429,8 @@ pub fn record_from_row(row: &Value) -> Result<(IdempotencyRecord, String)> {
     let response = match get("response") {
         None => None,
         Some(Value::String(s)) => {
-            Some(serde_json::from_str::<StoredResponse>(s).map_err(|e| bad("response", &e.to_string()))?)
+            let r = crate::doc::parse_any_size(s).and_then(|r| StoredResponse::from_value(r, "response"));
+            Some(r.map_err(|e| bad("response", e.reason()))?)
         }
         Some(_) => return Err(bad("response", "must be text")),
     };

@@ -251,7 +251,9 @@ fn record_decide(case: &Case) -> Result<(), String> {
 fn response_of(v: Option<&Value>) -> Result<Option<idem::StoredResponse>, String> {
     match v {
         None | Some(Value::Null) => Ok(None),
-        Some(r) => serde_json::from_value(r.clone()).map(Some).map_err(|e| format!("bad response: {e}")),
+        Some(r) => {
+            idem::StoredResponse::from_value(r.clone(), "response").map(Some).map_err(|e| format!("bad response: {e}"))
+        }
     }
 }
 
