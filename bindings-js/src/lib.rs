@@ -78,7 +78,8 @@ pub fn info() -> Value {
     })
 }
 
-/// Writes a snake_case key in camelCase.
+/// Writes a snake_case key in camelCase (ASCII, as every key of the core is:
+/// no Unicode case tables in the wasm module).
 #[doc(hidden)]
 pub fn camel(k: &str) -> String {
     let mut out = String::with_capacity(k.len());
@@ -87,7 +88,7 @@ pub fn camel(k: &str) -> String {
         if ch == '_' {
             up = true;
         } else if up {
-            out.extend(ch.to_uppercase());
+            out.push(ch.to_ascii_uppercase());
             up = false;
         } else {
             out.push(ch);
