@@ -55,9 +55,16 @@ impl Class {
     }
 }
 
-/// An error on its way to JavaScript: the factory's four arguments.
+/// An error on its way to JavaScript: the factory's four arguments, boxed
+/// so that every `Result` of the bindings stays one pointer wide (smaller
+/// code where errors pass up; docs/js.md, "Size"). Its parts read through
+/// `Deref` (`e.code`, `e.message`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Error {
+pub struct Error(Box<ErrorParts>);
+
+/// What an [`Error`] carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorParts {
     /// The class to throw.
     pub class: Class,
     /// The stable code (`.code`).
@@ -70,6 +77,13 @@ pub struct Error {
 
 /// A result whose error becomes a JavaScript error object.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl std::ops::Deref for Error {
+    type Target = ErrorParts;
+    fn deref(&self) -> &ErrorParts {
+        &self.0
+    }
+}
 
 impl Error {
     /// Returns the error factory's four arguments, `(kind, code, field, message)`:
@@ -105,7 +119,7 @@ impl Error {
     #[cold]
     pub fn core(e: &retrycore::Error, domain: ErrorDomain) -> Error {
         let class = Class::of(e.kind().class(domain));
-        Error { class, code: e.code(), field: e.field().to_owned(), message: e.to_string() }
+        Error(Box::new(ErrorParts { class, code: e.code(), field: e.field().to_owned(), message: e.to_string() }))
     }
 
     /// Maps a core error about options, documents or arguments, or the

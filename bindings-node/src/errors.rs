@@ -42,7 +42,7 @@ pub(crate) fn throw(env: &Env, e: retrycore_js::Error) -> Error {
         Ok(v) => Error::from(v),
         // Without the JS layer (or if the factory threw): still an Error
         // object with `.code`, never a string.
-        Err(_) => Error::from(JsRangeError::from(Error::new(e.code, e.message)).into_unknown(*env)),
+        Err(_) => Error::from(JsRangeError::from(Error::new(e.code, e.message.clone())).into_unknown(*env)),
     }
 }
 

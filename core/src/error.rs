@@ -341,8 +341,15 @@ impl fmt::Display for ErrorCode {
 /// lowercase reason without a trailing period.
 ///
 /// Displayed as `field: reason` (or just the reason when no field applies).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Error {
+///
+/// One pointer wide (its parts are boxed): every `Result` the core returns
+/// stays small, which keeps the code that passes errors up small too
+/// (docs/js.md, "Size").
+#[derive(Clone, PartialEq, Eq)]
+pub struct Error(Box<Parts>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Parts {
     code: ErrorCode,
     field: Cow<'static, str>,
     reason: String,
@@ -351,27 +358,27 @@ pub struct Error {
 impl Error {
     /// Creates an error of the given kind about `field`.
     pub fn new(code: ErrorCode, field: impl Into<Cow<'static, str>>, reason: impl Into<String>) -> Self {
-        Error { code, field: field.into(), reason: reason.into() }
+        Error(Box::new(Parts { code, field: field.into(), reason: reason.into() }))
     }
 
     /// Returns the kind of the error.
     pub fn kind(&self) -> ErrorCode {
-        self.code
+        self.0.code
     }
 
     /// Returns the stable snake_case code (`"invalid_duration"`, …).
     pub fn code(&self) -> &'static str {
-        self.code.code()
+        self.0.code.code()
     }
 
     /// Returns the dotted path of the field concerned (`"backoff.initial"`), or `""`.
     pub fn field(&self) -> &str {
-        &self.field
+        &self.0.field
     }
 
     /// Returns the reason alone, without the field.
     pub fn reason(&self) -> &str {
-        &self.reason
+        &self.0.reason
     }
 
     /// Returns the same error about `prefix.field` (used when a nested
@@ -380,23 +387,34 @@ impl Error {
         if prefix.is_empty() {
             return self;
         }
-        self.field = if self.field.is_empty() {
+        let field = &self.0.field;
+        self.0.field = if field.is_empty() {
             Cow::Owned(prefix.to_owned())
-        } else if self.field.starts_with('[') {
-            Cow::Owned(format!("{prefix}{}", self.field))
+        } else if field.starts_with('[') {
+            Cow::Owned(format!("{prefix}{field}"))
         } else {
-            Cow::Owned(format!("{prefix}.{}", self.field))
+            Cow::Owned(format!("{prefix}.{field}"))
         };
         self
     }
 }
 
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("code", &self.0.code)
+            .field("field", &self.0.field)
+            .field("reason", &self.0.reason)
+            .finish()
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            f.write_str(&self.reason)
+        if self.0.field.is_empty() {
+            f.write_str(&self.0.reason)
         } else {
-            write!(f, "{}: {}", self.field, self.reason)
+            write!(f, "{}: {}", self.0.field, self.0.reason)
         }
     }
 }
