@@ -239,8 +239,13 @@ fn record_decide(case: &Case) -> Result<(), String> {
         let got = json!({"decision": "missing_key", "http": http_json(Some(idem::missing_key_answer(&cfg)))});
         return eq("decision", &got, case.expect());
     };
-    let record = case.get("record").map(record_of).transpose()?;
-    let got = idem::decide(record.as_ref(), key, need_str(case, "fingerprint")?, need_u64(case, "now")?, &cfg);
+    let (fingerprint, now) = (need_str(case, "fingerprint")?, need_u64(case, "now")?);
+    // A stored record that does not read is the case's error (decide never sees it).
+    let record = case.get("record").map(|v| idem::IdempotencyRecord::from_json(&v.to_string())).transpose();
+    let got = match &record {
+        Ok(r) => idem::decide(r.as_ref(), key, fingerprint, now, &cfg),
+        Err(e) => Err(e.clone()),
+    };
     outcome(case, got, |d, want| {
         let mut v = serde_json::to_value(&d).map_err(|e| e.to_string())?;
         v["http"] = http_json(d.http(&cfg));

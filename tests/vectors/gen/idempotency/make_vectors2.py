@@ -70,6 +70,16 @@ for name, bad in [("empty key", ""), ("space in the key", "order 1001"), ("non-A
     del c["expect"]
     c["error"] = "invalid_key"; c["error_field"] = "key"
     rd.append(c)
+# A stored record that does not read as one (docs/idempotency.md, "Records": to_json / from_json).
+no_fence = rec(); del no_fence["fence"]
+for name, bad, code in [("whose state is not a string", {**rec(), "state": 1}, "invalid_type"),
+                        ("whose response is an array of its fields, not an object", done("succeeded", 1, response=[201]), "invalid_type"),
+                        ("with a key a record does not define", {**rec(), "fencing": 1}, "unknown_key"),
+                        ("without its fence", no_fence, "missing_field")]:
+    c = d(f"a stored record {name}: {code}", None, bad)
+    del c["expect"]
+    c["error"] = code; c["error_field"] = "record"
+    rd.append(c)
 rd += [
  {"name": "no Idempotency-Key where one is required: 400", "key": None, "expect": {"decision": "missing_key", "http": {"status": 400, "error_type": None, "title": "Idempotency-Key is missing", "retry_after_s": None}}},
 ]
