@@ -70,16 +70,20 @@ impl StoredResponse {
     /// # Errors
     /// `unknown_key` for a key it does not define, `invalid_type` for a
     /// value of the wrong type, the first in key order; each names `field`.
-    pub fn from_value(mut v: Value, field: &str) -> Result<Self> {
+    pub fn from_value(v: Value, field: &str) -> Result<Self> {
         check_response(&v, field)?;
+        Ok(Self::from_checked(v))
+    }
+
+    /// The response in `v`, which [`check_response`] has passed.
+    fn from_checked(mut v: Value) -> Self {
         // Moved out, not cloned: the body may be large.
         let body = v.get_mut("body").map(Value::take).filter(|b| !b.is_null());
         let status = v.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok());
-        let headers = v
-            .get("headers")
-            .and_then(Value::as_array)
-            .map_or_else(Vec::new, |hs| hs.iter().filter_map(header).collect());
-        Ok(StoredResponse { status, headers, body })
+        let headers = v.get("headers").and_then(Value::as_array).map_or_else(Vec::new, |hs| {
+            hs.iter().filter_map(header).map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+        });
+        StoredResponse { status, headers, body }
     }
 }
 
@@ -94,9 +98,9 @@ fn check_response(v: &Value, field: &str) -> Result<()> {
 }
 
 /// A header, `[name, value]`.
-fn header(h: &Value) -> Option<(String, String)> {
+fn header(h: &Value) -> Option<(&str, &str)> {
     match h.as_array().map(Vec::as_slice) {
-        Some([Value::String(k), Value::String(v)]) => Some((k.clone(), v.clone())),
+        Some([Value::String(k), Value::String(v)]) => Some((k, v)),
         _ => None,
     }
 }
@@ -225,7 +229,7 @@ impl IdempotencyRecord {
             lease_until_ms: int("lease_until_ms").unwrap_or_default(),
             completed_ms: int("completed_ms"),
             expires_at_ms: int("expires_at_ms").unwrap_or_default(),
-            response: response.map(|r| StoredResponse::from_value(r, "record")).transpose()?,
+            response: response.map(StoredResponse::from_checked),
             failure_category: text("failure_category"),
         })
     }
