@@ -15,7 +15,7 @@ use retrycore::breaker::{
 use retrycore::classify::Classifier;
 use retrycore::limits;
 use retrycore::ErrorCode;
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 use std::marker::PhantomData;
 use std::sync::MutexGuard;
 

@@ -8,7 +8,7 @@ use crate::options::read_object;
 use retrycore::budget::{Budget as CoreBudget, BudgetConfig, FailureFacts, Refusal, SharedBudget};
 use retrycore::classify::Category;
 use retrycore::ErrorCode;
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 use std::marker::PhantomData;
 use std::sync::MutexGuard;
 

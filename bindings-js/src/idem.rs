@@ -11,7 +11,7 @@ use crate::host::{draw, quote, wall_ms, whole_ms, Host};
 use retrycore::duration::from_millis_f64;
 use retrycore::idempotency as idem;
 use retrycore::ErrorCode;
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 use std::time::Duration;
 
 /// A maximum key length: any whole number (the core's count rule, as in Python); the core bounds it from below.

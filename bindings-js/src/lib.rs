@@ -50,7 +50,7 @@ use host::{ms, ns, u64_arg, wall_ms};
 
 use retrycore::rng::{Rng as _, Xoshiro256pp};
 use retrycore::{duration, ErrorClass, ErrorCode, ErrorDomain};
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 
 /// Returns what the JS layer reads at load — not from the backend: the
 /// surface test writes it into `bindings-node/lib/generated.ts` (`INFO`),
@@ -64,7 +64,7 @@ use serde_json::{json, Value};
 pub fn info() -> Value {
     let mut t = retrycore::tables::host_tables();
     let names = |pairs: &mut dyn Iterator<Item = (&str, Class)>| -> Value {
-        pairs.map(|(k, c)| (k.to_owned(), Value::from(c.name()))).collect::<serde_json::Map<_, _>>().into()
+        pairs.map(|(k, c)| (k.to_owned(), Value::from(c.name()))).collect::<retrycore::json::Map<_, _>>().into()
     };
     t["js_classes"] = names(&mut ErrorClass::ALL.iter().map(|c| (c.code(), Class::of(*c))));
     let class = |c: &ErrorCode| Class::of(c.class(ErrorDomain::Config));

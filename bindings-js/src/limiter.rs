@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::host::{count, now_ns, Host};
 use crate::options::read_object;
 use retrycore::limiters::{AttemptKind, Completion, Limiter as CoreLimiter, LimiterConfig, Signal};
-use serde_json::Value;
+use retrycore::json::Value;
 use std::marker::PhantomData;
 use std::sync::{Mutex, MutexGuard};
 

@@ -7,7 +7,7 @@
 //! Errors keep the core's field path.
 
 use crate::error::{Error, Result};
-use serde_json::Value;
+use retrycore::json::Value;
 
 /// Nanoseconds in the unit of a bare duration number: JS milliseconds.
 pub const MS: f64 = 1e6;

@@ -19,7 +19,7 @@ use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use retrycore::surface::{self, Ended, Ending, Observed};
 use retrycore::ErrorCode;
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::marker::PhantomData;

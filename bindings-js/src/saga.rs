@@ -8,7 +8,7 @@ use crate::options::parse;
 use retrycore::compensation::{CompensationPlan, CompensationRun as CoreRun, Outcome, Planned};
 use retrycore::dead_letter_replay::Replay;
 use retrycore::idempotency::DeadLetter;
-use serde_json::Value;
+use retrycore::json::Value;
 use std::marker::PhantomData;
 
 /// A saga's compensation run as the surface drives it.

@@ -17,7 +17,7 @@ mod errors;
 use napi::{Env, Result};
 use napi_derive::napi;
 use retrycore_js as js;
-use serde_json::Value;
+use retrycore::json::Value;
 
 pub(crate) use errors::OrThrow;
 

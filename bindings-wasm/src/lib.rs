@@ -25,7 +25,7 @@ mod floor;
 
 use retrycore::ErrorCode;
 use retrycore_js as rjs;
-use serde_json::Value;
+use retrycore::json::Value;
 use wasm_bindgen::prelude::*;
 
 pub(crate) use errors::hot;

@@ -25,7 +25,7 @@ use crate::duration::format_duration;
 use crate::error::{Error, ErrorCode, Result};
 use crate::metrics;
 use crate::session::GiveUpReason;
-use serde_json::{json, Map, Value};
+use crate::json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

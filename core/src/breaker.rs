@@ -25,7 +25,7 @@ use crate::{Error, ErrorCode, Result};
 #[cfg(test)]
 use serde::Deserialize;
 use serde::Serialize;
-use serde_json::Value;
+use crate::json::Value;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -534,7 +534,7 @@ impl BreakerConfig {
 
     /// Writes the settings as a document object (every key, defaults included).
     pub fn to_json_value(&self) -> Value {
-        let mut m = serde_json::Map::new();
+        let mut m = crate::json::Map::new();
         m.insert("kind".into(), self.kind.name().into());
         if let Some(n) = &self.name {
             m.insert("name".into(), n.as_str().into());
@@ -571,7 +571,7 @@ impl BreakerConfig {
                 .count_rules
                 .iter()
                 .map(|r| {
-                    let mut o = serde_json::Map::new();
+                    let mut o = crate::json::Map::new();
                     classify::matcher_to_json(&r.when, &mut o);
                     o.insert("count".into(), r.count.code().into());
                     Value::Object(o)
@@ -2079,7 +2079,7 @@ impl BreakerSnapshot {
 /// the member at fault.
 mod snapshot {
     use super::{BreakerSnapshot, OpenMetrics, SamplingSnapshot, SamplingWindow, SnapshotBucket, State, WindowTotals};
-    use serde_json::{Map, Value};
+    use crate::json::{Map, Value};
 
     type Read<T> = std::result::Result<T, String>;
 
@@ -2284,7 +2284,6 @@ mod tests {
 
     #[test]
     fn typed_over_reads_bare_numbers_only_in_the_keyword_options() {
-        use serde_json::json;
         let c =
             BreakerConfig::from_typed_over(&json!({"name": "b"}), &json!({"wait_duration_in_open_state": 2.5}), 1e9)
                 .unwrap();
@@ -2314,10 +2313,10 @@ mod tests {
 
     #[test]
     fn needs_message_only_with_a_message_counting_rule() {
-        let cfg = |v: serde_json::Value| BreakerConfig::from_json_value(&v, "").unwrap();
+        let cfg = |v: crate::json::Value| BreakerConfig::from_json_value(&v, "").unwrap();
         assert!(!BreakerConfig::default().needs_message());
-        assert!(!cfg(serde_json::json!({"count": [{"name": "ValueError", "count": "ignored"}]})).needs_message());
-        assert!(cfg(serde_json::json!({"count": [{"message": "quota", "count": "ignored"}]})).needs_message());
+        assert!(!cfg(json!({"count": [{"name": "ValueError", "count": "ignored"}]})).needs_message());
+        assert!(cfg(json!({"count": [{"message": "quota", "count": "ignored"}]})).needs_message());
     }
 
     #[test]
@@ -2507,9 +2506,9 @@ mod tests {
                 "sampling", "not_permitted", "half_open_attempts", "open_metrics", "open_wait_given", "extra",
                 "trials.calls", "trials.slow_failures", "trials.extra", "sampling.windows", "sampling.started_age_ns",
                 "sampling.extra", "sampling.successes"];
-            let values = [serde_json::json!(null), serde_json::json!(1), serde_json::json!(-1), serde_json::json!(1.5),
-                serde_json::json!("open"), serde_json::json!("trials"), serde_json::json!([]), serde_json::json!({}),
-                serde_json::json!([1, 2]), serde_json::json!([256]), serde_json::json!(u64::MAX), serde_json::json!(true)];
+            let values = [json!(null), json!(1), json!(-1), json!(1.5),
+                json!("open"), json!("trials"), json!([]), json!({}),
+                json!([1, 2]), json!([256]), json!(u64::MAX), json!(true)];
             for (k, x, op) in edits {
                 let (obj, key) = match keys[k].split_once('.') {
                     Some((outer, inner)) => (v.get_mut(outer).and_then(|r| r.as_object_mut()), inner),

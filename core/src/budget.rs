@@ -27,7 +27,7 @@ use crate::doc::Obj;
 use crate::duration::format_duration;
 use crate::{Error, ErrorCode, Result};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use crate::json::Value;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -728,7 +728,7 @@ impl BudgetConfig {
 
     /// Writes the settings as a document object.
     pub fn to_json_value(&self) -> Value {
-        let mut m = serde_json::Map::new();
+        let mut m = crate::json::Map::new();
         m.insert("kind".into(), self.kind_name().into());
         m.insert("name".into(), self.name.as_str().into());
         match &self.kind {
@@ -944,25 +944,25 @@ impl Budget {
                 settle_bucket(&mut settled, &self.config.kind, now);
                 match settled {
                     Tokens::Bucket { tokens, fraction, .. } if fraction > 0.0 => {
-                        serde_json::json!({ "tokens": tokens, "fraction": fraction })
+                        json!({ "tokens": tokens, "fraction": fraction })
                     }
-                    Tokens::Bucket { tokens, .. } => serde_json::json!({ "tokens": tokens }),
+                    Tokens::Bucket { tokens, .. } => json!({ "tokens": tokens }),
                     _ => Value::Null,
                 }
             }
-            Tokens::Grpc { milli } => serde_json::json!({ "tokens": *milli as f64 / 1000.0 }),
+            Tokens::Grpc { milli } => json!({ "tokens": *milli as f64 / 1000.0 }),
             Tokens::Ratio { ring } => {
                 let (requests, retries) = ring.sums(now);
-                serde_json::json!({ "requests": requests, "retries": retries })
+                json!({ "requests": requests, "retries": retries })
             }
-            Tokens::Concurrency { calls, retries, .. } => serde_json::json!({ "calls": calls, "retries": retries }),
+            Tokens::Concurrency { calls, retries, .. } => json!({ "calls": calls, "retries": retries }),
             Tokens::Finagle { adder, withdrawal, reserve, .. } => {
                 let count = adder.clone().sum((now / 1_000_000) as i64) + reserve;
-                serde_json::json!({ "tokens": count, "balance": count / withdrawal })
+                json!({ "tokens": count, "balance": count / withdrawal })
             }
             Tokens::Adaptive { ring } => {
                 let (requests, accepts) = ring.sums(now);
-                serde_json::json!({ "requests": requests, "accepts": accepts })
+                json!({ "requests": requests, "accepts": accepts })
             }
         }
     }
@@ -1466,7 +1466,7 @@ mod tests {
         }
         assert!(b.check(0, Category::ServerError, false, false).is_ok());
         // All of it leaves the window after 10 s.
-        assert_eq!(b.level(20 * NS_PER_S), serde_json::json!({"requests": 0, "retries": 0}));
+        assert_eq!(b.level(20 * NS_PER_S), json!({"requests": 0, "retries": 0}));
     }
 
     #[test]

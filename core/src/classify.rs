@@ -17,7 +17,7 @@
 use crate::doc::{self, Obj};
 use crate::retry_after::{read_headers, ServerAdvice};
 use crate::{Error, ErrorCode, Result};
-use serde_json::Value;
+use crate::json::Value;
 
 /// The name a binding puts in the cause chain for retrycore's own give-up
 /// error (a `GiveUp` marked exhausted), so outer layers see `retry_exhausted`.
@@ -163,13 +163,13 @@ impl Reads {
             .responses
             .iter()
             .map(|r| {
-                serde_json::json!({"clients": r.clients, "status": r.status, "headers": r.headers,
+                json!({"clients": r.clients, "status": r.status, "headers": r.headers,
                     "method": r.method, "guard": r.guard})
             })
             .collect();
         let phase: Vec<Value> =
-            self.connect_phase.iter().map(|(a, v)| serde_json::json!({"attribute": a, "values": v})).collect();
-        serde_json::json!({"error_method": self.error_method, "responses": responses, "connect_phase": phase})
+            self.connect_phase.iter().map(|(a, v)| json!({"attribute": a, "values": v})).collect();
+        json!({"error_method": self.error_method, "responses": responses, "connect_phase": phase})
     }
 }
 
@@ -1571,7 +1571,7 @@ pub(crate) fn parse_name_list(v: &Value, field: &str, retry: RetryRule) -> Resul
 }
 
 /// Writes a matcher's keys into a document object.
-pub(crate) fn matcher_to_json(r: &Matcher, m: &mut serde_json::Map<String, Value>) {
+pub(crate) fn matcher_to_json(r: &Matcher, m: &mut crate::json::Map<String, Value>) {
     let many = |xs: Vec<Value>| {
         if xs.len() == 1 {
             xs.into_iter().next().unwrap_or(Value::Null)
@@ -1609,7 +1609,7 @@ pub(crate) fn matcher_to_json(r: &Matcher, m: &mut serde_json::Map<String, Value
 
 /// Writes a rule back as a document object.
 pub fn rule_to_json(r: &Rule) -> Value {
-    let mut m = serde_json::Map::new();
+    let mut m = crate::json::Map::new();
     matcher_to_json(&r.when, &mut m);
     m.insert("retry".into(), Value::from(r.retry.code()));
     if let Some(c) = r.set_category {
@@ -1621,7 +1621,6 @@ pub fn rule_to_json(r: &Rule) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn builtin_names_are_the_name_rows_of_the_tables() {
@@ -1651,8 +1650,8 @@ mod tests {
             assert_eq!((e.code(), e.field()), ("out_of_range", "status"), "{bad}");
         }
         // The rule reader's range is the same one.
-        assert!(status_value(&serde_json::json!(999), "s").is_ok());
-        assert_eq!(status_value(&serde_json::json!(1000), "s").unwrap_err().code(), "out_of_range");
+        assert!(status_value(&json!(999), "s").is_ok());
+        assert_eq!(status_value(&json!(1000), "s").unwrap_err().code(), "out_of_range");
     }
 
     #[test]
@@ -1741,7 +1740,7 @@ mod tests {
         assert!(!v.retryable);
     }
 
-    fn rules(doc: serde_json::Value) -> Classifier {
+    fn rules(doc: crate::json::Value) -> Classifier {
         crate::policy::PolicyConfig::from_json_value(&doc).unwrap().classifier
     }
 
@@ -1749,7 +1748,7 @@ mod tests {
     fn message_rules_match_substrings_and_globs() {
         // go-retryablehttp client.go baseRetryPolicy: redirect-limit, scheme,
         // invalid-header and certificate messages are not retried.
-        let c = rules(serde_json::json!({"classification": {"rules": [
+        let c = rules(json!({"classification": {"rules": [
             {"message": ["*stopped after * redirects", "unsupported protocol scheme", "invalid header",
                          "certificate is not trusted"], "retry": "never"},
             {"name": "*", "retry": "always"}]}}));
@@ -1771,7 +1770,6 @@ mod tests {
 
     #[test]
     fn retryable_trait_reads_true_an_object_and_refuses_the_rest() {
-        use serde_json::json;
         let r = |v: Value| RetryableTrait::from_json(&v, "retryable");
         assert_eq!(r(json!(true)).unwrap(), Some(RetryableTrait { throttling: false }));
         assert_eq!(r(json!(false)).unwrap(), None);
@@ -1798,10 +1796,10 @@ mod tests {
         // Markers and user rules still come first.
         let v = classify(&Failure { error_names: &[RETRY_EXHAUSTED_NAME], retryable: t(true), ..Default::default() });
         assert_eq!(v.category, Category::RetryExhausted);
-        let c = rules(serde_json::json!({"classification": {"rules": [{"status": 400, "retry": "never"}]}}));
+        let c = rules(json!({"classification": {"rules": [{"status": 400, "retry": "never"}]}}));
         assert!(!c.classify(&Failure { status: Some(400), retryable: t(true), ..Default::default() }).retryable);
         // With the tables off the trait is not read.
-        let c = rules(serde_json::json!({"classification": {"defaults": false}}));
+        let c = rules(json!({"classification": {"defaults": false}}));
         assert!(!c.classify(&Failure { retryable: t(true), ..Default::default() }).retryable);
     }
 

@@ -19,7 +19,7 @@ use crate::doc::{self, Obj};
 use crate::idempotency::DeadLetter;
 use crate::policy::{PolicyConfig, Purpose};
 use crate::{Error, ErrorCode, Result};
-use serde_json::{json, Value};
+use crate::json::Value;
 
 /// The most steps a saga may have.
 pub const MAX_STEPS: usize = 1024;

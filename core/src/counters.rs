@@ -66,12 +66,12 @@ impl CountersSnapshot {
     }
 
     /// Writes the counters as a JSON object with the usual metric names.
-    pub fn to_json_value(&self) -> serde_json::Value {
-        let mut exhausted = serde_json::Map::new();
+    pub fn to_json_value(&self) -> crate::json::Value {
+        let mut exhausted = crate::json::Map::new();
         for r in GiveUpReason::ALL {
             exhausted.insert(r.code().into(), self.exhausted[r as usize].into());
         }
-        serde_json::json!({
+        json!({
             "retry_attempts_total": self.attempts,
             "operations_total": self.operations,
             "retries_by_number": self.retries.to_vec(),

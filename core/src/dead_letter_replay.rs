@@ -25,7 +25,7 @@ use crate::classify::{self, Category, RetryRule};
 use crate::doc::Obj;
 use crate::idempotency::{format_rfc3339_ms, DeadLetter, DeadLetterStatus};
 use crate::{Error, ErrorCode, Result};
-use serde_json::{json, Value};
+use crate::json::Value;
 
 /// The version of the audit record's schema.
 pub const AUDIT_VERSION: u32 = 1;

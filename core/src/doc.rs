@@ -3,7 +3,7 @@
 
 use crate::duration::parse_duration;
 use crate::{Error, ErrorCode, Result};
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 /// Returns the JSON type name of a value, for error messages.
 pub(crate) fn type_name(v: &Value) -> &'static str {
@@ -72,7 +72,7 @@ impl crate::idempotency::json::Tree for Value {
             }
         }
         match n.text.parse::<f64>() {
-            Ok(f) if f.is_finite() => Ok(serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            Ok(f) if f.is_finite() => Ok(crate::json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
             _ => Err((ErrorCode::InvalidJson, format!("number {} is out of range", n.text))),
         }
     }

@@ -26,6 +26,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[macro_use]
+pub mod json;
 pub mod alerts;
 pub mod backoff;
 pub mod breaker;
@@ -61,7 +63,7 @@ pub use error::{Error, ErrorClass, ErrorCode, ErrorDomain, ErrorFamily, Result};
 /// [`limits::MAX_DOCUMENT_BYTES`], a key given twice in one object refused,
 /// any syntax error `invalid_json` (docs/limits.md). Hosts that hand typed
 /// options or breaker and budget objects over as text parse them with it.
-pub fn parse_document(text: &str) -> Result<serde_json::Value> {
+pub fn parse_document(text: &str) -> Result<crate::json::Value> {
     doc::parse_json(text)
 }
 
@@ -71,7 +73,7 @@ pub fn parse_document(text: &str) -> Result<serde_json::Value> {
 ///
 /// # Errors
 /// `invalid_json`, as [`parse_document`].
-pub fn parse_stored(text: &str) -> Result<serde_json::Value> {
+pub fn parse_stored(text: &str) -> Result<crate::json::Value> {
     doc::parse_any_size(text)
 }
 

@@ -18,7 +18,7 @@ use crate::doc::{self, Obj};
 use crate::duration::{format_duration, human};
 use crate::policy::{LongServerDelay, PolicyConfig, Purpose};
 use crate::{Error, ErrorCode, Result};
-use serde_json::Value;
+use crate::json::Value;
 
 /// How serious a finding is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

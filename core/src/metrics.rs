@@ -10,7 +10,7 @@ use crate::breaker::State;
 use crate::doc::{join, type_name, Obj};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::{GiveUpReason, RejectReason};
-use serde_json::Value;
+use crate::json::Value;
 
 /// What a metric is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -233,8 +233,8 @@ impl Instrument {
     }
 
     /// Writes the instrument as JSON (what `host_tables()["metrics"]` lists).
-    pub fn to_json_value(&self) -> serde_json::Value {
-        serde_json::json!({
+    pub fn to_json_value(&self) -> crate::json::Value {
+        json!({
             "name": self.name,
             "prometheus": self.prometheus,
             "prometheus_labels": self.prometheus_labels(),
@@ -486,10 +486,10 @@ pub struct Sample {
 
 impl Sample {
     /// Writes the sample as JSON: `{"name", "op", "labels": {name: value}, "value"}`.
-    pub fn to_json_value(&self) -> serde_json::Value {
-        let labels: serde_json::Map<String, serde_json::Value> =
+    pub fn to_json_value(&self) -> crate::json::Value {
+        let labels: crate::json::Map<String, crate::json::Value> =
             self.instrument.labels.iter().zip(&self.labels).map(|(k, v)| ((*k).to_owned(), v.clone().into())).collect();
-        serde_json::json!({"name": self.instrument.name, "op": self.op.code(), "labels": labels, "value": self.value})
+        json!({"name": self.instrument.name, "op": self.op.code(), "labels": labels, "value": self.value})
     }
 }
 
@@ -892,13 +892,13 @@ pub const RESEND_COUNT: &str = "http.request.resend_count";
 /// `{"maps": {"default": [...], …}, "idempotency_outcomes": [...],
 /// "idempotency_decisions": {"execute": "executed", …}, "resend_count": "http.request.resend_count"}`.
 pub fn tables() -> Value {
-    let maps: serde_json::Map<String, Value> = NameMap::ALL
+    let maps: crate::json::Map<String, Value> = NameMap::ALL
         .iter()
         .map(|m| (m.code().to_owned(), m.instruments().iter().map(Instrument::to_json_value).collect()))
         .collect();
-    let decisions: serde_json::Map<String, Value> =
+    let decisions: crate::json::Map<String, Value> =
         IDEMPOTENCY_DECISIONS.iter().map(|(d, o)| ((*d).to_owned(), Value::from(*o))).collect();
-    serde_json::json!({"maps": maps, "idempotency_outcomes": IDEMPOTENCY_OUTCOMES, "idempotency_decisions": decisions,
+    json!({"maps": maps, "idempotency_outcomes": IDEMPOTENCY_OUTCOMES, "idempotency_decisions": decisions,
         "resend_count": RESEND_COUNT})
 }
 
@@ -923,7 +923,7 @@ mod tests {
         assert_eq!(names.len(), ALL.len());
     }
 
-    fn ev(json: serde_json::Value) -> Event {
+    fn ev(json: crate::json::Value) -> Event {
         Event::read(&json, "").unwrap()
     }
 
@@ -940,25 +940,25 @@ mod tests {
             let mut seen = std::collections::BTreeSet::new();
             let events = [
                 ev(
-                    serde_json::json!({"event": "retry", "operation": "p", "attempt": 1, "max_attempts": 3, "attempt_duration": 0.1, "breaker": "b"}),
+                    json!({"event": "retry", "operation": "p", "attempt": 1, "max_attempts": 3, "attempt_duration": 0.1, "breaker": "b"}),
                 ),
                 ev(
-                    serde_json::json!({"event": "end", "operation": "p", "attempts": 2, "max_attempts": 3, "outcome": "success", "duration": 0.5, "attempt_duration": 0.1, "breaker": "b"}),
+                    json!({"event": "end", "operation": "p", "attempts": 2, "max_attempts": 3, "outcome": "success", "duration": 0.5, "attempt_duration": 0.1, "breaker": "b"}),
                 ),
                 ev(
-                    serde_json::json!({"event": "end", "operation": "p", "attempts": 3, "max_attempts": 3, "outcome": "budget_exhausted", "duration": 0.5, "budget": "q", "breaker": "b"}),
+                    json!({"event": "end", "operation": "p", "attempts": 3, "max_attempts": 3, "outcome": "budget_exhausted", "duration": 0.5, "budget": "q", "breaker": "b"}),
                 ),
                 ev(
-                    serde_json::json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "breaker_open", "duration": 0.5, "refused": true, "breaker": "b"}),
+                    json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "breaker_open", "duration": 0.5, "refused": true, "breaker": "b"}),
                 ),
                 ev(
-                    serde_json::json!({"event": "end", "operation": "p", "attempts": 0, "max_attempts": 3, "outcome": "limiter_rejected", "duration": 0.0}),
+                    json!({"event": "end", "operation": "p", "attempts": 0, "max_attempts": 3, "outcome": "limiter_rejected", "duration": 0.0}),
                 ),
-                ev(serde_json::json!({"event": "transition", "breaker": "b", "from": "closed", "to": "open"})),
+                ev(json!({"event": "transition", "breaker": "b", "from": "closed", "to": "open"})),
                 ev(
-                    serde_json::json!({"event": "breaker_state", "breaker": "b", "state": "closed", "failure_rate": 25.0}),
+                    json!({"event": "breaker_state", "breaker": "b", "state": "closed", "failure_rate": 25.0}),
                 ),
-                ev(serde_json::json!({"event": "idempotency", "operation": "orders", "outcome": "replayed"})),
+                ev(json!({"event": "idempotency", "operation": "orders", "outcome": "replayed"})),
             ];
             for e in &events {
                 for s in samples(map, e) {
@@ -981,10 +981,10 @@ mod tests {
 
     #[test]
     fn attempt_labels_are_capped_at_max_attempts() {
-        let e = ev(serde_json::json!({"event": "retry", "operation": "p", "attempt": 40, "max_attempts": 5}));
+        let e = ev(json!({"event": "retry", "operation": "p", "attempt": 40, "max_attempts": 5}));
         assert_eq!(names(NameMap::Default, &e), ["retry_attempts_total add [\"p\", \"5\"] 1"]);
         let e = ev(
-            serde_json::json!({"event": "retry", "operation": "p", "attempt": 40, "max_attempts": 5, "attempt_duration": 0.002}),
+            json!({"event": "retry", "operation": "p", "attempt": 40, "max_attempts": 5, "attempt_duration": 0.002}),
         );
         assert!(names(NameMap::Polly, &e)[0].contains("\"4\", \"true\"] 2"), "{:?}", names(NameMap::Polly, &e));
     }
@@ -992,30 +992,30 @@ mod tests {
     #[test]
     fn events_are_read_strictly() {
         let bad = [
-            (serde_json::json!({"event": "retry", "operation": "p", "attempt": 0, "max_attempts": 3}), "attempt"),
+            (json!({"event": "retry", "operation": "p", "attempt": 0, "max_attempts": 3}), "attempt"),
             (
-                serde_json::json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "nope", "duration": 1}),
+                json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "nope", "duration": 1}),
                 "outcome",
             ),
             (
-                serde_json::json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "success"}),
+                json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "success"}),
                 "duration",
             ),
             (
-                serde_json::json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "success", "duration": -1}),
+                json!({"event": "end", "operation": "p", "attempts": 1, "max_attempts": 3, "outcome": "success", "duration": -1}),
                 "duration",
             ),
             (
-                serde_json::json!({"event": "end", "operation": "p", "attempts": 0, "max_attempts": 3, "outcome": "attempts_exhausted", "duration": 0}),
+                json!({"event": "end", "operation": "p", "attempts": 0, "max_attempts": 3, "outcome": "attempts_exhausted", "duration": 0}),
                 "attempts",
             ),
-            (serde_json::json!({"event": "idempotency", "operation": "o", "outcome": "dup"}), "outcome"),
-            (serde_json::json!({"event": "transition", "breaker": "b", "from": "closed", "to": "ajar"}), "to"),
+            (json!({"event": "idempotency", "operation": "o", "outcome": "dup"}), "outcome"),
+            (json!({"event": "transition", "breaker": "b", "from": "closed", "to": "ajar"}), "to"),
             (
-                serde_json::json!({"event": "retry", "operation": "p", "attempt": 1, "max_attempts": 3, "extra": 1}),
+                json!({"event": "retry", "operation": "p", "attempt": 1, "max_attempts": 3, "extra": 1}),
                 "extra",
             ),
-            (serde_json::json!({"event": "tick"}), "event"),
+            (json!({"event": "tick"}), "event"),
         ];
         for (v, field) in bad {
             let e = Event::read(&v, "").unwrap_err();

@@ -20,7 +20,7 @@ use crate::profile::Profile;
 use crate::rng::{Rng, Xoshiro256pp};
 use crate::session::{Gate, RetrySession, SessionOptions};
 use crate::{Error, ErrorCode, Result};
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 use std::sync::{Arc, Mutex};
 
 /// The document format version this build reads.
@@ -191,8 +191,8 @@ fn jitter_value(v: &Value, field: &str, unit: Option<f64>) -> Result<Jitter> {
 fn jitter_to_json(j: Jitter) -> Value {
     match j {
         Jitter::None | Jitter::Full | Jitter::Equal => Value::from(j.name()),
-        Jitter::Proportional(f) | Jitter::Symmetric(f) => serde_json::json!({"kind": j.name(), "factor": f}),
-        Jitter::Additive(a) => serde_json::json!({"kind": "additive", "amount": format_duration(a)}),
+        Jitter::Proportional(f) | Jitter::Symmetric(f) => json!({"kind": j.name(), "factor": f}),
+        Jitter::Additive(a) => json!({"kind": "additive", "amount": format_duration(a)}),
     }
 }
 
@@ -429,7 +429,7 @@ impl PolicyConfig {
     /// `invalid_value` for an unknown profile name.
     pub fn for_profile(name: &str) -> Result<PolicyConfig> {
         let p = Profile::parse(name, "profile")?;
-        Self::from_json_value(&serde_json::json!({ "version": 1, "profile": p.name() }))
+        Self::from_json_value(&json!({ "version": 1, "profile": p.name() }))
     }
 
     /// Writes the policy as a document, every setting spelled out.
@@ -875,8 +875,8 @@ mod tests {
     #[test]
     fn typed_options_take_bare_durations_wherever_a_document_takes_a_duration() {
         // Every duration field, nested ones included, as strings and as host numbers.
-        let doc = |d: &dyn Fn(&str) -> serde_json::Value| {
-            serde_json::json!({
+        let doc = |d: &dyn Fn(&str) -> crate::json::Value| {
+            json!({
                 "initial": d("250ms"), "max_delay": d("20000ms"), "min_delay": d("1ms"),
                 "deadline": d("30000ms"), "attempt_timeout": d("2000ms"), "max_retry_after": d("60000ms"),
                 "jitter": {"kind": "additive", "amount": d("100ms")},
@@ -886,9 +886,9 @@ mod tests {
                 "budgets": [{"kind": "ratio", "window": d("10000ms")}, {"kind": "adaptive", "window": d("120000ms")}]
             })
         };
-        let strings = doc(&|s| serde_json::Value::from(s));
-        let ms = doc(&|s| serde_json::Value::from(s.trim_end_matches("ms").parse::<f64>().unwrap()));
-        let secs = doc(&|s| serde_json::Value::from(s.trim_end_matches("ms").parse::<f64>().unwrap() / 1000.0));
+        let strings = doc(&|s| crate::json::Value::from(s));
+        let ms = doc(&|s| crate::json::Value::from(s.trim_end_matches("ms").parse::<f64>().unwrap()));
+        let secs = doc(&|s| crate::json::Value::from(s.trim_end_matches("ms").parse::<f64>().unwrap() / 1000.0));
         let want = PolicyConfig::from_json_value(&strings).unwrap();
         assert_eq!(PolicyConfig::from_typed_value(&ms, 1e6).unwrap(), want);
         assert_eq!(PolicyConfig::from_typed_value(&secs, 1e9).unwrap(), want);
@@ -896,13 +896,13 @@ mod tests {
         let e = PolicyConfig::from_json_value(&ms).unwrap_err();
         assert_eq!((e.code(), e.field()), ("invalid_duration", "deadline"));
         let e = PolicyConfig::from_typed_value(
-            &serde_json::json!({"breaker": {"kind": "sampling", "sampling_duration": -1}}),
+            &json!({"breaker": {"kind": "sampling", "sampling_duration": -1}}),
             1e6,
         )
         .unwrap_err();
         assert_eq!((e.code(), e.field()), ("out_of_range", "breaker.sampling_duration"));
         // A jitter factor is not a duration.
-        let c = PolicyConfig::from_typed_value(&serde_json::json!({"jitter": 0.5}), 1e6).unwrap();
+        let c = PolicyConfig::from_typed_value(&json!({"jitter": 0.5}), 1e6).unwrap();
         assert_eq!(c.backoff.jitter(), crate::backoff::Jitter::Proportional(0.5));
     }
 
@@ -910,7 +910,6 @@ mod tests {
     fn typed_options_refuse_null_where_a_document_reads_it_as_not_given() {
         use crate::breaker::BreakerConfig;
         use crate::budget::BudgetConfig;
-        use serde_json::json;
         let field = |r: Result<()>| r.map_err(|e| (e.code(), e.field().to_owned(), e.reason().to_owned()));
         let refused = |f: &str| Err(("invalid_type", f.to_owned(), crate::doc::NULL_OPTION.to_owned()));
         assert!(PolicyConfig::from_json_value(&json!({"max_attempts": null})).is_ok());
@@ -926,7 +925,7 @@ mod tests {
         assert_eq!(over(json!({"name": null})), refused("name"));
         let g = |v| field(BudgetConfig::from_typed_value(&v, 1e6).map(drop));
         assert_eq!(g(json!({"kind": "ratio", "window": null})), refused("window"));
-        let g2 = |t| field(BudgetConfig::from_typed_over(&serde_json::Value::Null, &t, 1e9).map(drop));
+        let g2 = |t| field(BudgetConfig::from_typed_over(&crate::json::Value::Null, &t, 1e9).map(drop));
         assert_eq!(g2(json!({"kind": "token_bucket", "capacity": null})), refused("capacity"));
     }
 

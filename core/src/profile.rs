@@ -9,7 +9,7 @@
 //! each formula, its source, and each deviation from the anchor.
 
 use crate::{Error, ErrorCode, Result};
-use serde_json::Value;
+use crate::json::Value;
 
 /// An anchor whose arithmetic a policy reproduces.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -275,7 +275,7 @@ const ALIASES: &[(&str, &[&str])] = &[
 
 /// Merges a profile's defaults under a document object (keys the document
 /// gives, under any alias, win).
-pub(crate) fn merge_defaults(doc: &serde_json::Map<String, Value>, profile: Profile) -> serde_json::Map<String, Value> {
+pub(crate) fn merge_defaults(doc: &crate::json::Map<String, Value>, profile: Profile) -> crate::json::Map<String, Value> {
     let mut out = doc.clone();
     if let Value::Object(defaults) = profile.defaults() {
         for (k, v) in defaults {
@@ -551,7 +551,7 @@ mod tests {
     #[test]
     fn every_profile_has_valid_defaults() {
         for p in Profile::ALL {
-            let doc = serde_json::json!({"version": 1, "profile": p.name()});
+            let doc = json!({"version": 1, "profile": p.name()});
             let c = crate::policy::PolicyConfig::from_json_value(&doc).unwrap_or_else(|e| panic!("{}: {e}", p.name()));
             assert_eq!(c.profile, Some(p));
             let back = crate::policy::PolicyConfig::from_json(&c.to_json()).unwrap();

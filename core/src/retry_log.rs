@@ -23,7 +23,7 @@ use crate::doc::{uint, Obj};
 use crate::duration::format_duration;
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::GiveUpReason;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 /// How severe a record is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -260,7 +260,6 @@ pub fn record_json(text: &str) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     const MS: u64 = 1_000_000;
 

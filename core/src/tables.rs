@@ -19,7 +19,7 @@ use crate::error::{ErrorClass, ErrorCode, ErrorDomain};
 use crate::policy::PolicyConfig;
 use crate::profile::Profile;
 use crate::session::{GiveUpReason, RejectReason};
-use serde_json::{json, Map, Value};
+use crate::json::{Map, Value};
 
 impl BackoffKind {
     /// Every kind, in document order.

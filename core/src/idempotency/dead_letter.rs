@@ -10,7 +10,7 @@
 use super::rfc3339::{format_rfc3339_ms, parse_instant};
 use crate::{Error, ErrorCode, Result};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 /// Where a dead letter stands.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default, Serialize)]
@@ -450,7 +450,6 @@ impl DeadLetterBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn letter() -> DeadLetterBuilder {
         DeadLetter::builder("M-20260819-000123", json!({"order": 1001}))

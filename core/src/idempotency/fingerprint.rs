@@ -380,7 +380,6 @@ impl<'a> FingerprintOf<'a> {
 mod tests {
     use super::*;
     use crate::idempotency::{parse_json, JsonValue};
-    use serde_json::json;
 
     #[test]
     fn the_options_of_a_fingerprint_are_read_once() {

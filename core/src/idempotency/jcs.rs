@@ -12,12 +12,12 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 /// A JSON tree that the canonicalizer and the fingerprints accept:
-/// `serde_json::Value` and [`JsonValue`].
+/// `crate::json::Value` and [`JsonValue`].
 ///
 /// The trait is sealed; its methods are private to the crate.
 pub trait JsonInput: private::Sealed {}
 
-impl JsonInput for serde_json::Value {}
+impl JsonInput for crate::json::Value {}
 impl JsonInput for JsonValue {}
 
 pub(crate) mod private {
@@ -46,10 +46,10 @@ pub(crate) mod private {
 
 use private::{Node, Sealed};
 
-impl Sealed for serde_json::Value {
+impl Sealed for crate::json::Value {
     #[inline]
     fn node(&self) -> Node<'_, Self> {
-        use serde_json::Value as V;
+        use crate::json::Value as V;
         match self {
             V::Null => Node::Null,
             V::Bool(b) => Node::Bool(*b),
@@ -64,14 +64,14 @@ impl Sealed for serde_json::Value {
     }
 
     fn members<'a>(&'a self, out: &mut Vec<(&'a str, &'a Self)>) {
-        if let serde_json::Value::Object(m) = self {
+        if let crate::json::Value::Object(m) = self {
             out.extend(m.iter().map(|(k, v)| (k.as_str(), v)));
         }
     }
 
     fn member(&self, name: &str) -> Option<&Self> {
         match self {
-            serde_json::Value::Object(m) => m.get(name),
+            crate::json::Value::Object(m) => m.get(name),
             _ => None,
         }
     }
@@ -588,7 +588,7 @@ pub(crate) fn check_depth(depth: usize) -> Result<(), TreeError> {
     Ok(())
 }
 
-/// Returns the RFC 8785 canonical JSON of a `serde_json::Value`.
+/// Returns the RFC 8785 canonical JSON of a `crate::json::Value`.
 ///
 /// # Errors
 /// - `invalid_number` for an integer that a double cannot hold exactly
@@ -598,7 +598,7 @@ pub(crate) fn check_depth(depth: usize) -> Result<(), TreeError> {
 /// `serde_json` has already rounded integers beyond the 64-bit range and
 /// dropped duplicate keys when it parsed the text; use
 /// [`canonicalize_json`] on text to catch those too.
-pub fn canonicalize(value: &serde_json::Value) -> Result<String> {
+pub fn canonicalize(value: &crate::json::Value) -> Result<String> {
     canonicalize_any(value)
 }
 
@@ -759,15 +759,15 @@ mod tests {
 
     #[test]
     fn serde_values() {
-        let v: serde_json::Value = serde_json::from_str(r#"{"b":[1.0,1e2,100,-0.0],"a":"x"}"#).unwrap();
+        let v: crate::json::Value = serde_json::from_str(r#"{"b":[1.0,1e2,100,-0.0],"a":"x"}"#).unwrap();
         assert_eq!(canonicalize(&v).unwrap(), r#"{"a":"x","b":[1,100,100,0]}"#);
-        let big: serde_json::Value = serde_json::from_str("[9007199254740993]").unwrap();
+        let big: crate::json::Value = serde_json::from_str("[9007199254740993]").unwrap();
         let e = canonicalize(&big).unwrap_err();
         assert_eq!(e.code(), "invalid_number");
         assert!(e.reason().ends_with("at /0"), "{e}");
-        let neg: serde_json::Value = serde_json::from_str("-9007199254740993").unwrap();
+        let neg: crate::json::Value = serde_json::from_str("-9007199254740993").unwrap();
         assert_eq!(canonicalize(&neg).unwrap_err().code(), "invalid_number");
-        let min: serde_json::Value = serde_json::from_str("-9223372036854775808").unwrap();
+        let min: crate::json::Value = serde_json::from_str("-9223372036854775808").unwrap();
         assert_eq!(canonicalize(&min).unwrap(), "-9223372036854776000");
     }
 
@@ -796,20 +796,20 @@ mod tests {
         assert_eq!(cmp_utf16("é", "z"), Ordering::Greater);
     }
 
-    fn arb_json() -> impl Strategy<Value = serde_json::Value> {
+    fn arb_json() -> impl Strategy<Value = crate::json::Value> {
         let leaf = prop_oneof![
-            Just(serde_json::Value::Null),
-            any::<bool>().prop_map(serde_json::Value::Bool),
-            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| serde_json::json!(f)),
-            (-(1i64 << 53)..(1i64 << 53)).prop_map(|i| serde_json::json!(i)),
-            "\\PC{0,8}".prop_map(serde_json::Value::String),
-            any::<String>().prop_map(serde_json::Value::String),
+            Just(crate::json::Value::Null),
+            any::<bool>().prop_map(crate::json::Value::Bool),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+            (-(1i64 << 53)..(1i64 << 53)).prop_map(|i| json!(i)),
+            "\\PC{0,8}".prop_map(crate::json::Value::String),
+            any::<String>().prop_map(crate::json::Value::String),
         ];
         leaf.prop_recursive(4, 48, 6, |inner| {
             prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec(inner.clone(), 0..6).prop_map(crate::json::Value::Array),
                 prop::collection::vec((any::<String>(), inner), 0..6)
-                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+                    .prop_map(|m| crate::json::Value::Object(m.into_iter().collect())),
             ]
         })
     }
@@ -830,7 +830,7 @@ mod tests {
         #[test]
         fn canonical_form_reparses_equal_and_is_idempotent(v in arb_json()) {
             let c = canonicalize(&v).unwrap();
-            let back: serde_json::Value = serde_json::from_str(&c).unwrap();
+            let back: crate::json::Value = serde_json::from_str(&c).unwrap();
             prop_assert_eq!(canonicalize(&back).unwrap(), c.clone());
             prop_assert_eq!(canonicalize_json(&c).unwrap(), c.clone());
             let host = JsonValue::try_from(&v).unwrap();

@@ -1,6 +1,6 @@
 //! A JSON tree for hosts, and a parser that keeps what a fingerprint needs.
 //!
-//! `serde_json::Value` cannot carry a non-finite number, forgets duplicate
+//! `crate::json::Value` cannot carry a non-finite number, forgets duplicate
 //! keys and rounds integers beyond 64 bits on the way in, so bindings build a
 //! [`JsonValue`] from host values instead, and JSON text goes through
 //! [`parse_json`], which sees every number's spelling.
@@ -20,7 +20,7 @@ pub const MAX_DEPTH: usize = crate::limits::MAX_DEPTH;
 /// A JSON value as a host hands it over: numbers are doubles, objects keep
 /// their members in the host's order.
 ///
-/// Unlike `serde_json::Value`, a number may be non-finite and an object may
+/// Unlike `crate::json::Value`, a number may be non-finite and an object may
 /// repeat a key, so that [`canonicalize_value`](super::canonicalize_value)
 /// can refuse them with an error that says so, instead of the binding losing
 /// them silently. Dropping, cloning and comparing a value never recurse, so
@@ -202,15 +202,15 @@ impl fmt::Debug for JsonValue {
     }
 }
 
-impl TryFrom<&serde_json::Value> for JsonValue {
+impl TryFrom<&crate::json::Value> for JsonValue {
     type Error = Error;
 
-    /// Converts a `serde_json::Value`, refusing integers that a double cannot
+    /// Converts a `crate::json::Value`, refusing integers that a double cannot
     /// hold exactly (`invalid_number`) and nesting deeper than [`MAX_DEPTH`]
     /// (`too_deep`).
-    fn try_from(v: &serde_json::Value) -> Result<Self> {
-        fn go(v: &serde_json::Value, depth: usize) -> Result<JsonValue> {
-            use serde_json::Value as V;
+    fn try_from(v: &crate::json::Value) -> Result<Self> {
+        fn go(v: &crate::json::Value, depth: usize) -> Result<JsonValue> {
+            use crate::json::Value as V;
             if matches!(v, V::Array(_) | V::Object(_)) && depth >= MAX_DEPTH {
                 return Err(Error::new(ErrorCode::TooDeep, "value", format!("nesting deeper than {MAX_DEPTH} levels")));
             }
@@ -231,12 +231,12 @@ impl TryFrom<&serde_json::Value> for JsonValue {
     }
 }
 
-/// Converts a `serde_json::Number` to the double it denotes, or says why it cannot.
+/// Converts a `crate::json::Number` to the double it denotes, or says why it cannot.
 ///
 /// Integers are accepted when a double holds them exactly, or when their
 /// decimal spelling is exactly how ECMAScript prints the nearest double
 /// (`123456789012345680000`), so that canonical output parses back.
-pub(crate) fn serde_number(n: &serde_json::Number) -> std::result::Result<f64, String> {
+pub(crate) fn serde_number(n: &crate::json::Number) -> std::result::Result<f64, String> {
     if let Some(u) = n.as_u64() {
         let f = u as f64;
         if u <= 1 << 53 || integer_is_exact(&u.to_string(), f) {
@@ -312,7 +312,7 @@ pub(crate) struct NumberText<'a> {
 }
 
 /// A tree [`parse_tree`] builds: [`JsonValue`] (fingerprints: doubles, with
-/// exactness checks) or the document model (`serde_json::Value` for now:
+/// exactness checks) or the document model (`crate::json::Value` for now:
 /// exact 64-bit integers; see `crate::doc::parse_json`). One parser for both,
 /// so they agree on syntax, escapes, duplicates and depth.
 pub(crate) trait Tree: Sized {

@@ -10,7 +10,7 @@
 
 use crate::{Error, ErrorCode, Result};
 use serde::Serialize;
-use serde_json::Value;
+use crate::json::Value;
 use std::time::Duration;
 
 /// The state of an idempotency record.
@@ -839,7 +839,7 @@ mod tests {
             #[serde(default)]
             pub headers: Vec<(String, String)>,
             #[serde(default)]
-            pub body: Option<serde_json::Value>,
+            pub body: Option<crate::json::Value>,
         }
         #[derive(serde::Deserialize, Debug, PartialEq)]
         #[serde(deny_unknown_fields)]
@@ -897,11 +897,11 @@ mod tests {
             let keys = ["key", "fingerprint", "state", "fence", "created_ms", "lease_until_ms", "completed_ms",
                 "expires_at_ms", "response", "failure_category", "response.status", "response.headers",
                 "response.body", "response.extra", "extra", "state"];
-            let values = [serde_json::json!(null), serde_json::json!(1), serde_json::json!(-1), serde_json::json!(1.5),
-                serde_json::json!("failed"), serde_json::json!("x"), serde_json::json!([]), serde_json::json!({}),
-                serde_json::json!([["a", "b"]]), serde_json::json!([["a"]]), serde_json::json!(u64::MAX),
-                serde_json::json!(65536), serde_json::json!(200), serde_json::json!([["a", 1]])];
-            let mut v = serde_json::json!({
+            let values = [json!(null), json!(1), json!(-1), json!(1.5),
+                json!("failed"), json!("x"), json!([]), json!({}),
+                json!([["a", "b"]]), json!([["a"]]), json!(u64::MAX),
+                json!(65536), json!(200), json!([["a", 1]])];
+            let mut v = json!({
                 "key": "k", "fingerprint": "f", "state": "succeeded", "fence": 3, "created_ms": 1, "lease_until_ms": 2,
                 "completed_ms": 2, "expires_at_ms": 9, "failure_category": "timeout",
                 "response": {"status": 201, "headers": [["a", "b"]], "body": {"x": [1, 2.5]}},

@@ -19,7 +19,7 @@
 use super::store_sql as sql;
 use super::{IdempotencyRecord, RecordConfig, RecordState, StoredResponse};
 use crate::{Error, ErrorCode, Result};
-use serde_json::{json, Map, Value};
+use crate::json::{Map, Value};
 
 /// The version of the store protocol: the schema, the statements and the
 /// codec. A change to any of them that a stored row or a running peer would

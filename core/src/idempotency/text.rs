@@ -408,19 +408,19 @@ mod tests {
         }
     }
 
-    fn arb_json() -> impl Strategy<Value = serde_json::Value> {
+    fn arb_json() -> impl Strategy<Value = crate::json::Value> {
         let leaf = prop_oneof![
-            Just(serde_json::Value::Null),
-            any::<bool>().prop_map(serde_json::Value::Bool),
-            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| serde_json::json!(f)),
-            (-(1i64 << 53)..(1i64 << 53)).prop_map(|i| serde_json::json!(i)),
-            "[a-cé😀דּ\"\\\\]{0,4}".prop_map(serde_json::Value::String),
+            Just(crate::json::Value::Null),
+            any::<bool>().prop_map(crate::json::Value::Bool),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+            (-(1i64 << 53)..(1i64 << 53)).prop_map(|i| json!(i)),
+            "[a-cé😀דּ\"\\\\]{0,4}".prop_map(crate::json::Value::String),
         ];
         leaf.prop_recursive(4, 48, 6, |inner| {
             prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec(inner.clone(), 0..6).prop_map(crate::json::Value::Array),
                 prop::collection::vec(("[a-cé😀דּ]{0,3}", inner), 0..6)
-                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+                    .prop_map(|m| crate::json::Value::Object(m.into_iter().collect())),
             ]
         })
     }

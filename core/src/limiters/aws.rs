@@ -18,7 +18,7 @@
 
 use super::config::{AwsParams, Wait};
 use super::{refuse_wait, Answer, AttemptKind};
-use serde_json::{json, Value};
+use crate::json::Value;
 
 const MIN_FILL_RATE: f64 = 0.5;
 const MIN_CAPACITY: f64 = 1.0;

@@ -3,7 +3,7 @@
 
 use crate::doc::Obj;
 use crate::{Error, ErrorCode, Result};
-use serde_json::Value;
+use crate::json::Value;
 
 /// The largest limit, queue or window count a document may ask for: memory
 /// stays bounded and every count fits a JavaScript number.
@@ -179,7 +179,7 @@ impl LimiterConfig {
         let named;
         let v = match v {
             Value::String(p) => {
-                named = serde_json::json!({ "profile": p });
+                named = json!({ "profile": p });
                 &named
             }
             v => v,
@@ -367,10 +367,10 @@ impl LimiterConfig {
     /// `dotnet` profile (the only form that reads back without one).
     pub fn to_json_value(&self) -> Value {
         use crate::duration::format_duration as d;
-        let mut m = serde_json::Map::new();
+        let mut m = crate::json::Map::new();
         m.insert("kind".into(), self.kind.code().into());
         m.insert("name".into(), self.name.as_str().into());
-        let wait = |m: &mut serde_json::Map<String, Value>, w: &Wait| {
+        let wait = |m: &mut crate::json::Map<String, Value>, w: &Wait| {
             m.insert("queue_limit".into(), w.queue_limit.into());
             if let Some(x) = w.max_wait {
                 m.insert("max_wait".into(), d(x).into());

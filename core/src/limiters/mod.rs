@@ -45,7 +45,7 @@ pub use registry::Registry;
 
 use crate::classify::Category;
 use crate::{Error, ErrorCode, Result};
-use serde_json::{json, Value};
+use crate::json::Value;
 use std::sync::{Arc, Mutex};
 
 /// A limiter shared by reference: by the sessions of a policy, and by the

@@ -11,7 +11,7 @@
 
 use super::config::Wait;
 use super::{refuse_wait, Answer};
-use serde_json::{json, Value};
+use crate::json::Value;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Bucket {

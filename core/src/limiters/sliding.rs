@@ -9,7 +9,7 @@
 
 use super::config::Wait;
 use super::{refuse_wait, Answer};
-use serde_json::{json, Value};
+use crate::json::Value;
 use std::collections::VecDeque;
 
 #[derive(Clone, Debug, PartialEq)]
