@@ -15,7 +15,7 @@ use retrycore::breaker::{
 use retrycore::classify::Classifier;
 use retrycore::limits;
 use retrycore::ErrorCode;
-use retrycore::{json, json::Value};
+use retrycore::{json, json::ToJson, json::Value};
 use std::marker::PhantomData;
 use std::sync::MutexGuard;
 
@@ -310,7 +310,7 @@ impl<H: Host> Breaker<H> {
     /// rates in percent (-1 below the minimum number of calls) and counts.
     pub fn state_metrics(&self, now: f64) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
-        Ok(camel_json(serde_json::to_value(self.lock().metrics(now)).unwrap_or_default()))
+        Ok(camel_json(self.lock().metrics(now).to_value()))
     }
 
     /// Records an outcome without a permit (0 success, 1 failure, 2 ignored);
@@ -345,7 +345,7 @@ impl<H: Host> Breaker<H> {
     /// `BreakDurationGeneratorArguments`).
     pub fn break_arguments(&self, now: f64) -> Result<Value> {
         let now = now_ns::<H>(now, "now")?;
-        Ok(camel_json(serde_json::to_value(self.lock().break_arguments(now)).unwrap_or_default()))
+        Ok(camel_json(self.lock().break_arguments(now).to_value()))
     }
 
     /// Replaces the current open period's wait with `duration` ms, counted from when it opened.

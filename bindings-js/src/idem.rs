@@ -11,7 +11,7 @@ use crate::host::{draw, quote, wall_ms, whole_ms, Host};
 use retrycore::duration::from_millis_f64;
 use retrycore::idempotency as idem;
 use retrycore::ErrorCode;
-use retrycore::{json, json::Value};
+use retrycore::{json, json::ToJson, json::Value};
 use std::time::Duration;
 
 /// A maximum key length: any whole number (the core's count rule, as in Python); the core bounds it from below.
@@ -157,11 +157,11 @@ pub fn decide_record<L: StrList>(
     let now = wall_ms(now_ms, "now")?;
     let rec = record.map(record_of).transpose()?;
     let d = idem::decide(rec.as_ref(), key, fingerprint, now, &cfg).map_err(Error::of_idempotency)?;
-    let mut v = serde_json::to_value(&d).map_err(|e| Error::idempotency(ErrorCode::InvalidState, "", e.to_string()))?;
+    let mut v = d.to_value();
     if let Some(m) = v.as_object_mut() {
         m.insert("http".to_owned(), http_json(d.http(&cfg)));
         if let idem::RecordDecision::Execute(claim) = &d {
-            m.insert("record".into(), serde_json::to_value(claim.to_record(key, fingerprint)).unwrap_or_default());
+            m.insert("record".into(), claim.to_record(key, fingerprint).to_value());
         }
     }
     Ok(camel_json(v))

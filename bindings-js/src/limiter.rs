@@ -4,8 +4,8 @@
 use crate::error::{Error, Result};
 use crate::host::{count, now_ns, Host};
 use crate::options::read_object;
-use retrycore::limiters::{AttemptKind, Completion, Limiter as CoreLimiter, LimiterConfig, Signal};
 use retrycore::json::Value;
+use retrycore::limiters::{AttemptKind, Completion, Limiter as CoreLimiter, LimiterConfig, Signal};
 use std::marker::PhantomData;
 use std::sync::{Mutex, MutexGuard};
 

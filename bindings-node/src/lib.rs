@@ -16,8 +16,8 @@ mod errors;
 
 use napi::{Env, Result};
 use napi_derive::napi;
-use retrycore_js as js;
 use retrycore::json::Value;
+use retrycore_js as js;
 
 pub(crate) use errors::OrThrow;
 

@@ -73,8 +73,8 @@ fn record_of(o: &Obj) -> PyResult<idem::IdempotencyRecord> {
     idem::IdempotencyRecord::from_json(&v.to_string()).py_in(o.py(), I)
 }
 
-fn to_value<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
+fn to_value<T: retrycore::json::ToJson>(v: &T) -> Value {
+    v.to_value()
 }
 
 fn http_json(a: Option<idem::HttpAnswer>) -> Value {

@@ -360,7 +360,7 @@ methods Breaker
         format!("CircuitBreaker(name={:?}, state={:?})", self.config.name, state)
     state_metrics(now: now?) -> try Obj<'py> =
         let m = self.with(py, |b| b.metrics(now));
-        conv::from_json(py, &serde_json::to_value(m).unwrap_or_default())
+        conv::from_json(py, &retrycore::json::ToJson::to_value(&m))
     record_without_permit(outcome: ~self.outcome, now: now?, duration: secs?) -> try Option<Py<PyTransition>> =
         self.step(py, |b| b.record(now, outcome, duration.unwrap_or(0)))
     transition_to_open_for(duration: secs, now: now?) -> try Py<PyTransition> =
@@ -369,7 +369,7 @@ methods Breaker
         self.manual(py, |b| b.transition_to_open_until(until, now))
     break_arguments(now: now?) -> try Obj<'py> =
         let a = self.with(py, |b| b.break_arguments(now));
-        conv::from_json(py, &serde_json::to_value(a).unwrap_or_default())
+        conv::from_json(py, &retrycore::json::ToJson::to_value(&a))
     set_break_duration(duration: secs) -> try () = self.with(py, |b| b.set_break_duration(duration)).py(py)
 
 methods PyBudget

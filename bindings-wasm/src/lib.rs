@@ -23,9 +23,9 @@ mod errors;
 #[path = "../bench/floor.rs"]
 mod floor;
 
+use retrycore::json::Value;
 use retrycore::ErrorCode;
 use retrycore_js as rjs;
-use retrycore::json::Value;
 use wasm_bindgen::prelude::*;
 
 pub(crate) use errors::hot;

@@ -23,9 +23,9 @@ use crate::breaker::State;
 use crate::doc::{type_name, uint, Obj};
 use crate::duration::format_duration;
 use crate::error::{Error, ErrorCode, Result};
+use crate::json::{Map, Value};
 use crate::metrics;
 use crate::session::GiveUpReason;
-use crate::json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

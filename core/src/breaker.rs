@@ -21,11 +21,11 @@ use crate::backoff;
 use crate::classify::{self, Category, Failure, Matcher, Verdict};
 use crate::doc::{self, Obj};
 use crate::duration::format_duration;
+use crate::json::{ToJson, Value};
 use crate::{Error, ErrorCode, Result};
 #[cfg(test)]
 use serde::Deserialize;
 use serde::Serialize;
-use crate::json::Value;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -46,6 +46,12 @@ pub enum State {
     ForcedOpen,
     /// Calls flow; outcomes are recorded; the breaker never opens.
     MetricsOnly,
+}
+
+impl ToJson for State {
+    fn to_value(&self) -> Value {
+        self.code().to_value()
+    }
 }
 
 impl State {
@@ -647,6 +653,8 @@ impl WindowTotals {
     }
 }
 
+json_struct!(WindowTotals { calls, failures, slow, slow_failures });
+
 /// A per-second bucket of a time window.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
@@ -974,6 +982,17 @@ pub enum OpenMetrics {
     Empty,
 }
 
+impl ToJson for OpenMetrics {
+    fn to_value(&self) -> Value {
+        match self {
+            OpenMetrics::Window => "window",
+            OpenMetrics::Trials => "trials",
+            OpenMetrics::Empty => "empty",
+        }
+        .to_value()
+    }
+}
+
 /// A breaker's metrics in its current state (resilience4j's
 /// `CircuitBreaker.Metrics`). They reset on every transition except into
 /// open, which keeps the metrics of the state it left.
@@ -1016,6 +1035,18 @@ impl Metrics {
     }
 }
 
+json_struct!(Metrics {
+    failure_rate,
+    slow_call_rate,
+    buffered_calls,
+    failed_calls,
+    successful_calls,
+    slow_calls,
+    slow_successful_calls,
+    slow_failed_calls,
+    not_permitted_calls,
+});
+
 /// What a break-duration generator sees when a breaker opens (Polly v8's
 /// `BreakDurationGeneratorArguments`).
 #[derive(Copy, Clone, Debug, PartialEq, Serialize)]
@@ -1027,6 +1058,8 @@ pub struct BreakArguments {
     /// Consecutive open → half_open transitions since the last close.
     pub half_open_attempts: u32,
 }
+
+json_struct!(BreakArguments { failure_rate, failure_count, half_open_attempts });
 
 /// Returns true when resilience4j's `StateTransition` table has `from → to`.
 ///
@@ -1973,6 +2006,8 @@ pub struct SnapshotBucket {
     pub slow_failures: u32,
 }
 
+json_struct!(SnapshotBucket { age_s, calls, failures, slow, slow_failures });
+
 /// The version of the snapshots [`CircuitBreaker::snapshot`] writes; older
 /// versions still restore.
 pub const SNAPSHOT_VERSION: u32 = 2;
@@ -2026,6 +2061,28 @@ pub struct BreakerSnapshot {
     pub open_wait_given: bool,
 }
 
+// Every key present, `null` when absent.
+json_struct!(BreakerSnapshot {
+    version,
+    config_digest,
+    taken_at_ms,
+    state,
+    elapsed_in_state_ns,
+    open_wait_ns,
+    opens,
+    trials_admitted,
+    trials,
+    trial_calls,
+    consecutive_failures,
+    calls,
+    buckets,
+    sampling,
+    not_permitted,
+    half_open_attempts,
+    open_metrics,
+    open_wait_given,
+});
+
 /// One Polly health window in a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
@@ -2038,6 +2095,8 @@ pub struct SamplingWindow {
     /// Failures in it.
     pub failures: u32,
 }
+
+json_struct!(SamplingWindow { age_ns, successes, failures });
 
 /// Polly health metrics in a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -2054,10 +2113,12 @@ pub struct SamplingSnapshot {
     pub failures: u32,
 }
 
+json_struct!(SamplingSnapshot { started_age_ns, windows, successes, failures });
+
 impl BreakerSnapshot {
     /// Serialises the snapshot as JSON.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        self.to_json_text()
     }
 
     /// Parses a snapshot from JSON.
@@ -2500,7 +2561,15 @@ mod tests {
                     b.on_result(p, i * S / 2, if i % 3 == 0 { Counted::Success } else { Counted::Failure }, 0);
                 }
             }
-            let mut v = serde_json::to_value(b.snapshot(fails * S, 1_000)).unwrap();
+            // Written as serde's derive wrote them: the snapshot, the metrics, the break arguments.
+            let snap = b.snapshot(fails * S, 1_000);
+            let mut v = snap.to_value();
+            proptest::prop_assert_eq!(&v, &serde_json::to_value(&snap).unwrap());
+            proptest::prop_assert_eq!(snap.to_json(), serde_json::to_string(&snap).unwrap());
+            let m = b.metrics(fails * S);
+            proptest::prop_assert_eq!(m.to_value(), serde_json::to_value(m).unwrap());
+            let a = b.break_arguments(fails * S);
+            proptest::prop_assert_eq!(a.to_value(), serde_json::to_value(a).unwrap());
             let keys = ["version", "config_digest", "taken_at_ms", "state", "elapsed_in_state_ns", "open_wait_ns",
                 "opens", "trials_admitted", "trials", "trial_calls", "consecutive_failures", "calls", "buckets",
                 "sampling", "not_permitted", "half_open_attempts", "open_metrics", "open_wait_given", "extra",
@@ -2519,6 +2588,16 @@ mod tests {
                 }
             }
             same_as_derive(&v.to_string());
+        }
+    }
+
+    #[test]
+    fn states_are_written_as_the_derive_wrote_them() {
+        for st in State::ALL {
+            assert_eq!(st.to_value(), serde_json::to_value(st).unwrap());
+        }
+        for m in [OpenMetrics::Window, OpenMetrics::Trials, OpenMetrics::Empty] {
+            assert_eq!(m.to_value(), serde_json::to_value(m).unwrap());
         }
     }
 

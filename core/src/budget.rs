@@ -25,9 +25,8 @@
 use crate::classify::Category;
 use crate::doc::Obj;
 use crate::duration::format_duration;
-use crate::{Error, ErrorCode, Result};
-use serde::{Deserialize, Serialize};
 use crate::json::Value;
+use crate::{Error, ErrorCode, Result};
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -192,7 +191,7 @@ const ADAPTIVE_BUCKETS: usize = 60;
 
 /// Counts per time slot in a ring of buckets, with running totals over the
 /// live slots so a sum costs no loop.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Ring {
     /// Slot width in nanoseconds.
     width: u64,

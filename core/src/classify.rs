@@ -15,9 +15,9 @@
 //! their cause decide only when nothing else does).
 
 use crate::doc::{self, Obj};
+use crate::json::Value;
 use crate::retry_after::{read_headers, ServerAdvice};
 use crate::{Error, ErrorCode, Result};
-use crate::json::Value;
 
 /// The name a binding puts in the cause chain for retrycore's own give-up
 /// error (a `GiveUp` marked exhausted), so outer layers see `retry_exhausted`.
@@ -167,8 +167,7 @@ impl Reads {
                     "method": r.method, "guard": r.guard})
             })
             .collect();
-        let phase: Vec<Value> =
-            self.connect_phase.iter().map(|(a, v)| json!({"attribute": a, "values": v})).collect();
+        let phase: Vec<Value> = self.connect_phase.iter().map(|(a, v)| json!({"attribute": a, "values": v})).collect();
         json!({"error_method": self.error_method, "responses": responses, "connect_phase": phase})
     }
 }

@@ -17,9 +17,9 @@
 
 use crate::doc::{self, Obj};
 use crate::idempotency::DeadLetter;
+use crate::json::Value;
 use crate::policy::{PolicyConfig, Purpose};
 use crate::{Error, ErrorCode, Result};
-use crate::json::Value;
 
 /// The most steps a saga may have.
 pub const MAX_STEPS: usize = 1024;

@@ -24,8 +24,8 @@
 use crate::classify::{self, Category, RetryRule};
 use crate::doc::Obj;
 use crate::idempotency::{format_rfc3339_ms, DeadLetter, DeadLetterStatus};
-use crate::{Error, ErrorCode, Result};
 use crate::json::Value;
+use crate::{Error, ErrorCode, Result};
 
 /// The version of the audit record's schema.
 pub const AUDIT_VERSION: u32 = 1;

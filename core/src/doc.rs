@@ -2,8 +2,8 @@
 //! unknown keys rejected.
 
 use crate::duration::parse_duration;
-use crate::{Error, ErrorCode, Result};
 use crate::json::{Map, Value};
+use crate::{Error, ErrorCode, Result};
 
 /// Returns the JSON type name of a value, for error messages.
 pub(crate) fn type_name(v: &Value) -> &'static str {

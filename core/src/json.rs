@@ -15,35 +15,74 @@ pub use serde_json::{Map, Number, Value};
 /// reference, as serde_json's `json!` does with `Serialize`.
 pub trait ToJson {
     /// The value this is written as.
-    fn to_json(&self) -> Value;
+    fn to_value(&self) -> Value;
+
+    /// Appends this as compact JSON text. The core's structs write their
+    /// members in the order they declare them (as serde's derive did), where
+    /// [`to_value`](ToJson::to_value)'s objects sort their keys.
+    fn write_json(&self, out: &mut String) {
+        out.push_str(&self.to_value().to_string());
+    }
+
+    /// This as compact JSON text (see [`write_json`](ToJson::write_json)).
+    fn to_json_text(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+}
+
+/// Implements [`ToJson`] for a struct from its members, named once: its
+/// value is an object of them, its text lists them in this order.
+macro_rules! json_struct {
+    ($t:ty { $($f:ident),+ $(,)? }) => {
+        impl $crate::json::ToJson for $t {
+            fn to_value(&self) -> $crate::json::Value {
+                let mut m = $crate::json::Map::new();
+                $(m.insert(stringify!($f).into(), $crate::json::ToJson::to_value(&self.$f));)+
+                $crate::json::Value::Object(m)
+            }
+            fn write_json(&self, out: &mut String) {
+                let mut sep = '{';
+                $(
+                    out.push(sep);
+                    sep = ',';
+                    out.push_str(concat!("\"", stringify!($f), "\":"));
+                    $crate::json::ToJson::write_json(&self.$f, out);
+                )+
+                let _ = sep;
+                out.push('}');
+            }
+        }
+    };
 }
 
 impl ToJson for Value {
-    fn to_json(&self) -> Value {
+    fn to_value(&self) -> Value {
         self.clone()
     }
 }
 
 impl ToJson for Map<String, Value> {
-    fn to_json(&self) -> Value {
+    fn to_value(&self) -> Value {
         Value::Object(self.clone())
     }
 }
 
 impl ToJson for str {
-    fn to_json(&self) -> Value {
+    fn to_value(&self) -> Value {
         Value::String(self.to_owned())
     }
 }
 
 impl ToJson for String {
-    fn to_json(&self) -> Value {
+    fn to_value(&self) -> Value {
         Value::String(self.clone())
     }
 }
 
 impl ToJson for bool {
-    fn to_json(&self) -> Value {
+    fn to_value(&self) -> Value {
         Value::Bool(*self)
     }
 }
@@ -51,7 +90,7 @@ impl ToJson for bool {
 macro_rules! to_json_via_from {
     ($($t:ty),*) => {$(
         impl ToJson for $t {
-            fn to_json(&self) -> Value {
+            fn to_value(&self) -> Value {
                 Value::from(*self)
             }
         }
@@ -61,32 +100,70 @@ macro_rules! to_json_via_from {
 to_json_via_from!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
 
 impl<T: ToJson + ?Sized> ToJson for &T {
-    fn to_json(&self) -> Value {
-        (**self).to_json()
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+    fn write_json(&self, out: &mut String) {
+        (**self).write_json(out);
     }
 }
 
 impl<T: ToJson> ToJson for Option<T> {
-    fn to_json(&self) -> Value {
-        self.as_ref().map_or(Value::Null, ToJson::to_json)
+    fn to_value(&self) -> Value {
+        self.as_ref().map_or(Value::Null, ToJson::to_value)
+    }
+    fn write_json(&self, out: &mut String) {
+        match self {
+            Some(x) => x.write_json(out),
+            None => out.push_str("null"),
+        }
     }
 }
 
 impl<T: ToJson> ToJson for [T] {
-    fn to_json(&self) -> Value {
-        Value::Array(self.iter().map(ToJson::to_json).collect())
+    fn to_value(&self) -> Value {
+        Value::Array(self.iter().map(ToJson::to_value).collect())
+    }
+    fn write_json(&self, out: &mut String) {
+        out.push('[');
+        for (i, x) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            x.write_json(out);
+        }
+        out.push(']');
     }
 }
 
 impl<T: ToJson, const N: usize> ToJson for [T; N] {
-    fn to_json(&self) -> Value {
-        self[..].to_json()
+    fn to_value(&self) -> Value {
+        self[..].to_value()
+    }
+    fn write_json(&self, out: &mut String) {
+        self[..].write_json(out);
     }
 }
 
 impl<T: ToJson> ToJson for Vec<T> {
-    fn to_json(&self) -> Value {
-        self[..].to_json()
+    fn to_value(&self) -> Value {
+        self[..].to_value()
+    }
+    fn write_json(&self, out: &mut String) {
+        self[..].write_json(out);
+    }
+}
+
+impl<A: ToJson, B: ToJson> ToJson for (A, B) {
+    fn to_value(&self) -> Value {
+        Value::Array(vec![self.0.to_value(), self.1.to_value()])
+    }
+    fn write_json(&self, out: &mut String) {
+        out.push('[');
+        self.0.write_json(out);
+        out.push(',');
+        self.1.write_json(out);
+        out.push(']');
     }
 }
 
@@ -220,7 +297,7 @@ macro_rules! json_internal {
         })
     };
     ($other:expr) => {
-        $crate::json::ToJson::to_json(&$other)
+        $crate::json::ToJson::to_value(&$other)
     };
 }
 

@@ -16,9 +16,9 @@ use crate::backoff::{BackoffKind, Jitter};
 use crate::classify::{self, Category, GrpcCode, RetryRule, Rule};
 use crate::doc::{self, Obj};
 use crate::duration::{format_duration, human};
+use crate::json::Value;
 use crate::policy::{LongServerDelay, PolicyConfig, Purpose};
 use crate::{Error, ErrorCode, Result};
-use crate::json::Value;
 
 /// How serious a finding is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

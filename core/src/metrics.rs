@@ -9,8 +9,8 @@
 use crate::breaker::State;
 use crate::doc::{join, type_name, Obj};
 use crate::error::{Error, ErrorCode, Result};
-use crate::session::{GiveUpReason, RejectReason};
 use crate::json::Value;
+use crate::session::{GiveUpReason, RejectReason};
 
 /// What a metric is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -955,9 +955,7 @@ mod tests {
                     json!({"event": "end", "operation": "p", "attempts": 0, "max_attempts": 3, "outcome": "limiter_rejected", "duration": 0.0}),
                 ),
                 ev(json!({"event": "transition", "breaker": "b", "from": "closed", "to": "open"})),
-                ev(
-                    json!({"event": "breaker_state", "breaker": "b", "state": "closed", "failure_rate": 25.0}),
-                ),
+                ev(json!({"event": "breaker_state", "breaker": "b", "state": "closed", "failure_rate": 25.0})),
                 ev(json!({"event": "idempotency", "operation": "orders", "outcome": "replayed"})),
             ];
             for e in &events {
@@ -1011,10 +1009,7 @@ mod tests {
             ),
             (json!({"event": "idempotency", "operation": "o", "outcome": "dup"}), "outcome"),
             (json!({"event": "transition", "breaker": "b", "from": "closed", "to": "ajar"}), "to"),
-            (
-                json!({"event": "retry", "operation": "p", "attempt": 1, "max_attempts": 3, "extra": 1}),
-                "extra",
-            ),
+            (json!({"event": "retry", "operation": "p", "attempt": 1, "max_attempts": 3, "extra": 1}), "extra"),
             (json!({"event": "tick"}), "event"),
         ];
         for (v, field) in bad {

@@ -15,12 +15,12 @@ use crate::classify::{self, Classifier, RetryRule};
 use crate::counters::Counters;
 use crate::doc::{self, Obj};
 use crate::duration::format_duration;
+use crate::json::{Map, Value};
 use crate::limiters::{Limiter, LimiterConfig, SharedLimiter};
 use crate::profile::Profile;
 use crate::rng::{Rng, Xoshiro256pp};
 use crate::session::{Gate, RetrySession, SessionOptions};
 use crate::{Error, ErrorCode, Result};
-use crate::json::{Map, Value};
 use std::sync::{Arc, Mutex};
 
 /// The document format version this build reads.
@@ -895,11 +895,8 @@ mod tests {
         // A document still refuses bare numbers, and typed options refuse bad ones with the field.
         let e = PolicyConfig::from_json_value(&ms).unwrap_err();
         assert_eq!((e.code(), e.field()), ("invalid_duration", "deadline"));
-        let e = PolicyConfig::from_typed_value(
-            &json!({"breaker": {"kind": "sampling", "sampling_duration": -1}}),
-            1e6,
-        )
-        .unwrap_err();
+        let e = PolicyConfig::from_typed_value(&json!({"breaker": {"kind": "sampling", "sampling_duration": -1}}), 1e6)
+            .unwrap_err();
         assert_eq!((e.code(), e.field()), ("out_of_range", "breaker.sampling_duration"));
         // A jitter factor is not a duration.
         let c = PolicyConfig::from_typed_value(&json!({"jitter": 0.5}), 1e6).unwrap();

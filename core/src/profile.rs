@@ -8,8 +8,8 @@
 //! classification and gating stay retrycore's. `docs/profiles.md` lists
 //! each formula, its source, and each deviation from the anchor.
 
-use crate::{Error, ErrorCode, Result};
 use crate::json::Value;
+use crate::{Error, ErrorCode, Result};
 
 /// An anchor whose arithmetic a policy reproduces.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -275,7 +275,10 @@ const ALIASES: &[(&str, &[&str])] = &[
 
 /// Merges a profile's defaults under a document object (keys the document
 /// gives, under any alias, win).
-pub(crate) fn merge_defaults(doc: &crate::json::Map<String, Value>, profile: Profile) -> crate::json::Map<String, Value> {
+pub(crate) fn merge_defaults(
+    doc: &crate::json::Map<String, Value>,
+    profile: Profile,
+) -> crate::json::Map<String, Value> {
     let mut out = doc.clone();
     if let Value::Object(defaults) = profile.defaults() {
         for (k, v) in defaults {

@@ -22,8 +22,8 @@ use crate::alerts::EXHAUSTION_REASONS;
 use crate::doc::{uint, Obj};
 use crate::duration::format_duration;
 use crate::error::{Error, ErrorCode, Result};
-use crate::session::GiveUpReason;
 use crate::json::{Map, Value};
+use crate::session::GiveUpReason;
 
 /// How severe a record is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -16,10 +16,10 @@ use crate::classify::{
     FETCH_NETWORK_NAME, NETWORK_CODE_PATTERN, NODE_READS, PYTHON_READS, RETRY_EXHAUSTED_NAME,
 };
 use crate::error::{ErrorClass, ErrorCode, ErrorDomain};
+use crate::json::{Map, Value};
 use crate::policy::PolicyConfig;
 use crate::profile::Profile;
 use crate::session::{GiveUpReason, RejectReason};
-use crate::json::{Map, Value};
 
 impl BackoffKind {
     /// Every kind, in document order.

@@ -8,9 +8,9 @@
 //! into one that does not books twice).
 
 use super::rfc3339::{format_rfc3339_ms, parse_instant};
+use crate::json::{Map, ToJson, Value};
 use crate::{Error, ErrorCode, Result};
 use serde::Serialize;
-use crate::json::{Map, Value};
 
 /// Where a dead letter stands.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default, Serialize)]
@@ -42,6 +42,12 @@ impl DeadLetterStatus {
             "discarded" => Some(DeadLetterStatus::Discarded),
             _ => None,
         }
+    }
+}
+
+impl ToJson for DeadLetterStatus {
+    fn to_value(&self) -> Value {
+        self.as_str().to_value()
     }
 }
 
@@ -84,6 +90,25 @@ pub struct DeadLetter {
     /// Whether someone marked it for replay ([`DeadLetter::mark_replayable`]; default false).
     pub replayable: bool,
 }
+
+// Every key present, `null` when absent.
+json_struct!(DeadLetter {
+    msg_id,
+    message,
+    reason,
+    error_class,
+    error_message,
+    attempts,
+    first_failure_at,
+    last_failure_at,
+    trace_id,
+    topic,
+    partition,
+    offset,
+    status,
+    target_idempotent,
+    replayable,
+});
 
 const KEYS: &[&str] = &[
     "msg_id",
@@ -225,12 +250,12 @@ impl DeadLetter {
 
     /// Serialises the letter as compact JSON, every key present (`null` when absent).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        self.to_json_text()
     }
 
     /// Returns the letter as a JSON value, every key present.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        ToJson::to_value(self)
     }
 
     /// Reads and validates a letter from JSON text.
@@ -468,6 +493,22 @@ mod tests {
         let back = DeadLetter::from_json(&l.to_json()).unwrap();
         assert_eq!(back, l);
         assert_eq!(l.to_value()["status"], "pending");
+        // Written as serde's derive wrote it: with every optional field, without, in every status.
+        let bare = DeadLetter::builder("m", json!([1]))
+            .reason("r")
+            .error("E", "")
+            .attempts(1)
+            .first_failure_at("2026-08-19T02:11:03Z")
+            .last_failure_at("2026-08-19T02:11:03Z")
+            .build()
+            .unwrap();
+        for mut x in [l.clone(), bare] {
+            for st in [DeadLetterStatus::Pending, DeadLetterStatus::Replayed, DeadLetterStatus::Discarded] {
+                (x.status, x.replayable, x.target_idempotent) = (st, st == DeadLetterStatus::Pending, true);
+                assert_eq!(x.to_value(), serde_json::to_value(&x).unwrap());
+                assert_eq!(x.to_json(), serde_json::to_string(&x).unwrap());
+            }
+        }
         let ms = DeadLetter::builder("m", json!(1))
             .reason("r")
             .error("E", "")

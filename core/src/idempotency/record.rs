@@ -8,9 +8,9 @@
 //! record atomically (a compare-and-set on `fence`, a unique index), and
 //! passes the wall clock in.
 
+use crate::json::{ToJson, Value};
 use crate::{Error, ErrorCode, Result};
 use serde::Serialize;
-use crate::json::Value;
 use std::time::Duration;
 
 /// The state of an idempotency record.
@@ -44,6 +44,12 @@ impl RecordState {
             RecordState::Succeeded => "succeeded",
             RecordState::Failed => "failed",
         }
+    }
+}
+
+impl ToJson for RecordState {
+    fn to_value(&self) -> Value {
+        self.as_str().to_value()
     }
 }
 
@@ -86,6 +92,8 @@ impl StoredResponse {
         StoredResponse { status, headers, body }
     }
 }
+
+json_struct!(StoredResponse { status, headers, body });
 
 fn check_response(v: &Value, field: &str) -> Result<()> {
     check(v, field, "struct StoredResponse", &["status", "headers", "body"], &[], |k, x| {
@@ -236,9 +244,23 @@ impl IdempotencyRecord {
 
     /// Serialises the record as compact JSON.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        self.to_json_text()
     }
 }
+
+// Every key present, `null` when absent.
+json_struct!(IdempotencyRecord {
+    key,
+    fingerprint,
+    state,
+    fence,
+    created_ms,
+    lease_until_ms,
+    completed_ms,
+    expires_at_ms,
+    response,
+    failure_category,
+});
 
 /// The failure categories whose failures release the claim by default:
 /// those retried `always`, where the request did not run (docs/idempotency.md, "Records").
@@ -382,6 +404,18 @@ pub enum ExecuteReason {
     Released,
 }
 
+impl ToJson for ExecuteReason {
+    fn to_value(&self) -> Value {
+        match self {
+            ExecuteReason::New => "new",
+            ExecuteReason::Expired => "expired",
+            ExecuteReason::Takeover => "takeover",
+            ExecuteReason::Released => "released",
+        }
+        .to_value()
+    }
+}
+
 /// The claim an executing request writes: the record in state `processing`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Claim {
@@ -417,6 +451,8 @@ impl Claim {
     }
 }
 
+json_struct!(Claim { reason, fence, lease_until_ms, created_ms, expires_at_ms });
+
 /// What an incoming request gets, from [`decide`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
@@ -444,6 +480,26 @@ pub enum RecordDecision<'a> {
     },
 }
 
+/// The decision's name under `decision`, beside its fields.
+impl ToJson for RecordDecision<'_> {
+    fn to_value(&self) -> Value {
+        let (name, mut v) = match self {
+            RecordDecision::Execute(claim) => ("execute", claim.to_value()),
+            RecordDecision::Mismatch => ("mismatch", json!({})),
+            RecordDecision::InProgress { retry_after_ms, retry_after_s } => {
+                ("in_progress", json!({"retry_after_ms": retry_after_ms, "retry_after_s": retry_after_s}))
+            }
+            RecordDecision::Replay { state, response, failure_category } => {
+                ("replay", json!({"state": state, "response": response, "failure_category": failure_category}))
+            }
+        };
+        if let Value::Object(m) = &mut v {
+            m.insert("decision".into(), name.to_value());
+        }
+        v
+    }
+}
+
 /// An HTTP answer that the server sends instead of running the request.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct HttpAnswer {
@@ -457,6 +513,8 @@ pub struct HttpAnswer {
     /// Seconds for a `Retry-After` header (409 only).
     pub retry_after_s: Option<u64>,
 }
+
+json_struct!(HttpAnswer { status, error_type, title, retry_after_s });
 
 impl RecordDecision<'_> {
     /// Returns the HTTP answer for a refused request, or `None` when the
@@ -916,6 +974,23 @@ mod tests {
                 }
             }
             let text = v.to_string();
+            if let Ok(r) = IdempotencyRecord::from_json(&text) {
+                // Written as serde's derive wrote it, and so is every decision on it.
+                proptest::prop_assert_eq!(ToJson::to_value(&r), serde_json::to_value(&r).unwrap());
+                proptest::prop_assert_eq!(r.to_json(), serde_json::to_string(&r).unwrap());
+                for (fp, now) in [("f", 0), ("f", 5), ("f", 20), ("g", 0)] {
+                    if let Ok(d) = decide(Some(&r), "k", fp, now, &cfg()) {
+                        proptest::prop_assert_eq!(d.to_value(), serde_json::to_value(&d).unwrap());
+                        if let Some(h) = d.http(&cfg().with_stripe(true)) {
+                            proptest::prop_assert_eq!(h.to_value(), serde_json::to_value(h).unwrap());
+                        }
+                    }
+                }
+                if let Some(resp) = &r.response {
+                    proptest::prop_assert_eq!(resp.to_value(), serde_json::to_value(resp).unwrap());
+                    proptest::prop_assert_eq!(resp.to_json_text(), serde_json::to_string(resp).unwrap());
+                }
+            }
             let ours = IdempotencyRecord::from_json(&text).map(|r| as_old(&r)).map_err(|e| e.code());
             let mut old = serde_reader::read(&text);
             // serde_json read an enum that is not a string as a syntax error: a

@@ -18,8 +18,8 @@
 
 use super::store_sql as sql;
 use super::{IdempotencyRecord, RecordConfig, RecordState, StoredResponse};
-use crate::{Error, ErrorCode, Result};
 use crate::json::{Map, Value};
+use crate::{Error, ErrorCode, Result};
 
 /// The version of the store protocol: the schema, the statements and the
 /// codec. A change to any of them that a stored row or a running peer would
@@ -351,9 +351,7 @@ impl ColumnValue {
 /// The canonicalisation errors of [`canonicalize`](super::canonicalize)
 /// (a number a double cannot hold).
 pub fn encode_response(response: &StoredResponse) -> Result<String> {
-    let v =
-        serde_json::to_value(response).map_err(|e| Error::new(ErrorCode::InvalidValue, "response", e.to_string()))?;
-    super::canonicalize(&v)
+    super::canonicalize(&crate::json::ToJson::to_value(response))
 }
 
 /// Returns a record's row: each column of the protocol with its value, in order.

@@ -2,8 +2,8 @@
 //! anchor's defaults (docs/limiters.md lists every key).
 
 use crate::doc::Obj;
-use crate::{Error, ErrorCode, Result};
 use crate::json::Value;
+use crate::{Error, ErrorCode, Result};
 
 /// The largest limit, queue or window count a document may ask for: memory
 /// stays bounded and every count fits a JavaScript number.

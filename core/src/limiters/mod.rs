@@ -44,8 +44,8 @@ pub use config::{AimdParams, AwsParams, Gradient2Params, LimiterConfig, LimiterK
 pub use registry::Registry;
 
 use crate::classify::Category;
-use crate::{Error, ErrorCode, Result};
 use crate::json::Value;
+use crate::{Error, ErrorCode, Result};
 use std::sync::{Arc, Mutex};
 
 /// A limiter shared by reference: by the sessions of a policy, and by the
