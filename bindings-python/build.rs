@@ -84,7 +84,7 @@
 //! | `instant` | nanoseconds on the monotonic clock              |         |
 //! | `wall`    | Unix epoch milliseconds (`conv::wall_arg`)      |         |
 //! | `str`     | `String` (`conv::to_str`)                       |         |
-//! | `json`    | a `serde_json::Value` document (`conv::to_json`)|         |
+//! | `json`    | a `retrycore::json::Value` document (`conv::to_json`)|         |
 //! | `host`    | a JSON value to fingerprint (`conv::to_host_json`) |      |
 //! | `bool`    | `bool` (`conv::to_bool`)                        |         |
 //! | `class<T>`| `&Bound<T>` of a native class (`conv::class_arg`) |       |

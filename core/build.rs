@@ -216,4 +216,28 @@ fn main() {
 
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("tables.rs");
     std::fs::write(dest, out).unwrap();
+
+    doc_snippets();
+}
+
+/// Collects the ```rust blocks of docs/*.md into one page that `lib.rs`
+/// compiles and runs as doc tests (a published crate has no docs/: empty).
+fn doc_snippets() {
+    let docs = Path::new("../docs");
+    println!("cargo:rerun-if-changed=../docs");
+    let mut pages: Vec<_> = std::fs::read_dir(docs).into_iter().flatten().flatten().map(|e| e.path()).collect();
+    pages.sort();
+    let mut out = String::new();
+    for page in pages.iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
+        println!("cargo:rerun-if-changed={}", page.display());
+        let text = std::fs::read_to_string(page).unwrap_or_default();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("\n```rust\n") {
+            let block = &rest[at + 9..];
+            let end = block.find("\n```").map_or(block.len(), |e| e + 1);
+            writeln!(out, "{}:\n\n```rust\n{}```\n", page.display(), &block[..end]).unwrap();
+            rest = &block[end..];
+        }
+    }
+    std::fs::write(Path::new(&std::env::var("OUT_DIR").unwrap()).join("doc_snippets.md"), out).unwrap();
 }

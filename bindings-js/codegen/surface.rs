@@ -471,6 +471,9 @@ impl Target {
         match (self, r) {
             (_, "Self") => format!("{class} {{ inner: {v} }}"),
             (Target::Napi, "f64?") => v.to_owned(),
+            // napi-rs converts serde_json's value: the core's converts to it
+            // here, or in `OrThrow` for a `try` return.
+            (Target::Napi, "json") if m.convention == Convention::Plain => format!("{v}.into()"),
             (Target::Wasm, "static") => format!("{v}.to_owned()"),
             (Target::Wasm, "json") => format!("crate::js(&{v})"),
             (Target::Wasm, "f64s") => format!("crate::js(&Value::from({v}))"),
@@ -1204,7 +1207,7 @@ mod tests {
 
     /// A JSON object as a JavaScript literal, one line per member of it and of
     /// its `tables` (reviewable diffs, compact values).
-    fn info_literal(v: &serde_json::Value) -> String {
+    fn info_literal(v: &retrycore::json::Value) -> String {
         let obj = v.as_object().expect("info() is an object");
         let mut out = String::from("{\n");
         for (k, v) in obj {

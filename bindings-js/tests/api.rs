@@ -2,6 +2,7 @@
 //! module by module, with a host of a fixed clock and counting entropy.
 
 use retrycore::classify::{Category, Classifier, RetryableTrait};
+use retrycore::json;
 use retrycore::{ErrorClass, ErrorCode, ErrorDomain};
 use retrycore_js::host::{count, ms, ms_or_infinity, now_ns, ns, pooled_entropy, quote, u64_arg, wall_ms, whole_ms};
 use retrycore_js::idem::{dead_letter, decide_record, mint_key, RecordArgs};
@@ -11,7 +12,6 @@ use retrycore_js::{
     camel, format_duration, id_parts, info, parse_duration, permit_number, read_permit, seeded_rng, server_advice,
     Breaker, Budget, Class, Error, FailureArgs, Host, Policy, Result,
 };
-use serde_json::json;
 use std::cell::Cell;
 
 thread_local!(static NEXT: Cell<u8> = const { Cell::new(1) });

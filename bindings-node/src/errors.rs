@@ -52,6 +52,16 @@ pub(crate) trait OrThrow<T> {
     fn or_throw(self, env: &Env) -> Result<T>;
 }
 
+/// A JSON result crosses as serde_json's value, which napi-rs converts.
+impl OrThrow<serde_json::Value> for retrycore_js::Result<retrycore::json::Value> {
+    fn or_throw(self, env: &Env) -> Result<serde_json::Value> {
+        match self {
+            Ok(v) => Ok(v.into()),
+            Err(e) => Err(throw(env, e)),
+        }
+    }
+}
+
 impl<T> OrThrow<T> for retrycore_js::Result<T> {
     #[inline(always)]
     fn or_throw(self, env: &Env) -> Result<T> {

@@ -16,8 +16,10 @@ mod errors;
 
 use napi::{Env, Result};
 use napi_derive::napi;
-use retrycore::json::Value;
+// napi-rs hands serde_json's value to JavaScript: the core's converts at the
+// boundary (`OrThrow`, feature `serde` of retrycore).
 use retrycore_js as js;
+use serde_json::Value;
 
 pub(crate) use errors::OrThrow;
 

@@ -130,7 +130,7 @@ fn config_parts(
     config: Option<&Obj>,
     kwargs: Option<&Obj>,
     overrides: Option<&Obj>,
-) -> PyResult<(serde_json::Value, Option<serde_json::Value>)> {
+) -> PyResult<(retrycore::json::Value, Option<retrycore::json::Value>)> {
     let overrides = conv::opt_class_arg::<PyDict>(overrides, "overrides", "a dict")?;
     Ok(match Mode::of(kwargs)? {
         Mode::Document => (to_json_over(config, overrides, Mode::Document)?, None),
@@ -297,7 +297,7 @@ impl PyBudget {
     }
 
     /// A new budget from its configuration in the keyword-argument form.
-    pub fn from_kwargs(py: Python<'_>, doc: &serde_json::Value) -> PyResult<PyBudget> {
+    pub fn from_kwargs(py: Python<'_>, doc: &retrycore::json::Value) -> PyResult<PyBudget> {
         let cfg = BudgetConfig::from_typed_value(doc, conv::UNIT_NS).py(py)?;
         let b = Budget::new(cfg.clone()).py(py)?;
         Ok(PyBudget { shared: b.shared(), config: cfg })

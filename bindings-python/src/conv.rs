@@ -11,9 +11,9 @@ use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::type_object::PyTypeCheck;
 use pyo3::types::{IntoPyDict, PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use retrycore::json::{Map, Value};
 use retrycore::limits;
 use retrycore::{Error, ErrorCode, ErrorDomain};
-use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::time::Instant;
 
@@ -381,7 +381,7 @@ fn number_value(o: &Obj, field: &str, mode: Mode, host: bool) -> PyResult<Value>
     if mode == Mode::Document && !matches!(n, Num::Float(_)) {
         return Err(err(py, ErrorCode::OutOfRange, field, "integer beyond 64 bits"));
     }
-    serde_json::Number::from_f64(f)
+    retrycore::json::Number::from_f64(f)
         .map(Value::Number)
         .ok_or_else(|| err(py, ErrorCode::OutOfRange, field, format!("must be a finite number, got {f}")))
 }

@@ -177,9 +177,9 @@ pub fn host_verdict(v: &Obj, field: &str) -> PyResult<Option<HostVerdict>> {
     let json = if v.is_instance_of::<PyString>() || v.is_none() || v.is_instance_of::<pyo3::types::PyBool>() {
         conv::to_json(v, conv::Mode::Document)?
     } else if v.is_truthy().map_err(|e| conv::user_err(py, e, field))? {
-        serde_json::Value::Bool(true)
+        retrycore::json::Value::Bool(true)
     } else {
-        serde_json::Value::Null
+        retrycore::json::Value::Null
     };
     HostVerdict::from_json(&json, field).py(py)
 }

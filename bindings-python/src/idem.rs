@@ -6,8 +6,8 @@ use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use retrycore::idempotency::{self as idem, JsonValue};
+use retrycore::{json, json::Value};
 use retrycore::{ErrorCode, ErrorDomain};
-use serde_json::{json, Value};
 use std::sync::Mutex;
 use std::time::Duration;
 

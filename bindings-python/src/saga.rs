@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use retrycore::compensation::{CompensationPlan, Outcome, Planned};
 use retrycore::dead_letter_replay::Replay;
 use retrycore::idempotency::DeadLetter;
-use serde_json::Value;
+use retrycore::json::Value;
 use std::sync::Mutex;
 
 impl CompensationRun {

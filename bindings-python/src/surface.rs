@@ -339,8 +339,7 @@ methods Breaker
     reset(now: now?) -> try Option<Py<PyTransition>> = self.step(py, |b| b.reset(now))
     remaining_open(now: now?) -> f64 = wait_secs(self.with(py, |b| b.remaining_open(now))).unwrap_or(f64::INFINITY)
     snapshot(now: now?, wall_now_ms: ~conv::wall_or_clock) -> try Obj<'py> =
-        let text = self.with(py, |b| b.snapshot(now, wall_now_ms).to_json());
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let v = self.with(py, |b| retrycore::json::ToJson::to_value(&b.snapshot(now, wall_now_ms)));
         conv::from_json(py, &v)
     restore(snapshot: obj, now: obj?, wall_now_ms: obj?) -> try () =
         let text = if snapshot.is_instance_of::<PyString>() {

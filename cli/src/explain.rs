@@ -8,7 +8,7 @@ use retrycore::breaker::{BreakerConfig, Counted};
 use retrycore::classify::{Category, CategoryDecidedBy, RetryRule};
 use retrycore::duration::{format_duration, from_std, human};
 use retrycore::policy::{LongServerDelay, PolicyConfig, Purpose};
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -18,7 +18,7 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, CliError> {
 }
 
 /// Parses JSON text, naming the file in the error.
-pub fn parse_json(text: &str, path: &Path, what: &str) -> Result<serde_json::Value, CliError> {
+pub fn parse_json(text: &str, path: &Path, what: &str) -> Result<retrycore::json::Value, CliError> {
     serde_json::from_str(text).map_err(|e| CliError::input(format!("{what} {} is not valid JSON: {e}", path.display())))
 }
 
@@ -32,7 +32,7 @@ pub fn core_error(e: &retrycore::Error) -> String {
 }
 
 /// Reads and validates a policy document.
-pub fn read_policy(path: &Path) -> Result<(PolicyConfig, serde_json::Value), CliError> {
+pub fn read_policy(path: &Path) -> Result<(PolicyConfig, retrycore::json::Value), CliError> {
     let text = read_text(path, "policy")?;
     let value = parse_json(&text, path, "policy")?;
     let config = PolicyConfig::from_json_value(&value)

@@ -2,8 +2,8 @@
 
 use crate::error::CliError;
 use crate::input;
+use retrycore::json;
 use retrycore::lint::{self, Finding, Severity};
-use serde_json::json;
 use std::fmt::Write as _;
 use std::path::Path;
 

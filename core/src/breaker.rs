@@ -24,15 +24,16 @@ use crate::duration::format_duration;
 use crate::json::{ToJson, Value};
 use crate::{Error, ErrorCode, Result};
 #[cfg(test)]
+#[cfg(test)]
 use serde::Deserialize;
-use serde::Serialize;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
 /// The state of a breaker.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 #[cfg_attr(test, derive(Deserialize))]
-#[serde(rename_all = "snake_case")]
+#[cfg_attr(any(test, feature = "serde"), serde(rename_all = "snake_case"))]
 pub enum State {
     /// Calls flow; outcomes are recorded.
     Closed,
@@ -606,7 +607,8 @@ const FAIL: u8 = 1;
 const SLOW: u8 = 2;
 
 /// The aggregate of a window: calls, failures, slow calls.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 #[cfg_attr(test, derive(Deserialize))]
 pub struct WindowTotals {
     /// Recorded calls.
@@ -616,7 +618,7 @@ pub struct WindowTotals {
     /// Slow calls.
     pub slow: u32,
     /// Slow calls that failed (absent from version-1 snapshots: 0).
-    #[serde(default)]
+    #[cfg_attr(any(test, feature = "serde"), serde(default))]
     pub slow_failures: u32,
 }
 
@@ -656,7 +658,8 @@ impl WindowTotals {
 json_struct!(WindowTotals { calls, failures, slow, slow_failures });
 
 /// A per-second bucket of a time window.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 #[cfg_attr(test, derive(Deserialize))]
 struct Bucket {
     /// The second (now / 1 s) this bucket counts.
@@ -969,9 +972,10 @@ pub enum Acquire {
 
 /// Which metrics an open breaker keeps: those of the state it left
 /// (resilience4j's `new OpenState(attempts + 1, currentState.getMetrics())`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 #[cfg_attr(test, derive(Deserialize))]
-#[serde(rename_all = "snake_case")]
+#[cfg_attr(any(test, feature = "serde"), serde(rename_all = "snake_case"))]
 pub enum OpenMetrics {
     /// The sliding window that opened it (from closed).
     #[default]
@@ -996,7 +1000,8 @@ impl ToJson for OpenMetrics {
 /// A breaker's metrics in its current state (resilience4j's
 /// `CircuitBreaker.Metrics`). They reset on every transition except into
 /// open, which keeps the metrics of the state it left.
-#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 pub struct Metrics {
     /// Percent of failed calls; −1 below the minimum number of calls.
     pub failure_rate: f64,
@@ -1049,7 +1054,8 @@ json_struct!(Metrics {
 
 /// What a break-duration generator sees when a breaker opens (Polly v8's
 /// `BreakDurationGeneratorArguments`).
-#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 pub struct BreakArguments {
     /// The failure ratio in [0, 1] of the metrics the open state keeps.
     pub failure_rate: f64,
@@ -1989,9 +1995,10 @@ impl CircuitBreaker {
 }
 
 /// One bucket of a time window in a snapshot, by age in whole seconds.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 #[cfg_attr(test, derive(Deserialize))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(any(test, feature = "serde"), serde(deny_unknown_fields))]
 pub struct SnapshotBucket {
     /// Seconds before the snapshot.
     pub age_s: u64,
@@ -2002,7 +2009,7 @@ pub struct SnapshotBucket {
     /// Slow calls in that second.
     pub slow: u32,
     /// Slow failures in that second (absent from version 1: 0).
-    #[serde(default)]
+    #[cfg_attr(any(test, feature = "serde"), serde(default))]
     pub slow_failures: u32,
 }
 
@@ -2013,9 +2020,10 @@ json_struct!(SnapshotBucket { age_s, calls, failures, slow, slow_failures });
 pub const SNAPSHOT_VERSION: u32 = 2;
 
 /// A breaker's full state, with remaining durations instead of instants.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 #[cfg_attr(test, derive(Deserialize))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(any(test, feature = "serde"), serde(deny_unknown_fields))]
 pub struct BreakerSnapshot {
     /// Format version (2; 1 still restores).
     pub version: u32,
@@ -2036,7 +2044,7 @@ pub struct BreakerSnapshot {
     /// Half-open trial outcomes (their totals).
     pub trials: WindowTotals,
     /// The half-open window's calls, oldest first (version 2; bit 1 failure, bit 2 slow).
-    #[serde(default)]
+    #[cfg_attr(any(test, feature = "serde"), serde(default))]
     pub trial_calls: Option<Vec<u8>>,
     /// Consecutive failures (consecutive breakers).
     pub consecutive_failures: u32,
@@ -2045,19 +2053,19 @@ pub struct BreakerSnapshot {
     /// Time window: the buckets, oldest first.
     pub buckets: Option<Vec<SnapshotBucket>>,
     /// Sampling (Polly) metrics.
-    #[serde(default)]
+    #[cfg_attr(any(test, feature = "serde"), serde(default))]
     pub sampling: Option<SamplingSnapshot>,
     /// Calls refused in the state (version 2).
-    #[serde(default)]
+    #[cfg_attr(any(test, feature = "serde"), serde(default))]
     pub not_permitted: u64,
     /// open → half_open transitions since the last close (version 2).
-    #[serde(default)]
+    #[cfg_attr(any(test, feature = "serde"), serde(default))]
     pub half_open_attempts: u32,
     /// Open: which metrics it kept (version 2; version 1: the window).
-    #[serde(default)]
+    #[cfg_attr(any(test, feature = "serde"), serde(default))]
     pub open_metrics: OpenMetrics,
     /// Open: the wait was given by hand or by the host (version 2).
-    #[serde(default)]
+    #[cfg_attr(any(test, feature = "serde"), serde(default))]
     pub open_wait_given: bool,
 }
 
@@ -2084,9 +2092,10 @@ json_struct!(BreakerSnapshot {
 });
 
 /// One Polly health window in a snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 #[cfg_attr(test, derive(Deserialize))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(any(test, feature = "serde"), serde(deny_unknown_fields))]
 pub struct SamplingWindow {
     /// Nanoseconds since the window started.
     pub age_ns: u64,
@@ -2099,9 +2108,10 @@ pub struct SamplingWindow {
 json_struct!(SamplingWindow { age_ns, successes, failures });
 
 /// Polly health metrics in a snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 #[cfg_attr(test, derive(Deserialize))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(any(test, feature = "serde"), serde(deny_unknown_fields))]
 pub struct SamplingSnapshot {
     /// Single-window metrics: nanoseconds since the window started.
     pub started_age_ns: Option<u64>,
@@ -2513,7 +2523,7 @@ mod tests {
             (Err(e), Ok(_)) if e.reason().contains("duplicate key") || e.reason().contains("nesting deeper") => {}
             (Err(e), Ok(_)) => {
                 // Only a struct written as an array of its fields may differ.
-                let v: Value = serde_json::from_str(text).unwrap();
+                let v: crate::json::Value = serde_json::from_str::<serde_json::Value>(text).unwrap().into();
                 let arrays =
                     |x: Option<&Value>| x.and_then(Value::as_array).is_some_and(|xs| xs.iter().any(Value::is_array));
                 let as_array = v["trials"].is_array()
@@ -2564,12 +2574,12 @@ mod tests {
             // Written as serde's derive wrote them: the snapshot, the metrics, the break arguments.
             let snap = b.snapshot(fails * S, 1_000);
             let mut v = snap.to_value();
-            proptest::prop_assert_eq!(&v, &serde_json::to_value(&snap).unwrap());
+            proptest::prop_assert_eq!(&v, &crate::json::Value::from(serde_json::to_value(&snap).unwrap()));
             proptest::prop_assert_eq!(snap.to_json(), serde_json::to_string(&snap).unwrap());
             let m = b.metrics(fails * S);
-            proptest::prop_assert_eq!(m.to_value(), serde_json::to_value(m).unwrap());
+            proptest::prop_assert_eq!(m.to_value(), crate::json::Value::from(serde_json::to_value(m).unwrap()));
             let a = b.break_arguments(fails * S);
-            proptest::prop_assert_eq!(a.to_value(), serde_json::to_value(a).unwrap());
+            proptest::prop_assert_eq!(a.to_value(), crate::json::Value::from(serde_json::to_value(a).unwrap()));
             let keys = ["version", "config_digest", "taken_at_ms", "state", "elapsed_in_state_ns", "open_wait_ns",
                 "opens", "trials_admitted", "trials", "trial_calls", "consecutive_failures", "calls", "buckets",
                 "sampling", "not_permitted", "half_open_attempts", "open_metrics", "open_wait_given", "extra",
@@ -2594,10 +2604,10 @@ mod tests {
     #[test]
     fn states_are_written_as_the_derive_wrote_them() {
         for st in State::ALL {
-            assert_eq!(st.to_value(), serde_json::to_value(st).unwrap());
+            assert_eq!(st.to_value(), crate::json::Value::from(serde_json::to_value(st).unwrap()));
         }
         for m in [OpenMetrics::Window, OpenMetrics::Trials, OpenMetrics::Empty] {
-            assert_eq!(m.to_value(), serde_json::to_value(m).unwrap());
+            assert_eq!(m.to_value(), crate::json::Value::from(serde_json::to_value(m).unwrap()));
         }
     }
 

@@ -2,11 +2,99 @@
 //! writes (records, snapshots, decisions), with [`json!`](crate::json!) to
 //! build one and [`ToJson`] to turn the core's types into one.
 //!
-//! Today `Value`, `Map` and `Number` are serde_json's; every module of the
-//! core and every binding names them through this module, so that the core
-//! can carry a value of its own without serde (docs/js.md, "Package size").
+//! The value is the core's own ([`value`]), serde_json's without serde: the
+//! WebAssembly package carries no serde (docs/js.md, "Size"). With
+//! the feature `serde`, [`Value`] is `Serialize` and converts to and from
+//! `serde_json::Value`, and the core's records, decisions and snapshots
+//! derive `Serialize` as they write themselves here.
 
-pub use serde_json::{Map, Number, Value};
+mod value;
+pub(crate) use value::write_value;
+pub use value::{Index, Iter, IterMut, Map, Number, Value};
+
+#[cfg(any(test, feature = "serde"))]
+mod with_serde {
+    use super::{Map, Number, Value};
+
+    impl serde::Serialize for Value {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::{SerializeMap, SerializeSeq};
+            match self {
+                Value::Null => s.serialize_unit(),
+                Value::Bool(b) => s.serialize_bool(*b),
+                Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                    (Some(u), _) => s.serialize_u64(u),
+                    (None, Some(i)) => s.serialize_i64(i),
+                    _ => s.serialize_f64(n.as_f64().unwrap_or_default()),
+                },
+                Value::String(x) => s.serialize_str(x),
+                Value::Array(items) => {
+                    let mut seq = s.serialize_seq(Some(items.len()))?;
+                    items.iter().try_for_each(|x| seq.serialize_element(x))?;
+                    seq.end()
+                }
+                Value::Object(m) => {
+                    let mut map = s.serialize_map(Some(m.len()))?;
+                    m.iter().try_for_each(|(k, x)| map.serialize_entry(k, x))?;
+                    map.end()
+                }
+            }
+        }
+    }
+
+    /// Read as serde_json reads its value.
+    impl<'de> serde::Deserialize<'de> for Value {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+            serde_json::Value::deserialize(d).map(Value::from)
+        }
+    }
+
+    /// serde_json's value as the core's: the same tree.
+    impl From<serde_json::Value> for Value {
+        fn from(v: serde_json::Value) -> Value {
+            match v {
+                serde_json::Value::Null => Value::Null,
+                serde_json::Value::Bool(b) => Value::Bool(b),
+                serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                    (Some(u), _) => Value::from(u),
+                    (None, Some(i)) => Value::from(i),
+                    _ => n.as_f64().and_then(Number::from_f64).map_or(Value::Null, Value::Number),
+                },
+                serde_json::Value::String(x) => Value::String(x),
+                serde_json::Value::Array(items) => Value::Array(items.into_iter().map(Value::from).collect()),
+                serde_json::Value::Object(m) => {
+                    Value::Object(m.into_iter().map(|(k, x)| (k, Value::from(x))).collect())
+                }
+            }
+        }
+    }
+
+    /// The core's value as serde_json's: the same tree.
+    impl From<Value> for serde_json::Value {
+        fn from(v: Value) -> serde_json::Value {
+            match v {
+                Value::Null => serde_json::Value::Null,
+                Value::Bool(b) => serde_json::Value::Bool(b),
+                Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                    (Some(u), _) => u.into(),
+                    (None, Some(i)) => i.into(),
+                    _ => n.as_f64().map_or(serde_json::Value::Null, serde_json::Value::from),
+                },
+                Value::String(x) => serde_json::Value::String(x),
+                Value::Array(items) => serde_json::Value::Array(items.into_iter().map(Into::into).collect()),
+                Value::Object(m) => serde_json::Value::Object(
+                    m.into_iter().map(|(k, x)| (k, x.into())).collect::<serde_json::Map<_, _>>(),
+                ),
+            }
+        }
+    }
+
+    impl From<Map<String, Value>> for serde_json::Map<String, serde_json::Value> {
+        fn from(m: Map<String, Value>) -> Self {
+            m.into_iter().map(|(k, x)| (k, x.into())).collect()
+        }
+    }
+}
 
 /// A type the core writes as JSON: numbers, strings, options (`None` is
 /// `null`), lists, and the core's own records, decisions and snapshots.
@@ -21,7 +109,7 @@ pub trait ToJson {
     /// members in the order they declare them (as serde's derive did), where
     /// [`to_value`](ToJson::to_value)'s objects sort their keys.
     fn write_json(&self, out: &mut String) {
-        out.push_str(&self.to_value().to_string());
+        write_value(out, &self.to_value());
     }
 
     /// This as compact JSON text (see [`write_json`](ToJson::write_json)).

@@ -81,3 +81,9 @@ pub fn parse_stored(text: &str) -> Result<crate::json::Value> {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of docs/*.md (collected by `build.rs`), compiled and
+/// run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!(concat!(env!("OUT_DIR"), "/doc_snippets.md"))]
+pub struct DocsDoctests;

@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use retrycore::dead_letter_replay::{reason_kind, Replay, ReplayOptions};
 use retrycore::idempotency::{DeadLetter, DeadLetterStatus};
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 
 fn letter(id: &str, class: &str, idempotent: bool) -> DeadLetter {
     DeadLetter::builder(id, json!({"id": id}))
@@ -23,11 +23,20 @@ fn options(v: Value) -> ReplayOptions {
     ReplayOptions::from_json_value(&v).unwrap()
 }
 
-fn schema() -> jsonschema::Validator {
+/// Whether `v` fits the audit record's schema.
+struct Schema(jsonschema::Validator);
+
+impl Schema {
+    fn is_valid(&self, v: &Value) -> bool {
+        self.0.is_valid(&serde_json::Value::from(v.clone()))
+    }
+}
+
+fn schema() -> Schema {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../schema/dead-letter-replay.schema.json"))
             .unwrap();
-    jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap()
+    Schema(jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap())
 }
 
 #[test]
@@ -152,7 +161,10 @@ proptest! {
 /// The JSON blocks of a docs page.
 fn doc_blocks(page: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(format!("{}/../docs/{page}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    text.split("```json\n").skip(1).map(|b| serde_json::from_str(b.split("```").next().unwrap()).unwrap()).collect()
+    text.split("```json\n")
+        .skip(1)
+        .map(|b| serde_json::from_str::<serde_json::Value>(b.split("```").next().unwrap()).unwrap().into())
+        .collect()
 }
 
 #[test]

@@ -3,10 +3,10 @@
 //! their bounds.
 
 use proptest::prelude::*;
+use retrycore::json;
 use retrycore::limiters::{AttemptKind, Cancelled, Completion, Decision, Limiter, LimiterConfig, Registry, Signal};
-use serde_json::json;
 
-fn config(v: serde_json::Value) -> LimiterConfig {
+fn config(v: retrycore::json::Value) -> LimiterConfig {
     LimiterConfig::from_json_value(&v, "").expect("a valid limiter")
 }
 

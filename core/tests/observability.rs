@@ -76,6 +76,6 @@ fn the_events_example_makes_the_samples_shown() {
     let section = page.split("### Events").nth(1).unwrap();
     let events = section.split("```json\n").nth(1).and_then(|b| b.split("```").next()).unwrap();
     let shown = section.split("```json\n").nth(2).and_then(|b| b.split("```").next()).unwrap();
-    let shown: serde_json::Value = serde_json::from_str(shown).unwrap();
+    let shown: retrycore::json::Value = serde_json::from_str::<serde_json::Value>(shown).unwrap().into();
     assert_eq!(metrics::samples_document(events).unwrap(), shown);
 }

@@ -29,7 +29,10 @@ use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::retry_after::read_headers;
 use retrycore::rng::{Rng, Xoshiro256pp};
 use retrycore::session::{Decision, Gate, SessionOptions};
-use serde_json::{json, Map, Value};
+use retrycore::{
+    json,
+    json::{Map, Value},
+};
 use std::path::{Path, PathBuf};
 
 struct Gen(Xoshiro256pp);
@@ -704,7 +707,8 @@ fn parity_generator() {
     // The Rust runner must agree with what the generator recorded.
     let mut failures = Vec::new();
     for e in std::fs::read_dir(&dir).unwrap().flatten() {
-        let doc: Value = serde_json::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap();
+        let doc: Value =
+            serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(e.path()).unwrap()).unwrap().into();
         let kind = doc["kind"].as_str().unwrap().to_owned();
         for raw in doc["cases"].as_array().unwrap() {
             let case = common::Case::new(raw, &doc);

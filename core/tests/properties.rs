@@ -302,7 +302,7 @@ proptest! {
             prop_assert!(b.tokens().unwrap() <= u64::from(capacity));
             let level = b.level(now);
             prop_assert!(level["tokens"].as_u64().unwrap() <= u64::from(capacity));
-            let f = level.get("fraction").and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+            let f = level.get("fraction").and_then(retrycore::json::Value::as_f64).unwrap_or(0.0);
             prop_assert!((0.0..=f64::from(capacity)).contains(&f), "{level}");
         }
     }

@@ -4,7 +4,10 @@ use super::scenario::Scenario;
 use super::stats::{Summary, RECOVERED_SHARE};
 use retrycore::duration::{format_duration, human};
 use retrycore::session::GiveUpReason;
-use serde_json::{json, Map, Value};
+use retrycore::{
+    json,
+    json::{Map, Value},
+};
 use std::fmt::Write as _;
 
 /// Formats a latency for the table: `850µs`, `21ms`, `1.52s`.

@@ -17,8 +17,8 @@ use crate::error::CliError;
 use crate::input::core_error;
 use retrycore::duration::{format_duration, parse_duration};
 use retrycore::policy::PolicyConfig;
+use retrycore::{json, json::Value};
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 /// The built-in default scenario (also printed by `--print-scenario`).
 pub const DEFAULT_SCENARIO: &str = include_str!("default_scenario.json");

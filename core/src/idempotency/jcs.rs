@@ -255,32 +255,7 @@ pub(crate) fn write_number(out: &mut String, x: f64) {
         write_u64(out, frac);
         return;
     }
-    // Rust's `{:e}` gives the shortest digits that round-trip, the closest
-    // to x when several are as short: the s and n of the ECMAScript algorithm.
-    let mut nb = NumBuf { buf: [0; 40], len: 0 };
-    let _ = write!(nb, "{:e}", x.abs());
-    let text = &nb.buf[..nb.len];
-    let e_at = text.iter().position(|&c| c == b'e').unwrap_or(text.len());
-    let mut digits = [0u8; 20];
-    let mut k = 0;
-    for &c in &text[..e_at] {
-        if c.is_ascii_digit() && k < digits.len() {
-            digits[k] = c;
-            k += 1;
-        }
-    }
-    let exp: i32 =
-        std::str::from_utf8(&text[(e_at + 1).min(text.len())..]).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
-    if k > 1 && (digits[k - 1] - b'0') % 2 == 1 && is_exact_midpoint(x.abs(), &digits[..k]) {
-        // x lies exactly halfway between s and s − 1 in the last place.
-        // ECMAScript then takes the even one (as V8 and RFC 8785 Appendix B
-        // do) where Rust rounds the tie up, provided s − 1 reads back as x
-        // (it does not at a power of two, whose lower gap is half as wide).
-        digits[k - 1] -= 1;
-        if !reads_back(&digits[..k], exp, x.abs()) {
-            digits[k - 1] += 1;
-        }
-    }
+    let (digits, k, exp) = shortest_digits(x.abs());
     let s = std::str::from_utf8(&digits[..k]).unwrap_or("0");
     let k = k as i32;
     let n = exp + 1;
@@ -309,6 +284,40 @@ pub(crate) fn write_number(out: &mut String, x: f64) {
         out.push(if n > 0 { '+' } else { '-' });
         let _ = write!(out, "{}", (n - 1).abs());
     }
+}
+
+/// The shortest decimal digits that read back as `x` (finite, > 0), the
+/// closest to `x` when several are as short and the even one on an exact
+/// tie, with the exponent of the first: `x` ≈ d.ddd × 10^exp. These are
+/// the s and n of ECMAScript's Number::toString (n = exp + 1), and ryu's.
+pub(crate) fn shortest_digits(x: f64) -> ([u8; 20], usize, i32) {
+    // Rust's `{:e}` gives the shortest digits that round-trip, the closest
+    // to x when several are as short: the s and n of the ECMAScript algorithm.
+    let mut nb = NumBuf { buf: [0; 40], len: 0 };
+    let _ = write!(nb, "{:e}", x);
+    let text = &nb.buf[..nb.len];
+    let e_at = text.iter().position(|&c| c == b'e').unwrap_or(text.len());
+    let mut digits = [0u8; 20];
+    let mut k = 0;
+    for &c in &text[..e_at] {
+        if c.is_ascii_digit() && k < digits.len() {
+            digits[k] = c;
+            k += 1;
+        }
+    }
+    let exp: i32 =
+        std::str::from_utf8(&text[(e_at + 1).min(text.len())..]).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    if k > 1 && (digits[k - 1] - b'0') % 2 == 1 && is_exact_midpoint(x, &digits[..k]) {
+        // x lies exactly halfway between s and s − 1 in the last place.
+        // ECMAScript then takes the even one (as V8 and RFC 8785 Appendix B
+        // do) where Rust rounds the tie up, provided s − 1 reads back as x
+        // (it does not at a power of two, whose lower gap is half as wide).
+        digits[k - 1] -= 1;
+        if !reads_back(&digits[..k], exp, x) {
+            digits[k - 1] += 1;
+        }
+    }
+    (digits, k, exp)
 }
 
 /// Whether the digits `s` (the first one before the point) times 10^`exp` parse to `x`.
@@ -595,8 +604,8 @@ pub(crate) fn check_depth(depth: usize) -> Result<(), TreeError> {
 ///   (`9007199254740993`); the message names its JSON pointer;
 /// - `too_deep` for nesting deeper than [`MAX_DEPTH`].
 ///
-/// `serde_json` has already rounded integers beyond the 64-bit range and
-/// dropped duplicate keys when it parsed the text; use
+/// A parsed value has already rounded integers beyond the 64-bit range (a
+/// document reader refuses duplicate keys, a host's may keep the last); use
 /// [`canonicalize_json`] on text to catch those too.
 pub fn canonicalize(value: &crate::json::Value) -> Result<String> {
     canonicalize_any(value)
@@ -759,15 +768,16 @@ mod tests {
 
     #[test]
     fn serde_values() {
-        let v: crate::json::Value = serde_json::from_str(r#"{"b":[1.0,1e2,100,-0.0],"a":"x"}"#).unwrap();
+        let v: crate::json::Value =
+            serde_json::from_str::<serde_json::Value>(r#"{"b":[1.0,1e2,100,-0.0],"a":"x"}"#).unwrap().into();
         assert_eq!(canonicalize(&v).unwrap(), r#"{"a":"x","b":[1,100,100,0]}"#);
-        let big: crate::json::Value = serde_json::from_str("[9007199254740993]").unwrap();
+        let big: crate::json::Value = serde_json::from_str::<serde_json::Value>("[9007199254740993]").unwrap().into();
         let e = canonicalize(&big).unwrap_err();
         assert_eq!(e.code(), "invalid_number");
         assert!(e.reason().ends_with("at /0"), "{e}");
-        let neg: crate::json::Value = serde_json::from_str("-9007199254740993").unwrap();
+        let neg: crate::json::Value = serde_json::from_str::<serde_json::Value>("-9007199254740993").unwrap().into();
         assert_eq!(canonicalize(&neg).unwrap_err().code(), "invalid_number");
-        let min: crate::json::Value = serde_json::from_str("-9223372036854775808").unwrap();
+        let min: crate::json::Value = serde_json::from_str::<serde_json::Value>("-9223372036854775808").unwrap().into();
         assert_eq!(canonicalize(&min).unwrap(), "-9223372036854776000");
     }
 
@@ -830,7 +840,7 @@ mod tests {
         #[test]
         fn canonical_form_reparses_equal_and_is_idempotent(v in arb_json()) {
             let c = canonicalize(&v).unwrap();
-            let back: crate::json::Value = serde_json::from_str(&c).unwrap();
+            let back: crate::json::Value = serde_json::from_str::<serde_json::Value>(&c).unwrap().into();
             prop_assert_eq!(canonicalize(&back).unwrap(), c.clone());
             prop_assert_eq!(canonicalize_json(&c).unwrap(), c.clone());
             let host = JsonValue::try_from(&v).unwrap();

@@ -33,7 +33,7 @@ mod dead_letter;
 mod failure_handling;
 mod fingerprint;
 mod header;
-mod jcs;
+pub(crate) mod jcs;
 pub(crate) mod json;
 mod key;
 mod record;

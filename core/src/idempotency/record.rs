@@ -10,12 +10,12 @@
 
 use crate::json::{ToJson, Value};
 use crate::{Error, ErrorCode, Result};
-use serde::Serialize;
 use std::time::Duration;
 
 /// The state of an idempotency record.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
+#[cfg_attr(any(test, feature = "serde"), serde(rename_all = "snake_case"))]
 pub enum RecordState {
     /// A request holds the key and is running.
     Processing,
@@ -58,7 +58,8 @@ impl ToJson for RecordState {
 /// Its contents are the application's: a status for HTTP (absent for other
 /// transports), headers worth replaying, and a JSON body (binary bodies can
 /// be stored as base64 strings).
-#[derive(Clone, Debug, PartialEq, Default, Serialize)]
+#[derive(Clone, Debug, PartialEq, Default)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 pub struct StoredResponse {
     /// The HTTP status code, if any.
     pub status: Option<u16>,
@@ -148,7 +149,8 @@ fn check(
 /// Times are wall-clock Unix epoch milliseconds. `expires_at_ms` is when the
 /// store may delete the record: cleanup deletes by time, never "the oldest
 /// N", because deleting a record ends the protection of its key.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 pub struct IdempotencyRecord {
     /// The idempotency key (the full key, even when the store indexes it by
     /// a hashed [`storage_key`](super::storage_key)).
@@ -389,8 +391,9 @@ impl RecordConfig {
 }
 
 /// Why a request gets to execute.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
+#[cfg_attr(any(test, feature = "serde"), serde(rename_all = "snake_case"))]
 pub enum ExecuteReason {
     /// No record: the key is new.
     New,
@@ -417,7 +420,8 @@ impl ToJson for ExecuteReason {
 }
 
 /// The claim an executing request writes: the record in state `processing`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 pub struct Claim {
     /// Why the request executes.
     pub reason: ExecuteReason,
@@ -454,8 +458,9 @@ impl Claim {
 json_struct!(Claim { reason, fence, lease_until_ms, created_ms, expires_at_ms });
 
 /// What an incoming request gets, from [`decide`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
+#[cfg_attr(any(test, feature = "serde"), serde(tag = "decision", rename_all = "snake_case"))]
 pub enum RecordDecision<'a> {
     /// Run the request after storing the claim.
     Execute(Claim),
@@ -501,7 +506,8 @@ impl ToJson for RecordDecision<'_> {
 }
 
 /// An HTTP answer that the server sends instead of running the request.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(any(test, feature = "serde"), derive(serde::Serialize))]
 pub struct HttpAnswer {
     /// The status code: 400, 409 or 422.
     pub status: u16,
@@ -897,7 +903,7 @@ mod tests {
             #[serde(default)]
             pub headers: Vec<(String, String)>,
             #[serde(default)]
-            pub body: Option<crate::json::Value>,
+            pub body: Option<serde_json::Value>,
         }
         #[derive(serde::Deserialize, Debug, PartialEq)]
         #[serde(deny_unknown_fields)]
@@ -976,18 +982,18 @@ mod tests {
             let text = v.to_string();
             if let Ok(r) = IdempotencyRecord::from_json(&text) {
                 // Written as serde's derive wrote it, and so is every decision on it.
-                proptest::prop_assert_eq!(ToJson::to_value(&r), serde_json::to_value(&r).unwrap());
+                proptest::prop_assert_eq!(ToJson::to_value(&r), crate::json::Value::from(serde_json::to_value(&r).unwrap()));
                 proptest::prop_assert_eq!(r.to_json(), serde_json::to_string(&r).unwrap());
                 for (fp, now) in [("f", 0), ("f", 5), ("f", 20), ("g", 0)] {
                     if let Ok(d) = decide(Some(&r), "k", fp, now, &cfg()) {
-                        proptest::prop_assert_eq!(d.to_value(), serde_json::to_value(&d).unwrap());
+                        proptest::prop_assert_eq!(d.to_value(), crate::json::Value::from(serde_json::to_value(&d).unwrap()));
                         if let Some(h) = d.http(&cfg().with_stripe(true)) {
-                            proptest::prop_assert_eq!(h.to_value(), serde_json::to_value(h).unwrap());
+                            proptest::prop_assert_eq!(h.to_value(), crate::json::Value::from(serde_json::to_value(h).unwrap()));
                         }
                     }
                 }
                 if let Some(resp) = &r.response {
-                    proptest::prop_assert_eq!(resp.to_value(), serde_json::to_value(resp).unwrap());
+                    proptest::prop_assert_eq!(resp.to_value(), crate::json::Value::from(serde_json::to_value(resp).unwrap()));
                     proptest::prop_assert_eq!(resp.to_json_text(), serde_json::to_string(resp).unwrap());
                 }
             }

@@ -1,7 +1,7 @@
 //! Helpers shared by the vector runners.
 #![allow(dead_code)]
 
-use serde_json::Value;
+use retrycore::json::Value;
 
 /// One case of a vector file, with the file's `defaults` merged under it.
 pub struct Case {
@@ -14,7 +14,9 @@ impl Case {
         let mut v = raw.clone();
         if let (Some(obj), Some(defaults)) = (v.as_object_mut(), file.get("defaults").and_then(Value::as_object)) {
             for (k, d) in defaults {
-                obj.entry(k.clone()).or_insert_with(|| d.clone());
+                if !obj.contains_key(k) {
+                    obj.insert(k.clone(), d.clone());
+                }
             }
         }
         Case { v }

@@ -11,7 +11,7 @@ use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::retry_log::{self, LogEvent};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
 use retrycore::surface::{self, Ending, Observed, RetryNumbers};
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 use std::collections::VecDeque;
 
 /// The name a host-enforced attempt timeout carries here (JS hosts throw

@@ -3,7 +3,7 @@
 //! The schema of each kind is in `tests/vectors/idempotency/README.md`.
 use crate::common::{as_u64, check_error, eq, Case};
 use retrycore::idempotency::{self as idem, JsonValue};
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 use std::time::Duration;
 
 pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
@@ -247,7 +247,7 @@ fn record_decide(case: &Case) -> Result<(), String> {
         Err(e) => Err(e.clone()),
     };
     outcome(case, got, |d, want| {
-        let mut v = serde_json::to_value(&d).map_err(|e| e.to_string())?;
+        let mut v = retrycore::json::ToJson::to_value(&d);
         v["http"] = http_json(d.http(&cfg));
         eq("decision", &v, want)
     })
@@ -276,14 +276,14 @@ fn record_complete(case: &Case) -> Result<(), String> {
         other => return Err(format!("unknown outcome state {other:?}")),
     };
     let got = idem::complete(&record, need_u64(case, "fence")?, outcome_, need_u64(case, "now")?, &cfg);
-    outcome(case, got, |r, want| eq("record", &serde_json::to_value(&r).unwrap(), want))
+    outcome(case, got, |r, want| eq("record", &retrycore::json::ToJson::to_value(&r), want))
 }
 
 fn record_renew(case: &Case) -> Result<(), String> {
     let cfg = config_of(case)?;
     let record = record_of(need(case, "record")?)?;
     let got = idem::renew_lease(&record, need_u64(case, "fence")?, need_u64(case, "now")?, &cfg);
-    outcome(case, got, |r, want| eq("record", &serde_json::to_value(&r).unwrap(), want))
+    outcome(case, got, |r, want| eq("record", &retrycore::json::ToJson::to_value(&r), want))
 }
 
 fn dead_letter(case: &Case) -> Result<(), String> {

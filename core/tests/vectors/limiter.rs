@@ -4,7 +4,7 @@
 
 use crate::common::{as_u64, Case};
 use retrycore::limiters::{AttemptKind, Completion, Limiter, LimiterConfig, Signal};
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 
 pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
     match kind {

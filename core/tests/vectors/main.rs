@@ -13,7 +13,7 @@ mod saga;
 mod store;
 
 use common::Case;
-use serde_json::Value;
+use retrycore::json::Value;
 use std::path::{Path, PathBuf};
 
 fn vector_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -52,7 +52,9 @@ fn shared_vectors() {
     let mut total = 0usize;
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", file.display()));
+        let doc: Value = serde_json::from_str::<serde_json::Value>(&text)
+            .map(Value::from)
+            .unwrap_or_else(|e| panic!("{}: not JSON: {e}", file.display()));
         let kind = doc["kind"].as_str().unwrap_or_else(|| panic!("{}: no kind", file.display()));
         assert!(doc.get("_comment").is_some(), "{}: every vector file has a _comment", file.display());
         let cases = doc["cases"].as_array().unwrap_or_else(|| panic!("{}: no cases", file.display()));

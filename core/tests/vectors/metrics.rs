@@ -2,7 +2,7 @@
 //! samples an exporter records for them (docs/observability.md, "Exporters").
 
 use crate::common::{eq, Case};
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 
 pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
     (kind == "metric_samples").then(|| samples(case))

@@ -12,7 +12,7 @@ use retrycore::policy::{PolicyConfig, RetryPolicy};
 use retrycore::retry_after::{parse_http_date, read_headers};
 use retrycore::rng::{Rng, Xoshiro256pp};
 use retrycore::session::{Decision, Gate, RetrySession, SessionOptions};
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 use std::collections::HashMap;
 
 pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
@@ -451,7 +451,7 @@ fn breaker(case: &Case) -> Result<(), String> {
                 }
             }
             "reset" => json!({"transition": b.reset(now).as_ref().map_or(Value::Null, transition_json)}),
-            "metrics" => serde_json::to_value(b.metrics(now)).unwrap(),
+            "metrics" => retrycore::json::ToJson::to_value(&b.metrics(now)),
             "record" => {
                 let c = counted(step.get("outcome").and_then(Value::as_str).unwrap_or("success"))?;
                 let t = b.record(now, c, step.get("duration").and_then(as_u64).unwrap_or(0));
@@ -468,7 +468,7 @@ fn breaker(case: &Case) -> Result<(), String> {
                     Err(e) => json!({"error": e.code()}),
                 }
             }
-            "break_arguments" => serde_json::to_value(b.break_arguments(now)).unwrap(),
+            "break_arguments" => retrycore::json::ToJson::to_value(&b.break_arguments(now)),
             "set_break_duration" => {
                 match b.set_break_duration(step.get("duration").and_then(as_u64).ok_or("duration")?) {
                     Ok(()) => json!({}),
@@ -479,7 +479,7 @@ fn breaker(case: &Case) -> Result<(), String> {
                 let snap = b.snapshot(now, step.get("wall_now_ms").and_then(as_u64).unwrap_or(0));
                 let text = snap.to_json();
                 snaps.insert(step.get("save_as").and_then(Value::as_str).unwrap_or("s").to_owned(), text.clone());
-                serde_json::from_str(&text).unwrap()
+                retrycore::parse_stored(&text).unwrap()
             }
             "restore" => {
                 let text = match (step.get("snapshot"), step.get("snapshot_text")) {

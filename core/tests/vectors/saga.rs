@@ -5,7 +5,7 @@
 use crate::common::{as_u64, eq, Case};
 use retrycore::compensation::{CompensationPlan, CompensationRun, Outcome};
 use retrycore::dead_letter_replay::Replay;
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 
 pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
     match kind {

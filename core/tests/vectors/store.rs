@@ -3,7 +3,7 @@
 use crate::common::{as_u64, eq, Case};
 use crate::idempotency::{config_of, record_of};
 use retrycore::idempotency::{self as idem, RecordDecision};
-use serde_json::{json, Value};
+use retrycore::{json, json::Value};
 use sha2::{Digest, Sha256};
 
 pub fn run(kind: &str, case: &Case) -> Option<Result<(), String>> {
