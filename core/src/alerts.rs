@@ -26,7 +26,6 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::json::{Map, Value};
 use crate::metrics;
 use crate::session::GiveUpReason;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How urgent an alert is.
@@ -240,11 +239,11 @@ impl IdempotencyCounts {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
     /// Counters per policy name.
-    pub policies: BTreeMap<String, PolicyCounts>,
+    pub policies: Map<String, PolicyCounts>,
     /// State per breaker name.
-    pub breakers: BTreeMap<String, State>,
+    pub breakers: Map<String, State>,
     /// Answers per idempotent endpoint.
-    pub idempotency: BTreeMap<String, IdempotencyCounts>,
+    pub idempotency: Map<String, IdempotencyCounts>,
 }
 
 /// What a check found.
@@ -486,12 +485,8 @@ fn read_idempotency(v: &Value, path: &str) -> Result<IdempotencyCounts> {
     Ok(c)
 }
 
-fn read_map<T>(
-    o: &mut Obj<'_>,
-    key: &'static str,
-    read: impl Fn(&Value, &str) -> Result<T>,
-) -> Result<BTreeMap<String, T>> {
-    let mut out = BTreeMap::new();
+fn read_map<T>(o: &mut Obj<'_>, key: &'static str, read: impl Fn(&Value, &str) -> Result<T>) -> Result<Map<String, T>> {
+    let mut out = Map::new();
     if let Some((v, f)) = o.take(key, &[])? {
         let Value::Object(map) = v else {
             return Err(Error::new(

@@ -189,6 +189,36 @@ impl std::fmt::Display for RefusalDetail {
 const RATIO_BUCKETS: usize = 10;
 const ADAPTIVE_BUCKETS: usize = 60;
 
+/// The leases of a concurrency budget's retry slots, `(expiry, id)`, sorted:
+/// at most one per slot, so a sorted vector (its inserts shift at most the
+/// budget's limit of pairs) instead of a B-tree.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Leases(Vec<(u64, u64)>);
+
+impl Leases {
+    fn insert(&mut self, lease: (u64, u64)) {
+        if let Err(i) = self.0.binary_search(&lease) {
+            self.0.insert(i, lease);
+        }
+    }
+
+    /// Removes `lease`; whether it was there.
+    fn remove(&mut self, lease: (u64, u64)) -> bool {
+        self.0.binary_search(&lease).map(|i| self.0.remove(i)).is_ok()
+    }
+
+    fn contains(&self, lease: (u64, u64)) -> bool {
+        self.0.binary_search(&lease).is_ok()
+    }
+
+    /// Removes the leases that ended at or before `now`; how many.
+    fn expire(&mut self, now: u64) -> usize {
+        let n = self.0.partition_point(|l| l.0 <= now);
+        self.0.drain(..n);
+        n
+    }
+}
+
 /// Counts per time slot in a ring of buckets, with running totals over the
 /// live slots so a sum costs no loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -338,7 +368,7 @@ enum Tokens {
     Concurrency {
         calls: u64,
         retries: u64,
-        leases: std::collections::BTreeSet<(u64, u64)>,
+        leases: Leases,
         next_lease: u64,
     },
     Finagle {
@@ -1182,13 +1212,8 @@ impl Budget {
     /// Frees the retry slots whose lease ended at or before `now`.
     fn expire_leases(&mut self, now: u64) {
         if let Tokens::Concurrency { retries, leases, .. } = &mut self.state {
-            while let Some(&first) = leases.first() {
-                if first.0 > now {
-                    break;
-                }
-                leases.remove(&first);
-                *retries = retries.saturating_sub(1);
-            }
+            let ended = leases.expire(now);
+            *retries = retries.saturating_sub(ended as u64);
         }
     }
 
@@ -1204,7 +1229,7 @@ impl Budget {
     pub fn lease_slot(&mut self, old: Option<SlotLease>, until: u64) -> Option<SlotLease> {
         let Tokens::Concurrency { leases, next_lease, .. } = &mut self.state else { return None };
         let id = match old {
-            Some(l) if leases.remove(&(l.until, l.id)) => l.id,
+            Some(l) if leases.remove((l.until, l.id)) => l.id,
             _ => {
                 *next_lease += 1;
                 *next_lease
@@ -1219,14 +1244,14 @@ impl Budget {
     pub fn lease_live(&mut self, now: u64, lease: SlotLease) -> bool {
         let now = self.clock(now);
         self.expire_leases(now);
-        matches!(&self.state, Tokens::Concurrency { leases, .. } if leases.contains(&(lease.until, lease.id)))
+        matches!(&self.state, Tokens::Concurrency { leases, .. } if leases.contains((lease.until, lease.id)))
     }
 
     /// Ends `lease` before its time (the session finished); frees its slot
     /// unless the lease had already run out and freed it.
     pub fn end_lease(&mut self, lease: SlotLease) {
         if let Tokens::Concurrency { retries, leases, .. } = &mut self.state {
-            if leases.remove(&(lease.until, lease.id)) {
+            if leases.remove((lease.until, lease.id)) {
                 *retries = retries.saturating_sub(1);
             }
         }

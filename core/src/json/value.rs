@@ -398,7 +398,7 @@ impl Index for str {
         }
         let what = kind(v);
         match v.as_object_mut() {
-            Some(m) => m.entry_or_null(self),
+            Some(m) => m.entry_or_default(self),
             None => panic!("cannot access key {self:?} in JSON {what}"),
         }
     }
@@ -628,7 +628,8 @@ fn write_number(out: &mut String, n: &Number) {
     }
 }
 
-/// A JSON object: members sorted by key, each key once.
+/// A JSON object: members sorted by key, each key once; also the core's
+/// map of names to values of any type (`alerts::Snapshot`).
 ///
 /// Lookups are binary searches; [`insert`](Map::insert) shifts the members
 /// after the new key, so an object built key by key from unsorted input costs
@@ -638,13 +639,13 @@ pub struct Map<K, V> {
     members: Vec<(K, V)>,
 }
 
-impl Default for Map<String, Value> {
+impl<V> Default for Map<String, V> {
     fn default() -> Self {
         Map::new()
     }
 }
 
-impl Map<String, Value> {
+impl<V> Map<String, V> {
     /// An empty object.
     pub fn new() -> Self {
         Map { members: Vec::new() }
@@ -657,10 +658,10 @@ impl Map<String, Value> {
 
     /// Members sorted by key, the last of each key kept (as inserting them in
     /// order would).
-    pub(crate) fn from_members(mut members: Vec<(String, Value)>) -> Self {
+    pub(crate) fn from_members(mut members: Vec<(String, V)>) -> Self {
         // A stable sort keeps equal keys in their order: the last one wins.
         members.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(String, Value)> = Vec::with_capacity(members.len());
+        let mut out: Vec<(String, V)> = Vec::with_capacity(members.len());
         for m in members {
             match out.last_mut() {
                 Some(last) if last.0 == m.0 => *last = m,
@@ -678,7 +679,7 @@ impl Map<String, Value> {
     }
 
     /// Sets `key` to `value`; returns the value it had.
-    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+    pub fn insert(&mut self, key: String, value: V) -> Option<V> {
         match self.find(key.as_str()) {
             Ok(i) => Some(std::mem::replace(&mut self.members[i].1, value)),
             Err(i) => {
@@ -688,11 +689,14 @@ impl Map<String, Value> {
         }
     }
 
-    fn entry_or_null(&mut self, key: &str) -> &mut Value {
+    fn entry_or_default(&mut self, key: &str) -> &mut V
+    where
+        V: Default,
+    {
         let i = match self.find(key) {
             Ok(i) => i,
             Err(i) => {
-                self.members.insert(i, (key.to_owned(), Value::Null));
+                self.members.insert(i, (key.to_owned(), V::default()));
                 i
             }
         };
@@ -700,7 +704,7 @@ impl Map<String, Value> {
     }
 
     /// The value of `key`.
-    pub fn get<Q: Ord + ?Sized>(&self, key: &Q) -> Option<&Value>
+    pub fn get<Q: Ord + ?Sized>(&self, key: &Q) -> Option<&V>
     where
         String: Borrow<Q>,
     {
@@ -708,7 +712,7 @@ impl Map<String, Value> {
     }
 
     /// The key as stored and its value.
-    pub fn get_key_value<Q: Ord + ?Sized>(&self, key: &Q) -> Option<(&String, &Value)>
+    pub fn get_key_value<Q: Ord + ?Sized>(&self, key: &Q) -> Option<(&String, &V)>
     where
         String: Borrow<Q>,
     {
@@ -716,7 +720,7 @@ impl Map<String, Value> {
     }
 
     /// The value of `key`, mutably.
-    pub fn get_mut<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<&mut Value>
+    pub fn get_mut<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<&mut V>
     where
         String: Borrow<Q>,
     {
@@ -732,7 +736,7 @@ impl Map<String, Value> {
     }
 
     /// Removes `key`; returns its value.
-    pub fn remove<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<Value>
+    pub fn remove<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<V>
     where
         String: Borrow<Q>,
     {
@@ -750,12 +754,12 @@ impl Map<String, Value> {
     }
 
     /// The members, by key.
-    pub fn iter(&self) -> Iter<'_> {
+    pub fn iter(&self) -> Iter<'_, V> {
         Iter(self.members.iter())
     }
 
     /// The members, by key, their values mutable.
-    pub fn iter_mut(&mut self) -> IterMut<'_> {
+    pub fn iter_mut(&mut self) -> IterMut<'_, V> {
         IterMut(self.members.iter_mut())
     }
 
@@ -765,17 +769,17 @@ impl Map<String, Value> {
     }
 
     /// The values, by key.
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator {
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> + ExactSizeIterator {
         self.members.iter().map(|(_, v)| v)
     }
 
     /// The values, by key, mutable.
-    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Value> + ExactSizeIterator {
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut V> + ExactSizeIterator {
         self.members.iter_mut().map(|(_, v)| v)
     }
 
     /// Keeps the members for which `keep` answers true.
-    pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut Value) -> bool) {
+    pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut V) -> bool) {
         self.members.retain_mut(|(k, v)| keep(k, v));
     }
 
@@ -786,10 +790,10 @@ impl Map<String, Value> {
 }
 
 /// The members of a [`Map`], by key.
-pub struct Iter<'a>(std::slice::Iter<'a, (String, Value)>);
+pub struct Iter<'a, V = Value>(std::slice::Iter<'a, (String, V)>);
 
-impl<'a> Iterator for Iter<'a> {
-    type Item = (&'a String, &'a Value);
+impl<'a, V> Iterator for Iter<'a, V> {
+    type Item = (&'a String, &'a V);
     fn next(&mut self) -> Option<Self::Item> {
         self.0.next().map(|(k, v)| (k, v))
     }
@@ -798,19 +802,19 @@ impl<'a> Iterator for Iter<'a> {
     }
 }
 
-impl DoubleEndedIterator for Iter<'_> {
+impl<V> DoubleEndedIterator for Iter<'_, V> {
     fn next_back(&mut self) -> Option<Self::Item> {
         self.0.next_back().map(|(k, v)| (k, v))
     }
 }
 
-impl ExactSizeIterator for Iter<'_> {}
+impl<V> ExactSizeIterator for Iter<'_, V> {}
 
 /// The members of a [`Map`], by key, their values mutable.
-pub struct IterMut<'a>(std::slice::IterMut<'a, (String, Value)>);
+pub struct IterMut<'a, V = Value>(std::slice::IterMut<'a, (String, V)>);
 
-impl<'a> Iterator for IterMut<'a> {
-    type Item = (&'a String, &'a mut Value);
+impl<'a, V> Iterator for IterMut<'a, V> {
+    type Item = (&'a String, &'a mut V);
     fn next(&mut self) -> Option<Self::Item> {
         self.0.next().map(|(k, v)| (&*k, v))
     }
@@ -819,56 +823,56 @@ impl<'a> Iterator for IterMut<'a> {
     }
 }
 
-impl<'a> IntoIterator for &'a Map<String, Value> {
-    type Item = (&'a String, &'a Value);
-    type IntoIter = Iter<'a>;
-    fn into_iter(self) -> Iter<'a> {
+impl<'a, V> IntoIterator for &'a Map<String, V> {
+    type Item = (&'a String, &'a V);
+    type IntoIter = Iter<'a, V>;
+    fn into_iter(self) -> Iter<'a, V> {
         self.iter()
     }
 }
 
-impl<'a> IntoIterator for &'a mut Map<String, Value> {
-    type Item = (&'a String, &'a mut Value);
-    type IntoIter = IterMut<'a>;
-    fn into_iter(self) -> IterMut<'a> {
+impl<'a, V> IntoIterator for &'a mut Map<String, V> {
+    type Item = (&'a String, &'a mut V);
+    type IntoIter = IterMut<'a, V>;
+    fn into_iter(self) -> IterMut<'a, V> {
         self.iter_mut()
     }
 }
 
-impl IntoIterator for Map<String, Value> {
-    type Item = (String, Value);
-    type IntoIter = std::vec::IntoIter<(String, Value)>;
+impl<V> IntoIterator for Map<String, V> {
+    type Item = (String, V);
+    type IntoIter = std::vec::IntoIter<(String, V)>;
     fn into_iter(self) -> Self::IntoIter {
         self.members.into_iter()
     }
 }
 
-impl FromIterator<(String, Value)> for Map<String, Value> {
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
+impl<V> FromIterator<(String, V)> for Map<String, V> {
+    fn from_iter<I: IntoIterator<Item = (String, V)>>(iter: I) -> Self {
         Map::from_members(iter.into_iter().collect())
     }
 }
 
-impl Extend<(String, Value)> for Map<String, Value> {
-    fn extend<I: IntoIterator<Item = (String, Value)>>(&mut self, iter: I) {
+impl<V> Extend<(String, V)> for Map<String, V> {
+    fn extend<I: IntoIterator<Item = (String, V)>>(&mut self, iter: I) {
         for (k, v) in iter {
             self.insert(k, v);
         }
     }
 }
 
-impl<Q: Ord + ?Sized> ops::Index<&Q> for Map<String, Value>
+impl<V, Q: Ord + ?Sized> ops::Index<&Q> for Map<String, V>
 where
     String: Borrow<Q>,
 {
-    type Output = Value;
+    type Output = V;
     /// Panics when `key` is not there, as serde_json's does.
-    fn index(&self, key: &Q) -> &Value {
+    fn index(&self, key: &Q) -> &V {
         self.get(key).expect("no entry found for key")
     }
 }
 
-impl fmt::Debug for Map<String, Value> {
+impl<V: fmt::Debug> fmt::Debug for Map<String, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }
