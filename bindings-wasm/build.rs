@@ -12,7 +12,9 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=../bindings-js/src/surface.rs");
     println!("cargo:rerun-if-changed=../bindings-js/codegen/surface.rs");
-    let code = surface::generate(declarations::DECLARATIONS, surface::Target::Wasm)
+    // Feature `lite`: the decisions-only subset (`LITE`), for `make size-lite`.
+    let lite = std::env::var_os("CARGO_FEATURE_LITE").map(|_| declarations::LITE);
+    let code = surface::generate_subset(declarations::DECLARATIONS, surface::Target::Wasm, lite)
         .unwrap_or_else(|e| panic!("bindings-js/src/surface.rs: {e}"));
     let out = std::path::Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("surface.rs");
     std::fs::write(&out, code).unwrap_or_else(|e| panic!("{}: {e}", out.display()));

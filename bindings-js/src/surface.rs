@@ -9,6 +9,20 @@
 //!
 //! This file is also compiled by the build scripts: it uses nothing but `std`.
 
+/// The decisions-only subset (issue 18's lite entry, measured by `make -C
+/// bindings-wasm size-lite`; not shipped yet): the functions and classes it
+/// keeps, and `-Class.member` for members of a kept class it drops. Policies
+/// come from typed options only (`fromOptions`, read by the core's reader);
+/// no lint, alerts, retry log or metric samples, no idempotency keys or
+/// records, no limiters, sagas or dead-letter replay, no breaker snapshots.
+// Read by bindings-wasm's build script, not by the napi one that includes this file too.
+#[allow(dead_code)]
+pub const LITE: &str = "
+parseDuration formatDuration serverAdvice parseHttpDate unreadable internNames classifyStatus classify serverDelay
+NativeRng NativeBreaker NativeBudget NativePolicy
+-NativeBreaker.snapshot -NativeBreaker.restore -NativePolicy.fromJson
+";
+
 /// The surface: every low-level function and class both JS bindings export.
 pub const DECLARATIONS: &str = r#"
 /// Parses a duration string (`"250ms"`) to milliseconds.
