@@ -71,8 +71,8 @@ impl crate::idempotency::json::Tree for Value {
                 }
             }
         }
-        match n.text.parse::<f64>() {
-            Ok(f) if f.is_finite() => Ok(crate::json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        match crate::float::parse_f64(n.text) {
+            Some(f) if f.is_finite() => Ok(crate::json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
             _ => Err((ErrorCode::InvalidJson, format!("number {} is out of range", n.text))),
         }
     }

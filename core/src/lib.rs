@@ -42,6 +42,7 @@ pub mod dead_letter_replay;
 mod doc;
 pub mod duration;
 mod error;
+mod float;
 pub mod idempotency;
 pub mod limiters;
 pub mod limits;

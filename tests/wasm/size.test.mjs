@@ -21,7 +21,7 @@ import zlib from 'node:zlib';
 import { DIST } from './harness/server.mjs';
 
 export const GOAL = { raw: 150_000, gzip: 60_000 };
-export const BUDGET = { raw: 539_700, gzip: 236_300 };
+export const BUDGET = { raw: 527_600, gzip: 224_600 };
 const SLACK = 0.05;
 
 const gzip = (bytes) => zlib.gzipSync(bytes, { level: 9 }).length;

@@ -327,7 +327,7 @@ fn reads_back(s: &[u8], exp: i32, x: f64) -> bool {
     let _ = buf.write_str(".");
     let _ = buf.write_str(std::str::from_utf8(&s[1..]).unwrap_or("0"));
     let _ = write!(buf, "e{exp}");
-    std::str::from_utf8(&buf.buf[..buf.len]).ok().and_then(|t| t.parse::<f64>().ok()) == Some(x)
+    std::str::from_utf8(&buf.buf[..buf.len]).ok().and_then(crate::float::parse_f64) == Some(x)
 }
 
 /// Whether the exact value of `x` (> 0) is the midpoint between the

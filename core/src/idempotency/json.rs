@@ -346,7 +346,7 @@ impl Tree for JsonValue {
             let mag = n.digits.bytes().fold(0i64, |a, c| a * 10 + (c - b'0') as i64);
             return Ok(JsonValue::Number(if n.negative { -(mag as f64) } else { mag as f64 }));
         }
-        let f: f64 = n.text.parse().map_err(|_| (ErrorCode::InvalidJson, "malformed number".to_owned()))?;
+        let f = crate::float::parse_f64(n.text).ok_or((ErrorCode::InvalidJson, "malformed number".to_owned()))?;
         if !f.is_finite() {
             return Err((ErrorCode::InvalidNumber, format!("number {} is beyond the range of a double", n.text)));
         }

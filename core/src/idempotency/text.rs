@@ -213,7 +213,7 @@ impl Reader<'_, '_> {
             }
             return Some(());
         }
-        let x: f64 = self.s[start..self.pos].parse().ok()?;
+        let x = crate::float::parse_f64(&self.s[start..self.pos])?;
         if !x.is_finite() {
             return None;
         }
