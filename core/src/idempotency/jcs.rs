@@ -256,23 +256,27 @@ pub(crate) fn write_number(out: &mut String, x: f64) {
         return;
     }
     let (digits, k, exp) = shortest_digits(x.abs());
-    let s = std::str::from_utf8(&digits[..k]).unwrap_or("0");
-    let k = k as i32;
-    let n = exp + 1;
-    if k <= n && n <= 21 {
+    lay_out(out, &digits[..k], exp + 1, 21, -6, "");
+}
+
+/// Writes the shortest digits `s` of a number in [10^(n-1), 10^n) as
+/// ECMAScript's Number::toString does (`max` 21, `min` −6, no suffix) or
+/// serde_json (16, −5, `.0` after an integer): plainly from 10^(min) to
+/// below 10^max, else as `d.ddde±x`.
+pub(crate) fn lay_out(out: &mut String, s: &[u8], n: i32, max: i32, min: i32, integral: &str) {
+    let k = s.len() as i32;
+    let s = std::str::from_utf8(s).unwrap_or("0");
+    if k <= n && n <= max {
         out.push_str(s);
-        for _ in 0..(n - k) {
-            out.push('0');
-        }
-    } else if 0 < n && n <= 21 {
+        (k..n).for_each(|_| out.push('0'));
+        out.push_str(integral);
+    } else if 0 < n && n <= max {
         out.push_str(&s[..n as usize]);
         out.push('.');
         out.push_str(&s[n as usize..]);
-    } else if -6 < n && n <= 0 {
+    } else if min < n && n <= 0 {
         out.push_str("0.");
-        for _ in 0..(-n) {
-            out.push('0');
-        }
+        (n..0).for_each(|_| out.push('0'));
         out.push_str(s);
     } else {
         out.push_str(&s[..1]);
@@ -280,9 +284,8 @@ pub(crate) fn write_number(out: &mut String, x: f64) {
             out.push('.');
             out.push_str(&s[1..]);
         }
-        out.push('e');
-        out.push(if n > 0 { '+' } else { '-' });
-        let _ = write!(out, "{}", (n - 1).abs());
+        out.push_str(if n > 0 { "e+" } else { "e-" });
+        let _ = write!(out, "{}", (n - 1).unsigned_abs());
     }
 }
 

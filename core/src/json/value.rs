@@ -600,30 +600,7 @@ fn write_number(out: &mut String, n: &Number) {
                 return;
             }
             let (digits, len, exp) = crate::idempotency::jcs::shortest_digits(x.abs());
-            let s = std::str::from_utf8(&digits[..len]).unwrap_or("0");
-            let length = len as i32;
-            let kk = exp + 1; // 10^(kk-1) <= x < 10^kk
-            if length <= kk && kk <= 16 {
-                out.push_str(s);
-                (length..kk).for_each(|_| out.push('0'));
-                out.push_str(".0");
-            } else if 0 < kk && kk <= 16 {
-                out.push_str(&s[..kk as usize]);
-                out.push('.');
-                out.push_str(&s[kk as usize..]);
-            } else if -5 < kk && kk <= 0 {
-                out.push_str("0.");
-                (kk..0).for_each(|_| out.push('0'));
-                out.push_str(s);
-            } else {
-                out.push_str(&s[..1]);
-                if length > 1 {
-                    out.push('.');
-                    out.push_str(&s[1..]);
-                }
-                out.push_str(if kk > 0 { "e+" } else { "e-" });
-                let _ = write!(out, "{}", (kk - 1).unsigned_abs());
-            }
+            crate::idempotency::jcs::lay_out(out, &digits[..len], exp + 1, 16, -5, ".0");
         }
     }
 }
