@@ -518,7 +518,10 @@ fn container_json(
     let Some(ms) = members(o, field, host)? else {
         return Err(wrong_type(o, field, "a JSON value (dict, list, tuple, str, int, float, bool or None)"));
     };
-    let mut m = Map::new();
+    // Collected, then sorted once (`collect`): inserting key by key into the
+    // sorted map would shift its members at every key of a large dict.
+    let mut m = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (k, v) in ms {
         if !k.is_instance_of::<PyString>() {
             let why = format!("object keys must be str, got {}", type_name(&k));
@@ -526,7 +529,7 @@ fn container_json(
         }
         let key = to_str(&k, field)?;
         // Two str subclasses with one value: the core refuses a repeated key.
-        if host && m.contains_key(&key) {
+        if host && !seen.insert(key.clone()) {
             return Err(err(py, ErrorCode::InvalidValue, field, format!("duplicate key {key:?}")));
         }
         let f = match (host, field) {
@@ -540,9 +543,9 @@ fn container_json(
         } else {
             to_json_at(&v, mode, host, &f, depth + 1, ancestors)?
         };
-        m.insert(key, value);
+        m.push((key, value));
     }
-    Ok(Value::Object(m))
+    Ok(Value::Object(m.into_iter().collect()))
 }
 
 /// Converts JSON to Python (dicts, lists, str, int, float, bool, None).

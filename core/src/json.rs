@@ -10,6 +10,7 @@
 
 mod value;
 pub(crate) use value::write_value;
+
 pub use value::{Index, Iter, IterMut, Map, Number, Value};
 
 #[cfg(any(test, feature = "serde"))]
@@ -118,6 +119,21 @@ pub trait ToJson {
         self.write_json(&mut out);
         out
     }
+}
+
+/// An object's text with its members in the order given.
+pub(crate) fn members_text(members: &[(&str, &dyn ToJson)]) -> String {
+    let mut out = String::from("{");
+    for (i, (k, v)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        value::write_string(&mut out, k);
+        out.push(':');
+        v.write_json(&mut out);
+    }
+    out.push('}');
+    out
 }
 
 /// Implements [`ToJson`] for a struct from its members, named once: its

@@ -50,13 +50,14 @@ proptest! {
     fn trees(v in arb_value()) {
         let text = v.to_string();
         prop_assert_eq!(&text, &theirs(&v).to_string());
+        prop_assert_eq!(format!("{v:#}"), serde_json::to_string_pretty(&theirs(&v)).unwrap());
         let back: Value = serde_json::from_str::<serde_json::Value>(&text).unwrap().into();
         prop_assert_eq!(back, v);
     }
 
-    /// Objects behave as serde_json's sorted map, key by key.
+    /// Objects behave as serde_json's sorted map, key by key and batch by batch.
     #[test]
-    fn objects(ops in prop::collection::vec((0u8..3, "[a-e]{0,2}", any::<u8>()), 0..40)) {
+    fn objects(ops in prop::collection::vec((0u8..4, "[a-e]{0,2}", any::<u8>()), 0..40)) {
         let mut ours = Map::new();
         let mut them = serde_json::Map::new();
         for (op, k, x) in ops {
@@ -66,6 +67,12 @@ proptest! {
                     them.insert(k, serde_json::Value::from(x))
                 ),
                 1 => prop_assert_eq!(ours.remove(k.as_str()).map(|v| theirs(&v)), them.remove(k.as_str())),
+                // A batch, its key repeated: the last one wins.
+                2 => {
+                    let batch = [(k.clone(), x), (format!("{k}x"), x), (k.clone(), x.wrapping_add(1))];
+                    ours.extend(batch.iter().map(|(k, x)| (k.clone(), Value::from(*x))));
+                    them.extend(batch.iter().map(|(k, x)| (k.clone(), serde_json::Value::from(*x))));
+                }
                 _ => {
                     prop_assert_eq!(ours.get(k.as_str()).map(theirs), them.get(k.as_str()).cloned());
                     prop_assert_eq!(ours.contains_key(k.as_str()), them.contains_key(k.as_str()));

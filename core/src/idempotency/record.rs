@@ -503,6 +503,33 @@ impl ToJson for RecordDecision<'_> {
         }
         v
     }
+
+    /// As serde's internally tagged enum wrote it: `decision` first, then
+    /// the fields in their declared order.
+    fn write_json(&self, out: &mut String) {
+        let (name, inner) = match self {
+            RecordDecision::Execute(claim) => ("execute", claim.to_json_text()),
+            RecordDecision::Mismatch => ("mismatch", "{}".to_owned()),
+            RecordDecision::InProgress { retry_after_ms, retry_after_s } => (
+                "in_progress",
+                crate::json::members_text(&[("retry_after_ms", retry_after_ms), ("retry_after_s", retry_after_s)]),
+            ),
+            RecordDecision::Replay { state, response, failure_category } => (
+                "replay",
+                crate::json::members_text(&[
+                    ("state", state),
+                    ("response", response),
+                    ("failure_category", failure_category),
+                ]),
+            ),
+        };
+        out.push_str(&crate::json::members_text(&[("decision", &name)]));
+        if inner.len() > 2 {
+            out.pop();
+            out.push(',');
+            out.push_str(&inner[1..]);
+        }
+    }
 }
 
 /// An HTTP answer that the server sends instead of running the request.
@@ -987,6 +1014,7 @@ mod tests {
                 for (fp, now) in [("f", 0), ("f", 5), ("f", 20), ("g", 0)] {
                     if let Ok(d) = decide(Some(&r), "k", fp, now, &cfg()) {
                         proptest::prop_assert_eq!(d.to_value(), crate::json::Value::from(serde_json::to_value(&d).unwrap()));
+                        proptest::prop_assert_eq!(d.to_json_text(), serde_json::to_string(&d).unwrap());
                         if let Some(h) = d.http(&cfg().with_stripe(true)) {
                             proptest::prop_assert_eq!(h.to_value(), crate::json::Value::from(serde_json::to_value(h).unwrap()));
                         }

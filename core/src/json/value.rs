@@ -377,7 +377,10 @@ impl Index for usize {
         v.as_array_mut()?.get_mut(*self)
     }
     fn index_or_insert<'v>(&self, v: &'v mut Value) -> &'v mut Value {
-        let what = kind(v);
+        let what = match v.as_array() {
+            Some(a) => format!("array of length {}", a.len()),
+            None => kind(v).to_owned(),
+        };
         match v.as_array_mut().and_then(|a| a.get_mut(*self)) {
             Some(x) => x,
             None => panic!("cannot access index {self} of JSON {what}"),
@@ -482,6 +485,12 @@ eq_with!(
     u32 => |v: &Value, o: &u32| v.as_u64() == Some(u64::from(*o)),
     u64 => |v: &Value, o: &u64| v.as_u64() == Some(*o),
     usize => |v: &Value, o: &usize| v.as_u64() == Some(*o as u64),
+    i8 => |v: &Value, o: &i8| v.as_i64() == Some(i64::from(*o)),
+    i16 => |v: &Value, o: &i16| v.as_i64() == Some(i64::from(*o)),
+    isize => |v: &Value, o: &isize| v.as_i64() == Some(*o as i64),
+    u8 => |v: &Value, o: &u8| v.as_u64() == Some(u64::from(*o)),
+    u16 => |v: &Value, o: &u16| v.as_u64() == Some(u64::from(*o)),
+    f32 => |v: &Value, o: &f32| v.as_f64() == Some(f64::from(*o)),
     f64 => |v: &Value, o: &f64| v.as_f64() == Some(*o),
 );
 
@@ -506,11 +515,50 @@ impl fmt::Debug for Value {
 }
 
 impl fmt::Display for Value {
-    /// Compact JSON text, as serde_json writes it.
+    /// Compact JSON text, as serde_json writes it; `{:#}` indents it by two
+    /// spaces, as serde_json's `to_string_pretty` does.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = String::new();
-        write_value(&mut s, self);
+        if f.alternate() {
+            write_pretty(&mut s, self, 0);
+        } else {
+            write_value(&mut s, self);
+        }
         f.write_str(&s)
+    }
+}
+
+/// [`write_value`] with serde_json's pretty layout: one member or item a
+/// line, `": "` after a key, `[]` and `{}` when empty.
+fn write_pretty(out: &mut String, v: &Value, level: usize) {
+    let newline = |out: &mut String, level: usize| {
+        out.push('\n');
+        (0..level).for_each(|_| out.push_str("  "));
+    };
+    match v {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                out.push_str(if i > 0 { "," } else { "" });
+                newline(out, level + 1);
+                write_pretty(out, x, level + 1);
+            }
+            newline(out, level);
+            out.push(']');
+        }
+        Value::Object(m) if !m.is_empty() => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                out.push_str(if i > 0 { "," } else { "" });
+                newline(out, level + 1);
+                write_string(out, k);
+                out.push_str(": ");
+                write_pretty(out, x, level + 1);
+            }
+            newline(out, level);
+            out.push('}');
+        }
+        _ => write_value(out, v),
     }
 }
 
@@ -610,7 +658,8 @@ fn write_number(out: &mut String, n: &Number) {
 ///
 /// Lookups are binary searches; [`insert`](Map::insert) shifts the members
 /// after the new key, so an object built key by key from unsorted input costs
-/// O(n²) moves: the parser collects its members and sorts them once.
+/// O(n²) moves: whatever builds one from input (the parser, a binding's
+/// converter, `collect`, `extend`) gathers its members and sorts them once.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Map<K, V> {
     members: Vec<(K, V)>,
@@ -800,6 +849,14 @@ impl<'a, V> Iterator for IterMut<'a, V> {
     }
 }
 
+impl<V> DoubleEndedIterator for IterMut<'_, V> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.0.next_back().map(|(k, v)| (&*k, v))
+    }
+}
+
+impl<V> ExactSizeIterator for IterMut<'_, V> {}
+
 impl<'a, V> IntoIterator for &'a Map<String, V> {
     type Item = (&'a String, &'a V);
     type IntoIter = Iter<'a, V>;
@@ -830,11 +887,13 @@ impl<V> FromIterator<(String, V)> for Map<String, V> {
     }
 }
 
+/// The new members win over the old, as inserting them in order would;
+/// one sort for the lot, not a shift per key.
 impl<V> Extend<(String, V)> for Map<String, V> {
     fn extend<I: IntoIterator<Item = (String, V)>>(&mut self, iter: I) {
-        for (k, v) in iter {
-            self.insert(k, v);
-        }
+        let mut members = std::mem::take(&mut self.members);
+        members.extend(iter);
+        *self = Map::from_members(members);
     }
 }
 
