@@ -121,23 +121,30 @@ pub trait ToJson {
     }
 }
 
-/// An object's text with its members in the order given.
-pub(crate) fn members_text(members: &[(&str, &dyn ToJson)]) -> String {
-    let mut out = String::from("{");
+/// Appends an object's text with its members in the order given.
+pub(crate) fn write_members(out: &mut String, members: &[(&str, &dyn ToJson)]) {
+    out.push('{');
     for (i, (k, v)) in members.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        value::write_string(&mut out, k);
+        value::write_string(out, k);
         out.push(':');
-        v.write_json(&mut out);
+        v.write_json(out);
     }
     out.push('}');
-    out
+}
+
+/// An object of `members` (its keys sorted once).
+pub(crate) fn members_value(members: &[(&str, &dyn ToJson)]) -> Value {
+    Value::Object(members.iter().map(|(k, v)| ((*k).to_owned(), v.to_value())).collect())
 }
 
 /// Implements [`ToJson`] for a struct from its members, named once: its
-/// value is an object of them, its text lists them in this order.
+/// value is an object of them, its text lists them in this order (as
+/// [`write_members`] does, but without dynamic dispatch: each struct's
+/// members are written by their own types' code, which is smaller in the
+/// wasm module than a vtable per member type).
 macro_rules! json_struct {
     ($t:ty { $($f:ident),+ $(,)? }) => {
         impl $crate::json::ToJson for $t {

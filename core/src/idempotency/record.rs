@@ -8,7 +8,7 @@
 //! record atomically (a compare-and-set on `fence`, a unique index), and
 //! passes the wall clock in.
 
-use crate::json::{ToJson, Value};
+use crate::json::{self, ToJson, Value};
 use crate::{Error, ErrorCode, Result};
 use std::time::Duration;
 
@@ -485,18 +485,26 @@ pub enum RecordDecision<'a> {
     },
 }
 
-/// The decision's name under `decision`, beside its fields.
+/// The decision's name under `decision`, beside its fields; its text puts
+/// `decision` first, then the fields in their declared order, as serde's
+/// internally tagged enum wrote it.
 impl ToJson for RecordDecision<'_> {
     fn to_value(&self) -> Value {
         let (name, mut v) = match self {
             RecordDecision::Execute(claim) => ("execute", claim.to_value()),
             RecordDecision::Mismatch => ("mismatch", json!({})),
-            RecordDecision::InProgress { retry_after_ms, retry_after_s } => {
-                ("in_progress", json!({"retry_after_ms": retry_after_ms, "retry_after_s": retry_after_s}))
-            }
-            RecordDecision::Replay { state, response, failure_category } => {
-                ("replay", json!({"state": state, "response": response, "failure_category": failure_category}))
-            }
+            RecordDecision::InProgress { retry_after_ms, retry_after_s } => (
+                "in_progress",
+                json::members_value(&[("retry_after_ms", retry_after_ms), ("retry_after_s", retry_after_s)]),
+            ),
+            RecordDecision::Replay { state, response, failure_category } => (
+                "replay",
+                json::members_value(&[
+                    ("state", state),
+                    ("response", response),
+                    ("failure_category", failure_category),
+                ]),
+            ),
         };
         if let Value::Object(m) = &mut v {
             m.insert("decision".into(), name.to_value());
@@ -504,30 +512,35 @@ impl ToJson for RecordDecision<'_> {
         v
     }
 
-    /// As serde's internally tagged enum wrote it: `decision` first, then
-    /// the fields in their declared order.
     fn write_json(&self, out: &mut String) {
-        let (name, inner) = match self {
-            RecordDecision::Execute(claim) => ("execute", claim.to_json_text()),
-            RecordDecision::Mismatch => ("mismatch", "{}".to_owned()),
-            RecordDecision::InProgress { retry_after_ms, retry_after_s } => (
-                "in_progress",
-                crate::json::members_text(&[("retry_after_ms", retry_after_ms), ("retry_after_s", retry_after_s)]),
-            ),
-            RecordDecision::Replay { state, response, failure_category } => (
-                "replay",
-                crate::json::members_text(&[
-                    ("state", state),
-                    ("response", response),
-                    ("failure_category", failure_category),
-                ]),
-            ),
+        let mut fields = String::new();
+        let name = match self {
+            RecordDecision::Execute(claim) => {
+                claim.write_json(&mut fields);
+                "execute"
+            }
+            RecordDecision::Mismatch => "mismatch",
+            RecordDecision::InProgress { retry_after_ms, retry_after_s } => {
+                json::write_members(
+                    &mut fields,
+                    &[("retry_after_ms", retry_after_ms), ("retry_after_s", retry_after_s)],
+                );
+                "in_progress"
+            }
+            RecordDecision::Replay { state, response, failure_category } => {
+                json::write_members(
+                    &mut fields,
+                    &[("state", state), ("response", response), ("failure_category", failure_category)],
+                );
+                "replay"
+            }
         };
-        out.push_str(&crate::json::members_text(&[("decision", &name)]));
-        if inner.len() > 2 {
+        json::write_members(out, &[("decision", &name)]);
+        // The fields' object, its opening brace replaced by the tag's comma.
+        if fields.len() > 2 {
             out.pop();
             out.push(',');
-            out.push_str(&inner[1..]);
+            out.push_str(&fields[1..]);
         }
     }
 }

@@ -519,80 +519,57 @@ impl fmt::Display for Value {
     /// spaces, as serde_json's `to_string_pretty` does.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = String::new();
-        if f.alternate() {
-            write_pretty(&mut s, self, 0);
-        } else {
-            write_value(&mut s, self);
-        }
+        write_laid_out(&mut s, self, f.alternate().then_some(0));
         f.write_str(&s)
-    }
-}
-
-/// [`write_value`] with serde_json's pretty layout: one member or item a
-/// line, `": "` after a key, `[]` and `{}` when empty.
-fn write_pretty(out: &mut String, v: &Value, level: usize) {
-    let newline = |out: &mut String, level: usize| {
-        out.push('\n');
-        (0..level).for_each(|_| out.push_str("  "));
-    };
-    match v {
-        Value::Array(items) if !items.is_empty() => {
-            out.push('[');
-            for (i, x) in items.iter().enumerate() {
-                out.push_str(if i > 0 { "," } else { "" });
-                newline(out, level + 1);
-                write_pretty(out, x, level + 1);
-            }
-            newline(out, level);
-            out.push(']');
-        }
-        Value::Object(m) if !m.is_empty() => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                out.push_str(if i > 0 { "," } else { "" });
-                newline(out, level + 1);
-                write_string(out, k);
-                out.push_str(": ");
-                write_pretty(out, x, level + 1);
-            }
-            newline(out, level);
-            out.push('}');
-        }
-        _ => write_value(out, v),
     }
 }
 
 /// Appends `v` as compact JSON text. Nesting is bounded by what built it (the
 /// parser stops at [`MAX_DEPTH`](crate::limits::MAX_DEPTH)).
 pub(crate) fn write_value(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, x) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(out, x);
-            }
-            out.push(']');
+    write_laid_out(out, v, None);
+}
+
+/// Writes `v` compactly (`indent` `None`), or with serde_json's pretty
+/// layout at depth `indent`: one member or item a line, two spaces a level,
+/// `": "` after a key, `[]` and `{}` when empty.
+fn write_laid_out(out: &mut String, v: &Value, indent: Option<usize>) {
+    let (open, close, len) = match v {
+        Value::Null => return out.push_str("null"),
+        Value::Bool(b) => return out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => return write_number(out, n),
+        Value::String(s) => return write_string(out, s),
+        Value::Array(items) => ('[', ']', items.len()),
+        Value::Object(m) => ('{', '}', m.len()),
+    };
+    let inner = indent.map(|i| i + 1);
+    let newline = |out: &mut String, level: Option<usize>| {
+        if let Some(level) = level {
+            out.push('\n');
+            (0..level).for_each(|_| out.push_str("  "));
         }
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
+    };
+    out.push(open);
+    for i in 0..len {
+        if i > 0 {
+            out.push(',');
+        }
+        newline(out, inner);
+        match v {
+            Value::Array(items) => write_laid_out(out, &items[i], inner),
+            Value::Object(m) => {
+                let (k, x) = &m.members[i];
                 write_string(out, k);
-                out.push(':');
-                write_value(out, x);
+                out.push_str(if indent.is_some() { ": " } else { ":" });
+                write_laid_out(out, x, inner);
             }
-            out.push('}');
+            _ => {}
         }
     }
+    if len > 0 {
+        newline(out, indent);
+    }
+    out.push(close);
 }
 
 /// A string with serde_json's escapes: `"` and `\`, and every control
